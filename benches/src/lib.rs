@@ -1,0 +1,2 @@
+//! Criterion benchmarks for MemForest live in `benches/benches/`; run them with
+//! `cargo bench -p memforest-benches`. This library is empty on purpose.

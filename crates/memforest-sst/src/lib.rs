@@ -1,0 +1,1 @@
+//! memforest-sst: immutable, checksummed segment files (SSTs).

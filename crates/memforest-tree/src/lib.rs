@@ -1,0 +1,1 @@
+//! memforest-tree: MemTree node pages, a time-ordered B+ tree with dirty sets.

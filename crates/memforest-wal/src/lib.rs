@@ -1,0 +1,1 @@
+//! memforest-wal: the write-ahead log every MemForest write goes through.
