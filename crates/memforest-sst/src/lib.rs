@@ -1,1 +1,56 @@
 //! memforest-sst: immutable, checksummed segment files (SSTs).
+//!
+//! The engine flushes its memtable into segment files with [`SstBuilder`] and reads them
+//! with [`SstReader`] (point lookups) and iterators: [`SstIterator`] (every entry of one
+//! file), [`MergeIterator`] (several files and in-memory [`SortedRun`]s, merged) and
+//! [`ScanIterator`] (the snapshot view: newest version per key, tombstones hiding older
+//! versions, range bounds). The byte layout is specified in `docs/format/sst.md`.
+//!
+//! Every byte of a file is covered by a CRC: data, filter, index and properties blocks each
+//! carry a masked CRC-32 in their trailer, and the footer carries its own. Any decoding
+//! problem is an [`SstError::Corrupt`] naming the file and byte offset; nothing here panics
+//! on any input bytes.
+//!
+//! Files are read through a read-only `mmap` (module `mmap`, the one place in MemForest
+//! that uses `unsafe`). Values are [`bytes::Bytes`] slices of that mapping (zero-copy; a
+//! zstd block is decompressed into an owned buffer), and the mapping lives as long as any
+//! reader clone, iterator or value does. **Deletion:** a file must never be written or
+//! truncated once finished; the engine unlinks an obsolete file only after dropping its
+//! `SstReader` from every version that referenced it (its version refcount reaches zero).
+//! Iterators or values still alive then keep the mapping, and on Linux an unlinked file's
+//! pages stay readable through it until the last one is dropped.
+#![deny(clippy::indexing_slicing)]
+
+pub mod block;
+pub mod block_handle;
+pub mod bloom;
+mod builder;
+mod error;
+mod file;
+pub mod footer;
+mod index;
+pub mod internal_key;
+mod iter;
+mod merge;
+mod mmap;
+mod options;
+pub mod properties;
+mod reader;
+mod run;
+mod scan;
+mod source;
+mod table_block;
+mod writer;
+
+pub use builder::{file_name, SstBuilder, SstMeta, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use error::{Result, SstError};
+pub use footer::FORMAT_VERSION;
+pub use internal_key::{Entry, Kind, MAX_SEQNO};
+pub use iter::SstIterator;
+pub use merge::{BoxedSource, MergeIterator};
+pub use options::{Compression, SstOptions};
+pub use properties::Properties;
+pub use reader::{Lookup, SstReader};
+pub use run::SortedRun;
+pub use scan::{ScanIterator, ScanOptions};
+pub use source::EntrySource;

@@ -1,0 +1,76 @@
+//! Raw iteration over every entry of one file.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::file::TableFile;
+use crate::index::IndexIter;
+use crate::internal_key::{self, Entry};
+use crate::source::EntrySource;
+use crate::table_block::TableBlockIter;
+
+/// Every entry of one segment file in internal-key order, all versions and tombstones
+/// included (wrap it in a [`crate::ScanIterator`] for a snapshot view). Each data block is
+/// CRC-checked when the cursor enters it. Holds the file mapping alive.
+#[derive(Debug)]
+pub struct SstIterator {
+    index: IndexIter,
+    block: Option<TableBlockIter>,
+    file: Arc<TableFile>,
+}
+
+impl SstIterator {
+    pub(crate) fn new(index: IndexIter, file: Arc<TableFile>) -> Self {
+        Self {
+            index,
+            block: None,
+            file,
+        }
+    }
+
+    /// Loads the data block under the index cursor (or clears it at the end) and positions
+    /// it at `target` or at its start.
+    fn enter_block(&mut self, target: Option<&[u8]>) -> Result<()> {
+        self.block = None;
+        if !self.index.valid() {
+            return Ok(());
+        }
+        let mut block = self.file.load_block(self.index.handle()?)?;
+        match target {
+            Some(t) => block.seek(t)?,
+            None => block.seek_to_first()?,
+        }
+        self.block = Some(block);
+        Ok(())
+    }
+}
+
+impl EntrySource for SstIterator {
+    fn seek_to_first(&mut self) -> Result<()> {
+        self.index.seek_to_first()?;
+        self.enter_block(None)
+    }
+
+    fn seek(&mut self, user_key: &[u8], seqno: u64) -> Result<()> {
+        let target = internal_key::seek_key(user_key, seqno);
+        self.index.seek(&target)?;
+        self.enter_block(Some(&target))
+    }
+
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
+        loop {
+            match &mut self.block {
+                None => return Ok(None),
+                Some(block) if block.valid() => {
+                    let entry = block.entry()?;
+                    block.advance()?;
+                    return Ok(Some(entry));
+                }
+                Some(_) => {
+                    self.index.advance()?;
+                    self.enter_block(None)?;
+                }
+            }
+        }
+    }
+}
