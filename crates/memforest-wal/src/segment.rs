@@ -1,0 +1,119 @@
+//! Segment files: naming (`{id:020}.wal`), listing, creation, directory syncs.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, WalError};
+use crate::format::MetadataType;
+use crate::record_writer::LogWriter;
+use crate::segment_meta::SegmentMeta;
+
+/// Suffix of segment file names.
+pub const SUFFIX: &str = ".wal";
+
+/// Capacity of the write buffer in front of a segment file, in bytes.
+const WRITE_BUFFER: usize = 256 * 1024;
+
+/// The file name of segment `id`: 20 zero-padded decimal digits and `.wal`, so names sort
+/// like ids.
+#[must_use]
+pub fn file_name(id: u64) -> String {
+    format!("{id:020}{SUFFIX}")
+}
+
+/// The segment id in a file name written by [`file_name`], or `None` for any other name.
+#[must_use]
+pub fn parse_file_name(name: &str) -> Option<u64> {
+    let digits = name.strip_suffix(SUFFIX)?;
+    if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Path of segment `id` in `dir`.
+#[must_use]
+pub fn path(dir: &Path, id: u64) -> PathBuf {
+    dir.join(file_name(id))
+}
+
+/// Ids of the segment files in `dir`, ascending. Other files are ignored.
+pub(crate) fn list(dir: &Path) -> Result<Vec<u64>> {
+    let mut ids = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| WalError::io(dir, e))? {
+        let entry = entry.map_err(|e| WalError::io(dir, e))?;
+        if let Some(id) = entry.file_name().to_str().and_then(parse_file_name) {
+            ids.push(id);
+        }
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// fsyncs `dir`, making created, renamed and deleted entries durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| WalError::io(dir, e))
+}
+
+/// The buffered framing writer every active segment uses.
+pub(crate) type SegmentWriter = LogWriter<BufWriter<File>>;
+
+/// Opens an existing segment for appending after its first `valid_len` bytes, cutting off
+/// anything beyond them and syncing the cut before returning.
+pub(crate) fn reopen(dir: &Path, id: u64, valid_len: u64) -> Result<SegmentWriter> {
+    let p = path(dir, id);
+    let io = |e| WalError::io(&p, e);
+    let file = OpenOptions::new().append(true).open(&p).map_err(io)?;
+    if file.metadata().map_err(io)?.len() != valid_len {
+        file.set_len(valid_len).map_err(io)?;
+        file.sync_all().map_err(io)?;
+    }
+    let buf = BufWriter::with_capacity(WRITE_BUFFER, file);
+    Ok(LogWriter::resume(buf, id, valid_len))
+}
+
+/// Creates segment `meta.segment_id` holding only its metadata record, fdatasyncs it and
+/// fsyncs the directory, so the segment exists durably before anything is written to it.
+pub(crate) fn create(dir: &Path, meta: &SegmentMeta) -> Result<SegmentWriter> {
+    let p = path(dir, meta.segment_id);
+    let io = |e| WalError::io(&p, e);
+    let file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(&p)
+        .map_err(io)?;
+    let mut writer = LogWriter::new(
+        BufWriter::with_capacity(WRITE_BUFFER, file),
+        meta.segment_id,
+    );
+    writer
+        .add_metadata(MetadataType::SEGMENT_META, &meta.encode())
+        .map_err(io)?;
+    writer.get_mut().flush().map_err(io)?;
+    writer.get_ref().get_ref().sync_data().map_err(io)?;
+    sync_dir(dir)?;
+    Ok(writer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_sort() {
+        assert_eq!(file_name(42), "00000000000000000042.wal");
+        assert_eq!(parse_file_name(&file_name(u64::MAX)), Some(u64::MAX));
+        for bad in [
+            "42.wal",
+            "0000000000000000004a.wal",
+            "00000000000000000042.log",
+            "",
+        ] {
+            assert_eq!(parse_file_name(bad), None, "{bad}");
+        }
+        assert!(file_name(9) < file_name(10));
+    }
+}

@@ -1,0 +1,64 @@
+//! [`WalStats`]: counters that make group commit observable.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counters since [`crate::Wal::open`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalStats {
+    /// Batches written.
+    pub batches: u64,
+    /// Groups written (one buffered `write` each).
+    pub groups: u64,
+    /// `fdatasync`/`fsync` calls on segment files (group syncs, `sync()`, rotations).
+    pub syncs: u64,
+    /// Bytes written to segment files, framing included.
+    pub bytes: u64,
+    /// Segment files created.
+    pub segments_created: u64,
+}
+
+impl WalStats {
+    /// Average batches per group write.
+    #[must_use]
+    pub fn batches_per_group(&self) -> f64 {
+        ratio(self.batches, self.groups)
+    }
+
+    /// Average batches per sync (meaningful when every append asked for a sync).
+    #[must_use]
+    pub fn batches_per_sync(&self) -> f64 {
+        ratio(self.batches, self.syncs)
+    }
+}
+
+#[expect(clippy::cast_precision_loss, reason = "a ratio for reporting")]
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// The live counters.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub batches: AtomicU64,
+    pub groups: AtomicU64,
+    pub syncs: AtomicU64,
+    pub bytes: AtomicU64,
+    pub segments_created: AtomicU64,
+}
+
+impl Counters {
+    pub fn snapshot(&self) -> WalStats {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        WalStats {
+            batches: get(&self.batches),
+            groups: get(&self.groups),
+            syncs: get(&self.syncs),
+            bytes: get(&self.bytes),
+            segments_created: get(&self.segments_created),
+        }
+    }
+}
