@@ -1,0 +1,120 @@
+//! Insert: descend by separator keys, add the leaf, split upwards, dirty the path.
+//!
+//! Cost: the `h` pages of one root-to-bottom path are read and rewritten (plus one page per
+//! split and the meta page), so O(log_k N) pages.
+//!
+//! Splits: a full node normally splits in half. On the right edge, when the new entry lands
+//! after every existing one (time-ordered appends), the node splits so that the left part
+//! stays full (`k` entries) and the new right sibling starts with just the new entry. An
+//! append-only tree therefore keeps every node but the right edge full, instead of the
+//! half-full nodes of halving splits.
+
+use crate::error::TreeError;
+use crate::key::LeafKey;
+use crate::meta::RootRef;
+use crate::node::{LeafEntry, Node, NodeBody};
+use crate::store::NodeStore;
+use crate::tree::{check_text, describe, MemTree};
+
+impl MemTree {
+    /// Inserts a leaf: `key` (time range and payload) with its `text` (the fact or cell text,
+    /// which is the leaf's summary). Late (out-of-order) keys go to their time position. Every
+    /// node on the path, and every node a split creates, is marked dirty.
+    ///
+    /// # Errors
+    /// [`TreeError::InvalidTimeRange`], [`TreeError::TextTooLong`],
+    /// [`TreeError::DuplicateKey`]; corruption errors from the pages read on the way down;
+    /// store errors (the tree is then unchanged).
+    pub fn insert<S: NodeStore + ?Sized>(
+        &mut self,
+        store: &mut S,
+        key: LeafKey,
+        text: &str,
+    ) -> Result<(), TreeError> {
+        if key.time.start > key.time.end {
+            return Err(TreeError::InvalidTimeRange {
+                start: key.time.start,
+                end: key.time.end,
+            });
+        }
+        check_text(text)?;
+        let leaf = LeafEntry {
+            key,
+            text: text.to_owned(),
+        };
+        let mut path = self.descend(store, &key, 1)?;
+        let mut meta = self.meta.clone();
+        meta.version += 1;
+        meta.items += 1;
+        let version = meta.version;
+        let k = meta.branching.max();
+
+        let Some(mut step) = path.pop() else {
+            let id = meta.alloc();
+            let node = Node::new(1, version, NodeBody::Leaves(vec![leaf]));
+            let root = RootRef {
+                id,
+                level: 1,
+                crc: 0,
+            };
+            return self.commit(store, meta, vec![(id, node)], &[], Some(root));
+        };
+        let NodeBody::Leaves(leaves) = &mut step.node.body else {
+            return Err(self.corrupt(step.id, "descent ended above level 1"));
+        };
+        let pos = match leaves.binary_search_by(|e| e.key.cmp(&key)) {
+            Ok(_) => return Err(TreeError::DuplicateKey { tree: self.id, key }),
+            Err(pos) => pos,
+        };
+        let mut append = step.right_edge && pos == leaves.len();
+        leaves.insert(pos, leaf);
+
+        let mut written = Vec::with_capacity(path.len() + 2);
+        loop {
+            step.node.dirty = true;
+            step.node.version = version;
+            let sibling = (step.node.len() > k).then(|| {
+                let at = if append { k } else { step.node.len() / 2 };
+                let right = step.node.split_off(at, version);
+                (meta.alloc(), right)
+            });
+            let (id, level) = (step.id, step.node.level);
+            let placeholder = sibling
+                .as_ref()
+                .and_then(|(sid, right)| describe(*sid, right, 0));
+            written.push((step.id, step.node));
+            written.extend(sibling);
+            let Some(mut parent) = path.pop() else {
+                let root = match placeholder {
+                    None => RootRef { id, level, crc: 0 },
+                    Some(right) => {
+                        let left = written
+                            .iter()
+                            .find(|(wid, _)| *wid == id)
+                            .and_then(|(wid, node)| describe(*wid, node, 0))
+                            .ok_or_else(|| self.corrupt(id, "empty node after insert"))?;
+                        let root_id = meta.alloc();
+                        let node =
+                            Node::new(level + 1, version, NodeBody::Children(vec![left, right]));
+                        written.push((root_id, node));
+                        RootRef {
+                            id: root_id,
+                            level: level + 1,
+                            crc: 0,
+                        }
+                    }
+                };
+                return self.commit(store, meta, written, &[], Some(root));
+            };
+            if let (Some(right), NodeBody::Children(children)) =
+                (placeholder, &mut parent.node.body)
+            {
+                children.insert(parent.idx + 1, right);
+                append = parent.right_edge && parent.idx + 2 == children.len();
+            } else {
+                append = false;
+            }
+            step = parent;
+        }
+    }
+}
