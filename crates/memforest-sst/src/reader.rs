@@ -1,7 +1,7 @@
 //! Opening a segment file and point lookups.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -72,6 +72,15 @@ impl SstReader {
         };
         let file = File::open(&path).map_err(io("open"))?;
         let data = mmap::map_readonly(&file).map_err(io("mmap"))?;
+        Self::from_bytes(path, data)
+    }
+
+    /// Verifies and opens a file image already in memory (tools, tests and fuzzing; `open`
+    /// is this over a mapping). `path` only labels errors.
+    ///
+    /// # Errors
+    /// [`SstError::Corrupt`] naming the offset when any check fails.
+    pub fn from_bytes(path: PathBuf, data: Bytes) -> Result<Self> {
         let corrupt = |offset: u64, reason| SstError::Corrupt {
             path: path.clone(),
             offset,
