@@ -98,6 +98,42 @@ impl<'a> LogReader<'a> {
         pos - block_offset(pos as u64) + BLOCK_SIZE
     }
 
+    /// The header at `pos` if it is a whole, checksum-valid record (of any segment): its
+    /// type byte, payload, and end offset.
+    fn valid_at(&self, pos: usize) -> Option<(u8, &'a [u8], usize)> {
+        let data: &'a [u8] = self.data;
+        let mut header = ByteReader::new(data.get(pos..)?);
+        let crc = header.u32("crc").ok()?;
+        let len = usize::from(header.u16("length").ok()?);
+        let type_byte = header.u8("type").ok()?;
+        let segment = header.u64("segment id").ok()?;
+        let end = pos + HEADER_SIZE + len;
+        if type_byte == 0 || HEADER_SIZE + len > BLOCK_SIZE - block_offset(pos as u64) {
+            return None;
+        }
+        let payload = data.get(pos + HEADER_SIZE..end)?;
+        (record_crc(type_byte, segment, payload) == crc).then_some((type_byte, payload, end))
+    }
+
+    /// Where reading resumes after damage detected at `start`: the next position in the
+    /// same block holding a valid record of this log (its header carries the segment id,
+    /// so candidates are rare and each is verified by its checksum), else the next block.
+    fn resync(&self, start: usize) -> usize {
+        let block_end = Self::next_block(start).min(self.data.len());
+        let id = self.log_number.to_le_bytes();
+        (start + 1..block_end)
+            .find(|&p| {
+                self.data.get(p + 7..p + HEADER_SIZE) == Some(&id[..]) && self.valid_at(p).is_some()
+            })
+            .unwrap_or_else(|| Self::next_block(start))
+    }
+
+    /// Damage at `start`; reading resumes at [`Self::resync`].
+    fn damaged(&mut self, start: usize, reason: DamageReason) -> Physical<'a> {
+        self.pos = self.resync(start);
+        Physical::Damage(Self::damage(start, reason))
+    }
+
     /// Reads the physical record at `self.pos` and moves past it.
     fn read_physical(&mut self) -> Physical<'a> {
         loop {
@@ -120,7 +156,7 @@ impl<'a> LogReader<'a> {
                 return Physical::Damage(Self::damage(start, DamageReason::TruncatedHeader));
             }
             let mut header = ByteReader::new(rest);
-            let (Ok(crc), Ok(len), Ok(type_byte), Ok(segment)) = (
+            let (Ok(_crc), Ok(len), Ok(type_byte), Ok(segment)) = (
                 header.u32("crc"),
                 header.u16("length"),
                 header.u8("type"),
@@ -135,36 +171,22 @@ impl<'a> LogReader<'a> {
                     self.pos = self.data.len();
                     return Physical::End;
                 }
-                self.pos = Self::next_block(start);
-                return Physical::Damage(Self::damage(start, DamageReason::ZerosThenData));
+                return self.damaged(start, DamageReason::ZerosThenData);
             }
             let len_usize = usize::from(len);
             if HEADER_SIZE + len_usize > left_in_block {
-                self.pos = Self::next_block(start);
-                return Physical::Damage(Self::damage(
-                    start,
-                    DamageReason::LengthPastBlock { len },
-                ));
+                return self.damaged(start, DamageReason::LengthPastBlock { len });
             }
-            let end = start + HEADER_SIZE + len_usize;
-            let Some(payload) = self.data.get(start + HEADER_SIZE..end) else {
-                self.pos = self.data.len();
-                return Physical::Damage(Self::damage(
-                    start,
-                    DamageReason::TruncatedPayload { len },
-                ));
+            if start + HEADER_SIZE + len_usize > self.data.len() {
+                return self.damaged(start, DamageReason::TruncatedPayload { len });
+            }
+            let Some((_, payload, end)) = self.valid_at(start) else {
+                return self.damaged(start, DamageReason::ChecksumMismatch);
             };
-            // From here the length is trusted enough to skip the record.
-            self.pos = end;
-            if record_crc(type_byte, segment, payload) != crc {
-                return Physical::Damage(Self::damage(start, DamageReason::ChecksumMismatch));
-            }
             if segment != self.log_number {
-                return Physical::Damage(Self::damage(
-                    start,
-                    DamageReason::WrongSegment { found: segment },
-                ));
+                return self.damaged(start, DamageReason::WrongSegment { found: segment });
             }
+            self.pos = end;
             let Some(kind) = RecordType::from_byte(type_byte) else {
                 return Physical::Damage(Self::damage(start, DamageReason::UnknownType(type_byte)));
             };

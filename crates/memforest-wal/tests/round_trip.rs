@@ -1,5 +1,9 @@
 //! Round trips through a real directory: batch shapes, value sizes, compression,
 //! reopening and appending again, rotation and purging.
+#![allow(
+    clippy::cast_possible_truncation,
+    reason = "offsets and sizes in test logs are small"
+)]
 
 mod common;
 
@@ -8,6 +12,7 @@ use memforest_wal::{Compression, Durability, RecoveryMode, Wal, WalOptions, Writ
 
 const SIZES: [usize; 7] = [0, 1, 65_535, 65_536, 65_537, 1 << 20, 16 << 20];
 
+#[allow(clippy::unwrap_used, reason = "test helper")]
 fn round_trip(batches: &[WriteBatch], opts: WalOptions) {
     let dir = tempfile::tempdir().unwrap();
     write_log(dir.path(), batches, opts);

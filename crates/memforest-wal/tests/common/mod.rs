@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)]
+// Helpers are test code: a failed unwrap is a failed test; not every test uses every helper.
+#![allow(dead_code, clippy::unwrap_used, clippy::cast_possible_truncation)]
 
 use std::path::{Path, PathBuf};
 
@@ -64,4 +65,20 @@ pub fn copy_dir(from: &Path) -> tempfile::TempDir {
         std::fs::copy(e.path(), to.path().join(e.file_name())).unwrap();
     }
     to
+}
+
+/// Offsets of the batches in segment `id` of `dir` (read with a clean, in-memory replay).
+pub fn batch_offsets(dir: &Path, id: u64) -> Vec<u64> {
+    let bytes = std::fs::read(seg(dir, id)).unwrap();
+    let image = memforest_wal::recovery::SegmentImage { id, bytes: &bytes };
+    let plan = memforest_wal::recovery::plan(&[image], RecoveryMode::AbsoluteConsistency).unwrap();
+    plan.batches.iter().map(|b| b.offset).collect()
+}
+
+/// Applies `edit` to the bytes of segment `id`.
+pub fn edit_segment(dir: &Path, id: u64, edit: impl FnOnce(&mut Vec<u8>)) {
+    let path = seg(dir, id);
+    let mut bytes = std::fs::read(&path).unwrap();
+    edit(&mut bytes);
+    std::fs::write(&path, bytes).unwrap();
 }
