@@ -38,8 +38,11 @@ impl MemTree {
         let removed = leaves.remove(pos);
 
         let mut meta = self.meta.clone();
-        meta.version += 1;
-        meta.items -= 1;
+        meta.version = meta.version.saturating_add(1);
+        meta.items = meta
+            .items
+            .checked_sub(1)
+            .ok_or_else(|| self.corrupt(NodeId::META, "item count below the number of leaves"))?;
         let version = meta.version;
         let k = meta.branching.max();
         let min = meta.branching.min();

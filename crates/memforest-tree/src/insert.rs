@@ -12,7 +12,7 @@
 use crate::error::TreeError;
 use crate::key::LeafKey;
 use crate::meta::RootRef;
-use crate::node::{LeafEntry, Node, NodeBody};
+use crate::node::{LeafEntry, Node, NodeBody, NodeId};
 use crate::store::NodeStore;
 use crate::tree::{check_text, describe, MemTree};
 
@@ -44,13 +44,16 @@ impl MemTree {
         };
         let mut path = self.descend(store, &key, 1)?;
         let mut meta = self.meta.clone();
-        meta.version += 1;
-        meta.items += 1;
+        meta.version = meta.version.saturating_add(1);
+        meta.items = meta
+            .items
+            .checked_add(1)
+            .ok_or_else(|| self.corrupt(NodeId::META, "item count overflows"))?;
         let version = meta.version;
         let k = meta.branching.max();
 
         let Some(mut step) = path.pop() else {
-            let id = meta.alloc();
+            let id = self.alloc(&mut meta)?;
             let node = Node::new(1, version, NodeBody::Leaves(vec![leaf]));
             let root = RootRef {
                 id,
@@ -73,11 +76,12 @@ impl MemTree {
         loop {
             step.node.dirty = true;
             step.node.version = version;
-            let sibling = (step.node.len() > k).then(|| {
+            let sibling = if step.node.len() > k {
                 let at = if append { k } else { step.node.len() / 2 };
-                let right = step.node.split_off(at, version);
-                (meta.alloc(), right)
-            });
+                Some((self.alloc(&mut meta)?, step.node.split_off(at, version)))
+            } else {
+                None
+            };
             let (id, level) = (step.id, step.node.level);
             let placeholder = sibling
                 .as_ref()
@@ -93,13 +97,15 @@ impl MemTree {
                             .find(|(wid, _)| *wid == id)
                             .and_then(|(wid, node)| describe(*wid, node, 0))
                             .ok_or_else(|| self.corrupt(id, "empty node after insert"))?;
-                        let root_id = meta.alloc();
-                        let node =
-                            Node::new(level + 1, version, NodeBody::Children(vec![left, right]));
+                        let root_id = self.alloc(&mut meta)?;
+                        let up = level
+                            .checked_add(1)
+                            .ok_or_else(|| self.corrupt(id, "tree deeper than 255 levels"))?;
+                        let node = Node::new(up, version, NodeBody::Children(vec![left, right]));
                         written.push((root_id, node));
                         RootRef {
                             id: root_id,
-                            level: level + 1,
+                            level: up,
                             crc: 0,
                         }
                     }

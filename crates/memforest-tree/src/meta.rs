@@ -53,10 +53,11 @@ impl TreeMeta {
         }
     }
 
-    /// Allocates a fresh node id from the counter.
-    pub fn alloc(&mut self) -> NodeId {
-        let id = NodeId(self.next_node);
-        self.next_node += 1;
-        id
+    /// Allocates a fresh node id from the counter; `None` once the counter is exhausted
+    /// (only a corrupt meta page gets there).
+    pub fn alloc(&mut self) -> Option<NodeId> {
+        let id = self.next_node;
+        self.next_node = id.checked_add(1)?;
+        Some(NodeId(id))
     }
 }

@@ -279,7 +279,7 @@ fn decode_meta(r: &mut ByteReader<'_>) -> Result<TreeMeta, DecodeError> {
     let dirty_nodes = r.u64("dirty node count")?;
     let label = get_text(r, "label")?;
     let root = match (root_level, root_id) {
-        (0, NodeId::META) if items == 0 => None,
+        (0, NodeId::META) if items == 0 && root_crc == 0 => None,
         (level, id) if level > 0 && id != NodeId::META && items > 0 && id.0 < next_node => {
             Some(RootRef {
                 id,

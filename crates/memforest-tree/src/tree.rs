@@ -307,6 +307,12 @@ impl MemTree {
         }
     }
 
+    /// Allocates a node id from `meta`'s counter.
+    pub(crate) fn alloc(&self, meta: &mut TreeMeta) -> Result<NodeId, TreeError> {
+        meta.alloc()
+            .ok_or_else(|| self.corrupt(NodeId::META, "node id counter exhausted"))
+    }
+
     /// A corruption error for `node` of this tree.
     pub(crate) fn corrupt(&self, node: NodeId, what: &'static str) -> TreeError {
         TreeError::Corrupt {
