@@ -168,13 +168,14 @@ impl SstReader {
         if !block.valid() || internal_key::user_key(block.key()) != user_key {
             return Ok(None);
         }
-        let entry = block.entry()?;
-        Ok(Some(match entry.kind {
+        let (_, seqno, kind) = internal_key::decode(block.key())
+            .map_err(|reason| self.inner.file.corrupt(block.block_offset(), reason))?;
+        Ok(Some(match kind {
             Kind::Put => Lookup::Put {
-                value: entry.value,
-                seqno: entry.seqno,
+                value: block.value(),
+                seqno,
             },
-            Kind::Tombstone => Lookup::Tombstone { seqno: entry.seqno },
+            Kind::Tombstone => Lookup::Tombstone { seqno },
         }))
     }
 
