@@ -1,0 +1,581 @@
+//! [`Core`]: the state shared by the `Db` handle and its background threads, and the write,
+//! read, seal, flush and compaction steps that act on it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use memforest_sst::{Kind, MAX_KEY_LEN, MAX_VALUE_LEN};
+use memforest_wal::{Durability, Entry as WalEntry, Wal};
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::batch::{Op, WriteBatch};
+use crate::compaction::{self, CompactionTask, Outputs};
+use crate::error::{Error, Result};
+use crate::flush;
+use crate::manifest::{Edit, Manifest};
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::range_del::{RangeTombstone, RangeTombstones};
+use crate::snapshot::SnapshotList;
+use crate::stats::{Counters, LevelStats, StallReason, Stats};
+use crate::version::{Segment, SegmentInfo, Version};
+
+/// Everything a reader needs, swapped as one `Arc` (mini-lsm `LsmStorageState`): the
+/// active memtable, sealed memtables (newest first), the segment files, the range
+/// tombstones.
+#[derive(Debug, Clone)]
+pub struct LsmState {
+    /// The memtable receiving writes.
+    pub active: Arc<MemTable>,
+    /// Sealed memtables waiting for the flush thread, newest first.
+    pub imm: Vec<Arc<MemTable>>,
+    /// Live segment files.
+    pub version: Arc<Version>,
+    /// Live range tombstones.
+    pub tombstones: RangeTombstones,
+}
+
+/// What the background threads are asked to do.
+#[derive(Debug, Default)]
+pub struct Work {
+    /// A compaction may be due.
+    pub compaction_requested: bool,
+    /// Stop after the current step.
+    pub shutdown: bool,
+}
+
+/// The shared engine.
+#[derive(Debug)]
+pub struct Core {
+    /// Database directory.
+    pub dir: PathBuf,
+    /// Options given at open.
+    pub options: Options,
+    /// The write-ahead log.
+    pub wal: Wal,
+    state: RwLock<Arc<LsmState>>,
+    /// Writers hold it shared from WAL append to publication; sealing holds it exclusively,
+    /// so a sealed memtable holds every seqno up to its last.
+    write_gate: RwLock<()>,
+    /// Last published seqno (readers see everything up to it).
+    visible: Mutex<u64>,
+    visible_cv: Condvar,
+    visible_seqno: AtomicU64,
+    wal_failed: AtomicBool,
+    manifest: Mutex<Manifest>,
+    next_file_id: AtomicU64,
+    /// Live snapshots.
+    pub snapshots: Arc<SnapshotList>,
+    /// Background work requests.
+    pub work: Mutex<Work>,
+    /// Signalled when work is requested.
+    pub work_cv: Condvar,
+    stall_mu: Mutex<()>,
+    stall_cv: Condvar,
+    bg_error: Mutex<Option<Arc<Error>>>,
+    /// Counters for [`Stats`].
+    pub counters: Counters,
+    /// Serialises compactions; holds the round-robin key pointer of each level.
+    compaction_mu: Mutex<Vec<Vec<u8>>>,
+}
+
+impl Core {
+    /// A core over recovered parts. `last_seqno` is the WAL's last seqno (all of it is in
+    /// `state`).
+    pub fn new(
+        dir: PathBuf,
+        options: Options,
+        wal: Wal,
+        state: LsmState,
+        manifest: Manifest,
+        next_file_id: u64,
+    ) -> Self {
+        let last = wal.last_seqno();
+        let levels = options.num_levels;
+        Self {
+            dir,
+            options,
+            wal,
+            state: RwLock::new(Arc::new(state)),
+            write_gate: RwLock::new(()),
+            visible: Mutex::new(last),
+            visible_cv: Condvar::new(),
+            visible_seqno: AtomicU64::new(last),
+            wal_failed: AtomicBool::new(false),
+            manifest: Mutex::new(manifest),
+            next_file_id: AtomicU64::new(next_file_id),
+            snapshots: Arc::new(SnapshotList::default()),
+            work: Mutex::new(Work::default()),
+            work_cv: Condvar::new(),
+            stall_mu: Mutex::new(()),
+            stall_cv: Condvar::new(),
+            bg_error: Mutex::new(None),
+            counters: Counters::default(),
+            compaction_mu: Mutex::new(vec![Vec::new(); levels]),
+        }
+    }
+
+    /// The current read state.
+    pub fn state(&self) -> Arc<LsmState> {
+        Arc::clone(&self.state.read())
+    }
+
+    /// The last published seqno.
+    pub fn visible(&self) -> u64 {
+        self.visible_seqno.load(Ordering::Acquire)
+    }
+
+    /// A fresh file id.
+    pub fn alloc_id(&self) -> u64 {
+        self.next_file_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn update_state(&self, f: impl FnOnce(&mut LsmState)) {
+        let mut guard = self.state.write();
+        let mut next = (**guard).clone();
+        f(&mut next);
+        *guard = Arc::new(next);
+    }
+
+    /// The error a background thread stopped on, if any.
+    pub fn bg_error(&self) -> Option<Arc<Error>> {
+        self.bg_error.lock().clone()
+    }
+
+    fn check_bg(&self) -> Result<()> {
+        match self.bg_error() {
+            Some(e) => Err(Error::Background(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a background failure and wakes every waiter.
+    pub fn set_bg_error(&self, e: Error) {
+        self.bg_error.lock().get_or_insert_with(|| Arc::new(e));
+        self.notify_stalled();
+    }
+
+    fn notify_stalled(&self) {
+        let _g = self.stall_mu.lock();
+        self.stall_cv.notify_all();
+    }
+
+    fn notify_work(&self, compaction: bool) {
+        let mut w = self.work.lock();
+        w.compaction_requested |= compaction;
+        self.work_cv.notify_all();
+    }
+
+    /// Asks the compaction thread to look for work.
+    pub fn request_compaction(&self) {
+        self.notify_work(true);
+    }
+
+    /// Writes `batch` at `durability` and returns its last seqno.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an oversized key or value; WAL errors; a background
+    /// error recorded earlier.
+    pub fn write(&self, batch: &WriteBatch, durability: Durability) -> Result<u64> {
+        if batch.is_empty() {
+            return Ok(self.visible());
+        }
+        let oversized = batch
+            .wal_batch()
+            .entries()
+            .iter()
+            .any(|e| e.key.len() > MAX_KEY_LEN || e.value.len() > MAX_VALUE_LEN);
+        if oversized {
+            return Err(Error::InvalidArgument(
+                "key over 64 KiB or value over 64 MiB",
+            ));
+        }
+        self.check_bg()?;
+        self.maybe_stall()?;
+        let mem;
+        let last;
+        {
+            let _gate = self.write_gate.read();
+            mem = Arc::clone(&self.state().active);
+            let first = match self.wal.append(batch.wal_batch(), durability) {
+                Ok(first) => first,
+                Err(e) => {
+                    self.wal_failed.store(true, Ordering::Release);
+                    let _g = self.visible.lock();
+                    self.visible_cv.notify_all();
+                    return Err(e.into());
+                }
+            };
+            let mut added = Vec::new();
+            for (seqno, e) in (first..).zip(batch.wal_batch().entries()) {
+                if let Some(Some(t)) = apply_entry(&mem, e, seqno) {
+                    added.push(t);
+                }
+            }
+            last = first + batch.len() as u64 - 1;
+            if !added.is_empty() {
+                self.update_state(|s| s.tombstones = s.tombstones.with(added));
+            }
+            self.publish(first, last)?;
+        }
+        self.counters
+            .user_bytes
+            .fetch_add(batch.user_bytes(), Ordering::Relaxed);
+        if mem.approximate_size() >= self.options.memtable_size {
+            self.seal(false)?;
+        }
+        Ok(last)
+    }
+
+    /// Makes `first..=last` visible once every earlier seqno is (batches are published in
+    /// seqno order even when their memtable inserts finish out of order).
+    fn publish(&self, first: u64, last: u64) -> Result<()> {
+        let mut v = self.visible.lock();
+        while *v + 1 < first {
+            if self.wal_failed.load(Ordering::Acquire) {
+                return Err(Error::InvalidArgument(
+                    "an earlier batch failed to reach the WAL",
+                ));
+            }
+            self.visible_cv.wait(&mut v);
+        }
+        *v = (*v).max(last);
+        self.visible_seqno.store(*v, Ordering::Release);
+        self.visible_cv.notify_all();
+        Ok(())
+    }
+
+    fn stall_reason(&self) -> Option<StallReason> {
+        let st = self.state();
+        if st.imm.len() >= self.options.max_immutable_memtables {
+            Some(StallReason::Memtables)
+        } else if st.version.levels.first().map_or(0, Vec::len)
+            >= self.options.l0_stop_writes_trigger
+        {
+            Some(StallReason::L0Files)
+        } else {
+            None
+        }
+    }
+
+    /// Waits (on a condition variable, never spinning) while too many memtables wait for a
+    /// flush or level 0 holds too many files; both have background work queued.
+    fn maybe_stall(&self) -> Result<()> {
+        if self.stall_reason().is_none() {
+            return Ok(());
+        }
+        let mut stalled: Option<(StallReason, Instant)> = None;
+        let mut g = self.stall_mu.lock();
+        let result = loop {
+            let Some(reason) = self.stall_reason() else {
+                break Ok(());
+            };
+            if let Err(e) = self.check_bg() {
+                break Err(e);
+            }
+            if reason == StallReason::L0Files {
+                self.request_compaction();
+            }
+            stalled.get_or_insert((reason, Instant::now()));
+            self.stall_cv.wait(&mut g);
+        };
+        drop(g);
+        if let Some((reason, since)) = stalled {
+            self.counters.stall(reason, since.elapsed());
+        }
+        result
+    }
+
+    /// Seals the active memtable (when `force`, or when it is over the size threshold) and
+    /// hands it to the flush thread. An empty memtable is never sealed.
+    ///
+    /// # Errors
+    /// WAL rotation failures.
+    pub fn seal(&self, force: bool) -> Result<()> {
+        let gate = self.write_gate.write();
+        let st = self.state();
+        if st.active.is_empty()
+            || (!force && st.active.approximate_size() < self.options.memtable_size)
+        {
+            return Ok(());
+        }
+        // The sealed memtable's WAL segment is closed so it can be purged after the flush.
+        self.wal.rotate()?;
+        self.update_state(|s| {
+            s.imm.insert(0, Arc::clone(&s.active));
+            s.active = Arc::new(MemTable::new());
+        });
+        drop(gate);
+        self.notify_work(false);
+        Ok(())
+    }
+
+    /// Seals the active memtable and waits until every sealed memtable is flushed.
+    ///
+    /// # Errors
+    /// The flush thread's error.
+    pub fn flush_all(&self) -> Result<()> {
+        self.seal(true)?;
+        let mut g = self.stall_mu.lock();
+        while !self.state().imm.is_empty() {
+            self.check_bg()?;
+            self.stall_cv.wait(&mut g);
+        }
+        Ok(())
+    }
+
+    /// Flushes the oldest sealed memtable to a level-0 file; false when there is none.
+    ///
+    /// # Errors
+    /// I/O errors writing the file or the manifest, purging the WAL.
+    pub fn flush_oldest(&self) -> Result<bool> {
+        let Some(mem) = self.state().imm.last().cloned() else {
+            return Ok(false);
+        };
+        let start = Instant::now();
+        let meta = flush::write_l0(&mem, &self.dir, self.alloc_id(), &self.options.sst)?;
+        let seg = Arc::new(Segment::open(&self.dir, SegmentInfo::from(&meta))?);
+        let up_to = mem.max_seqno();
+        {
+            let mut m = self.manifest.lock();
+            m.append(&[
+                Edit::NewSegment {
+                    level: 0,
+                    segment: seg.info.clone(),
+                },
+                Edit::WalObsolete { up_to },
+            ])?;
+            self.update_state(|s| {
+                s.imm.retain(|x| !Arc::ptr_eq(x, &mem));
+                s.version = Arc::new(s.version.with_l0(Arc::clone(&seg)));
+            });
+            self.maybe_rewrite_manifest(&mut m)?;
+        }
+        self.wal.purge_up_to(up_to)?;
+        let c = &self.counters;
+        c.flush_bytes.fetch_add(meta.file_size, Ordering::Relaxed);
+        Counters::time(&c.flush_count, &c.flush_micros, start.elapsed());
+        self.notify_stalled();
+        self.request_compaction();
+        Ok(true)
+    }
+
+    /// Rewrites the manifest as a snapshot into a new file once it is over its size limit.
+    fn maybe_rewrite_manifest(&self, m: &mut Manifest) -> Result<()> {
+        if m.len() <= self.options.max_manifest_size {
+            return Ok(());
+        }
+        let id = self.alloc_id();
+        let mut state = m.state().clone();
+        state.next_file_id = self.next_file_id.load(Ordering::Relaxed);
+        let old = m.path();
+        *m = Manifest::create(&self.dir, id, state)?;
+        std::fs::remove_file(&old).map_err(Error::io("remove", &old))
+    }
+
+    /// Runs the most urgent compaction; false when none is due.
+    ///
+    /// # Errors
+    /// Corruption of an input; I/O errors.
+    pub fn compact_once(&self) -> Result<bool> {
+        let mut pointers = self.compaction_mu.lock();
+        let st = self.state();
+        let Some(task) = compaction::pick(&st.version, &self.options, &mut pointers) else {
+            return Ok(false);
+        };
+        self.execute(&task)?;
+        Ok(true)
+    }
+
+    /// Flushes everything, then merges every file into the deepest level.
+    ///
+    /// # Errors
+    /// Flush or compaction errors.
+    pub fn compact_all(&self) -> Result<()> {
+        self.flush_all()?;
+        let _pointers = self.compaction_mu.lock();
+        let st = self.state();
+        if let Some(task) = compaction::pick_all(&st.version) {
+            self.execute(&task)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `task` and commits it unless its inputs changed meanwhile (then its outputs
+    /// are deleted and the compaction is counted as declined).
+    fn execute(&self, task: &CompactionTask) -> Result<()> {
+        let start = Instant::now();
+        let outputs = if task.trivial_move {
+            task.inputs.clone()
+        } else {
+            let oldest = self.snapshots.oldest(|| self.visible());
+            let persisted = self.manifest.lock().state().flushed_seqno;
+            let tombstones = self.state().tombstones.up_to(persisted);
+            let mut out = Outputs::default();
+            let result = compaction::run(
+                task,
+                &self.dir,
+                &self.options,
+                oldest,
+                &tombstones,
+                || self.alloc_id(),
+                &mut out,
+            );
+            let opened = result.and_then(|()| open_outputs(&self.dir, &out));
+            match opened {
+                Ok(segs) => {
+                    self.counters
+                        .compaction_bytes_read
+                        .fetch_add(out.bytes_read, Ordering::Relaxed);
+                    segs
+                }
+                Err(e) => {
+                    for f in &out.files {
+                        let _ = std::fs::remove_file(&f.path);
+                    }
+                    return Err(e);
+                }
+            }
+        };
+        let inputs = task.input_ids();
+        let committed = {
+            let mut m = self.manifest.lock();
+            let current = self.state();
+            let unchanged = inputs
+                .iter()
+                .all(|&id| current.version.level_of(id).is_some());
+            if unchanged {
+                let level = u8::try_from(task.output_level).unwrap_or(u8::MAX);
+                m.append(&[Edit::Compaction {
+                    inputs: inputs.clone(),
+                    outputs: outputs.iter().map(|s| (level, s.info.clone())).collect(),
+                }])?;
+                self.update_state(|s| {
+                    s.version = Arc::new(s.version.with_compaction(
+                        &inputs,
+                        task.output_level,
+                        outputs.clone(),
+                    ));
+                });
+                self.maybe_rewrite_manifest(&mut m)?;
+            }
+            unchanged
+        };
+        let c = &self.counters;
+        if committed && !task.trivial_move {
+            for seg in &task.inputs {
+                seg.mark_obsolete();
+            }
+            let written: u64 = outputs.iter().map(|s| s.info.file_size).sum();
+            c.compaction_bytes_written
+                .fetch_add(written, Ordering::Relaxed);
+        } else if !committed {
+            c.compaction_declined.fetch_add(1, Ordering::Relaxed);
+            if !task.trivial_move {
+                outputs.iter().for_each(|s| s.mark_obsolete());
+            }
+        }
+        if committed {
+            Counters::time(&c.compaction_count, &c.compaction_micros, start.elapsed());
+        }
+        self.notify_stalled();
+        Ok(())
+    }
+
+    /// The newest value of engine key `key` at `snapshot`.
+    ///
+    /// # Errors
+    /// Corruption of a segment file on the way.
+    pub fn get(&self, key: &[u8], snapshot: u64) -> Result<Option<Bytes>> {
+        let st = self.state();
+        let mut found = st.active.get(key, snapshot);
+        if found.is_none() {
+            found = st.imm.iter().find_map(|m| m.get(key, snapshot));
+        }
+        if found.is_none() {
+            found = st.version.get(key, snapshot)?;
+        }
+        Ok(match found {
+            Some((seqno, Kind::Put, value)) if !st.tombstones.hides(key, seqno, snapshot) => {
+                Some(value)
+            }
+            _ => None,
+        })
+    }
+
+    /// Current statistics.
+    pub fn stats(&self) -> Stats {
+        let st = self.state();
+        let mut s = Stats::default();
+        self.counters.fill(&mut s);
+        s.wal_bytes_written = self.wal.stats().bytes;
+        s.levels = st
+            .version
+            .levels
+            .iter()
+            .map(|l| LevelStats {
+                files: l.len(),
+                bytes: l.iter().map(|x| x.info.file_size).sum(),
+            })
+            .collect();
+        s.memtable_bytes = std::iter::once(&st.active)
+            .chain(&st.imm)
+            .map(|m| m.approximate_size() as u64)
+            .sum();
+        s.immutable_memtables = st.imm.len();
+        s.wal_bytes = self
+            .wal
+            .segment_ids()
+            .iter()
+            .filter_map(|id| {
+                std::fs::metadata(memforest_wal::segment::path(self.wal.dir(), *id)).ok()
+            })
+            .map(|m| m.len())
+            .sum();
+        if s.user_bytes > 0 {
+            let written = s.wal_bytes_written + s.flush_bytes_written + s.compaction_bytes_written;
+            s.write_amplification = written as f64 / s.user_bytes as f64;
+        }
+        let total: u64 = s.levels.iter().map(|l| l.bytes).sum();
+        if let Some(deepest) = s.levels.iter().rev().find(|l| l.bytes > 0) {
+            s.space_amplification = total as f64 / deepest.bytes as f64;
+        }
+        s.range_tombstones = st.tombstones.len();
+        s
+    }
+}
+
+fn open_outputs(dir: &std::path::Path, out: &Outputs) -> Result<Vec<Arc<Segment>>> {
+    out.files
+        .iter()
+        .map(|m| Segment::open(dir, SegmentInfo::from(m)).map(Arc::new))
+        .collect()
+}
+
+/// Inserts one WAL entry into `mem` at `seqno`. Returns `None` for an unknown op code,
+/// `Some(Some(t))` for a range delete.
+pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<RangeTombstone>> {
+    let key = || Bytes::copy_from_slice(&e.key);
+    match Op::from_byte(e.kind)? {
+        Op::Put => mem.insert(key(), seqno, Kind::Put, Bytes::copy_from_slice(&e.value)),
+        Op::Delete => mem.insert(key(), seqno, Kind::Tombstone, Bytes::new()),
+        Op::RangeDelete => {
+            let t = RangeTombstone {
+                start: key(),
+                end: Bytes::copy_from_slice(&e.value),
+                seqno,
+            };
+            mem.insert(
+                t.storage_key().into(),
+                seqno,
+                Kind::Put,
+                t.storage_value().into(),
+            );
+            return Some(Some(t));
+        }
+    }
+    Some(None)
+}

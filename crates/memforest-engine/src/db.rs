@@ -1,0 +1,425 @@
+//! [`Db`]: the engine handle.
+
+use std::fs;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use bytes::Bytes;
+use memforest_sst::{BoxedSource, MergeIterator, ScanOptions};
+use memforest_wal::{Durability, Wal, WalOptions};
+
+use crate::background;
+use crate::batch::WriteBatch;
+use crate::core::{apply_entry, Core, LsmState};
+use crate::error::{Error, Result};
+use crate::key::{self, prefix_successor, Table, TenantId, RESERVED_PREFIX};
+use crate::lock::DirLock;
+use crate::manifest::{self, Manifest, ManifestState};
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::range_del::{self, RangeTombstone, RangeTombstones};
+use crate::scan::Scan;
+use crate::snapshot::Snapshot;
+use crate::stats::Stats;
+use crate::version::{Segment, Version};
+
+/// Name of the WAL directory inside the database directory.
+pub const WAL_DIR: &str = "wal";
+
+/// An open database: one ordered keyspace of tenants and tables, written through the WAL,
+/// readable at snapshots, compacted in the background. `Send + Sync`: share it (e.g. in an
+/// `Arc`) between threads.
+///
+/// Dropping it stops the background threads without syncing anything (a crash, as far as
+/// unsynced data goes: `Buffered` writes stay in the OS page cache and survive a process
+/// exit); [`Db::close`] also syncs the WAL and reports background errors.
+#[derive(Debug)]
+pub struct Db {
+    core: Arc<Core>,
+    threads: Vec<JoinHandle<()>>,
+    _lock: DirLock,
+}
+
+impl Db {
+    /// Opens (or creates) the database in `dir`: takes the lock file, reads `CURRENT` ->
+    /// manifest -> segment files, replays the WAL under `options.recovery_mode`, removes
+    /// orphaned segment, manifest and temporary files, writes a fresh manifest snapshot,
+    /// and starts the background threads.
+    ///
+    /// # Errors
+    /// [`Error::Locked`] when another handle has the directory open; [`Error::Corrupt`]
+    /// naming `CURRENT` or the manifest and the offset; [`Error::Sst`] naming a corrupt or
+    /// missing segment file; [`Error::Wal`] for WAL damage the recovery mode refuses;
+    /// [`Error::Io`]; [`Error::InvalidArgument`] for bad options.
+    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
+        options.validate()?;
+        let dir = dir.as_ref().to_path_buf();
+        fs::create_dir_all(&dir).map_err(Error::io("create dir", &dir))?;
+        let lock = DirLock::acquire(&dir)?;
+        let (old_manifest, mut mstate) = manifest::load(&dir)?.unwrap_or_default();
+        let mut segments = Vec::with_capacity(mstate.segments.len());
+        for (level, info) in &mstate.segments {
+            let level = usize::from(*level);
+            if level >= options.num_levels {
+                return Err(Error::InvalidArgument(
+                    "the manifest has more levels than num_levels",
+                ));
+            }
+            segments.push((level, Arc::new(Segment::open(&dir, info.clone())?)));
+        }
+        let version = Version::from_segments(options.num_levels, segments);
+        let max_id = remove_orphans(&dir, &mstate, old_manifest)?;
+        let wal_options = WalOptions {
+            segment_size: options.wal_segment_size,
+            recovery_mode: options.recovery_mode,
+            ..WalOptions::default()
+        };
+        let (wal, recovered) = Wal::open(dir.join(WAL_DIR), wal_options)?;
+        if wal.last_seqno() < mstate.flushed_seqno {
+            return Err(Error::corrupt(
+                dir.join(WAL_DIR),
+                0,
+                format!(
+                    "the WAL ends at seqno {} but the manifest has flushed up to {}",
+                    wal.last_seqno(),
+                    mstate.flushed_seqno
+                ),
+            ));
+        }
+        let mem = MemTable::new();
+        for b in &recovered.batches {
+            for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
+                if seqno > mstate.flushed_seqno && apply_entry(&mem, e, seqno).is_none() {
+                    let path = memforest_wal::segment::path(&dir.join(WAL_DIR), b.segment);
+                    return Err(Error::corrupt(
+                        path,
+                        b.offset,
+                        "unknown engine op in a WAL batch",
+                    ));
+                }
+            }
+        }
+        let mem = Arc::new(mem);
+        let tombstones = load_tombstones(&dir, &version, &mem)?;
+        let mut next_file_id = mstate.next_file_id.max(max_id + 1).max(old_manifest + 1);
+        let manifest_id = next_file_id;
+        next_file_id += 1;
+        mstate.next_file_id = next_file_id;
+        let manifest = Manifest::create(&dir, manifest_id, mstate)?;
+        if old_manifest != 0 {
+            let old = dir.join(manifest::file_name(old_manifest));
+            fs::remove_file(&old).map_err(Error::io("remove", &old))?;
+        }
+        let state = LsmState {
+            active: mem,
+            imm: Vec::new(),
+            version: Arc::new(version),
+            tombstones,
+        };
+        let core = Arc::new(Core::new(dir, options, wal, state, manifest, next_file_id));
+        let threads = background::spawn(&core)?;
+        let db = Self {
+            core,
+            threads,
+            _lock: lock,
+        };
+        db.core.seal(false)?;
+        db.core.request_compaction();
+        Ok(db)
+    }
+
+    /// Writes `batch` atomically at `durability` (group-committed with concurrent
+    /// writers) and returns the seqno of its last op. Once this returns the batch is
+    /// visible to new reads and survives what `durability` promises.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a key over 64 KiB or a value over 64 MiB; WAL errors;
+    /// [`Error::Background`] after a background failure.
+    pub fn write(&self, batch: &WriteBatch, durability: Durability) -> Result<u64> {
+        self.core.write(batch, durability)
+    }
+
+    /// Sets one key (a one-op batch).
+    ///
+    /// # Errors
+    /// As [`Db::write`].
+    pub fn put(
+        &self,
+        tenant: &TenantId,
+        table: Table,
+        key: &[u8],
+        value: &[u8],
+        durability: Durability,
+    ) -> Result<u64> {
+        let mut b = WriteBatch::new();
+        b.put(tenant, table, key, value);
+        self.write(&b, durability)
+    }
+
+    /// The value of `key` in `table` of `tenant`, as of now.
+    ///
+    /// # Errors
+    /// Corruption of a segment file on the way.
+    pub fn get(&self, tenant: &TenantId, table: Table, key: &[u8]) -> Result<Option<Bytes>> {
+        self.core.get(&tenant.key(table, key), self.core.visible())
+    }
+
+    /// The value of `key` in `table` of `tenant` as of `snapshot`.
+    ///
+    /// # Errors
+    /// Corruption of a segment file on the way.
+    pub fn get_at(
+        &self,
+        snapshot: &Snapshot,
+        tenant: &TenantId,
+        table: Table,
+        key: &[u8],
+    ) -> Result<Option<Bytes>> {
+        self.core.get(&tenant.key(table, key), snapshot.seqno())
+    }
+
+    /// The keys of `table` in `tenant` within `[lower, upper]`, in order, at `snapshot`
+    /// (now when `None`). Keys are yielded relative to the table (without tenant and tag).
+    ///
+    /// # Errors
+    /// Corruption of a segment file's first blocks.
+    pub fn scan(
+        &self,
+        tenant: &TenantId,
+        table: Table,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        snapshot: Option<&Snapshot>,
+    ) -> Result<Scan> {
+        let prefix = tenant.table_prefix(table);
+        let full = |k: &[u8]| Bytes::from(tenant.key(table, k));
+        let lower = match lower {
+            Bound::Included(k) => Bound::Included(full(k)),
+            Bound::Excluded(k) => Bound::Excluded(full(k)),
+            Bound::Unbounded => Bound::Included(Bytes::from(prefix.clone())),
+        };
+        let upper = match upper {
+            Bound::Included(k) => Bound::Included(full(k)),
+            Bound::Excluded(k) => Bound::Excluded(full(k)),
+            Bound::Unbounded => successor_bound(&prefix),
+        };
+        self.scan_raw(lower, upper, snapshot, prefix.len())
+    }
+
+    /// The keys of `table` in `tenant` starting with `prefix`, at `snapshot`.
+    ///
+    /// # Errors
+    /// As [`Db::scan`].
+    pub fn scan_prefix(
+        &self,
+        tenant: &TenantId,
+        table: Table,
+        prefix: &[u8],
+        snapshot: Option<&Snapshot>,
+    ) -> Result<Scan> {
+        let full = tenant.key(table, prefix);
+        let strip = tenant.table_prefix(table).len();
+        let upper = successor_bound(&full);
+        self.scan_raw(Bound::Included(Bytes::from(full)), upper, snapshot, strip)
+    }
+
+    /// Every key of `tenant`, all tables, at `snapshot`. Keys are yielded as
+    /// `table tag | key` (see [`Table::from_tag`]).
+    ///
+    /// # Errors
+    /// As [`Db::scan`].
+    pub fn scan_tenant(&self, tenant: &TenantId, snapshot: Option<&Snapshot>) -> Result<Scan> {
+        let prefix = tenant.prefix();
+        let upper = successor_bound(prefix);
+        self.scan_raw(
+            Bound::Included(Bytes::copy_from_slice(prefix)),
+            upper,
+            snapshot,
+            prefix.len(),
+        )
+    }
+
+    fn scan_raw(
+        &self,
+        lower: Bound<Bytes>,
+        upper: Bound<Bytes>,
+        snapshot: Option<&Snapshot>,
+        strip: usize,
+    ) -> Result<Scan> {
+        let seqno = snapshot.map_or_else(|| self.core.visible(), Snapshot::seqno);
+        Scan::new(self.core.state(), lower, upper, seqno, strip)
+    }
+
+    /// The tenants that have at least one visible key, in key order. Costs one seek per
+    /// tenant plus the skipped deleted entries.
+    ///
+    /// # Errors
+    /// Corruption of a segment file.
+    pub fn tenants(&self) -> Result<Vec<TenantId>> {
+        let mut out = Vec::new();
+        let mut lower = Bytes::new();
+        loop {
+            let upper = Bound::Excluded(Bytes::from_static(&[RESERVED_PREFIX]));
+            let mut scan = self.scan_raw(Bound::Included(lower), upper, None, 0)?;
+            let Some(item) = scan.next() else { break };
+            let (k, _) = item?;
+            let Some(decoded) = key::decode(&k) else {
+                break;
+            };
+            let tenant = TenantId::new(decoded.tenant)?;
+            match prefix_successor(tenant.prefix()) {
+                Some(next) => lower = Bytes::from(next),
+                None => break,
+            }
+            out.push(tenant);
+        }
+        Ok(out)
+    }
+
+    /// A snapshot of the current state (RocksDB `GetSnapshot`); see [`Snapshot`].
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        self.core.snapshots.acquire(|| self.core.visible())
+    }
+
+    /// Deletes every key of `tenant` (one range delete).
+    ///
+    /// # Errors
+    /// As [`Db::write`].
+    pub fn drop_tenant(&self, tenant: &TenantId, durability: Durability) -> Result<u64> {
+        let mut b = WriteBatch::new();
+        b.delete_tenant(tenant);
+        self.write(&b, durability)
+    }
+
+    /// Deletes the derived tables ([`Table::DERIVED`]) of every tenant, in one batch of
+    /// range deletes, so they can be regenerated.
+    ///
+    /// # Errors
+    /// As [`Db::write`] and [`Db::tenants`].
+    pub fn drop_derived(&self, durability: Durability) -> Result<u64> {
+        let mut b = WriteBatch::new();
+        for tenant in self.tenants()? {
+            for table in Table::DERIVED {
+                b.delete_table(&tenant, table);
+            }
+        }
+        self.write(&b, durability)
+    }
+
+    /// Seals the memtable and waits until everything written so far is in segment files.
+    ///
+    /// # Errors
+    /// The flush's error.
+    pub fn flush(&self) -> Result<()> {
+        self.core.flush_all()
+    }
+
+    /// Flushes, then merges every segment file into the deepest level, dropping every
+    /// version no snapshot needs (RocksDB `CompactRange` over everything).
+    ///
+    /// # Errors
+    /// Flush or compaction errors.
+    pub fn compact_all(&self) -> Result<()> {
+        self.core.compact_all()
+    }
+
+    /// Current statistics.
+    #[must_use]
+    pub fn stats(&self) -> Stats {
+        self.core.stats()
+    }
+
+    /// The last published seqno.
+    #[must_use]
+    pub fn seqno(&self) -> u64 {
+        self.core.visible()
+    }
+
+    /// The database directory.
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.core.dir
+    }
+
+    /// Stops the background threads (letting a running flush or compaction finish), syncs
+    /// the WAL, and releases the lock.
+    ///
+    /// # Errors
+    /// A background error recorded earlier; the WAL sync's error.
+    pub fn close(mut self) -> Result<()> {
+        background::shutdown(&self.core, std::mem::take(&mut self.threads));
+        if let Some(e) = self.core.bg_error() {
+            return Err(Error::Background(e));
+        }
+        self.core.wal.sync()?;
+        Ok(())
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        background::shutdown(&self.core, std::mem::take(&mut self.threads));
+    }
+}
+
+fn successor_bound(prefix: &[u8]) -> Bound<Bytes> {
+    match prefix_successor(prefix) {
+        Some(end) => Bound::Excluded(Bytes::from(end)),
+        None => Bound::Unbounded,
+    }
+}
+
+/// Removes segment files the manifest does not list, temporary files, and manifests other
+/// than the current one; returns the largest file id seen (live or removed).
+fn remove_orphans(dir: &Path, state: &ManifestState, current: u64) -> Result<u64> {
+    let mut max_id = 0;
+    let entries = fs::read_dir(dir).map_err(Error::io("read dir", dir))?;
+    for entry in entries {
+        let entry = entry.map_err(Error::io("read dir", dir))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let path: PathBuf = entry.path();
+        let orphan = if name.ends_with(".tmp") {
+            true
+        } else if let Some(id) = name
+            .strip_suffix(".sst")
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            max_id = max_id.max(id);
+            !state.segments.iter().any(|(_, s)| s.id == id)
+        } else if let Some(id) = manifest::parse_file_name(name) {
+            max_id = max_id.max(id);
+            id != current
+        } else {
+            false
+        };
+        if orphan {
+            fs::remove_file(&path).map_err(Error::io("remove", &path))?;
+        }
+    }
+    Ok(max_id)
+}
+
+/// Every range tombstone stored in the segment files or the replayed memtable.
+fn load_tombstones(dir: &Path, version: &Version, mem: &Arc<MemTable>) -> Result<RangeTombstones> {
+    let lower = Bytes::copy_from_slice(&range_del::PREFIX);
+    let upper = successor_bound(&range_del::PREFIX);
+    let mut sources: Vec<BoxedSource> = vec![Box::new(mem.cursor())];
+    sources.extend(version.sources(Bound::Included(&lower[..]), Bound::Unbounded)?);
+    let options = ScanOptions {
+        lower: Bound::Included(lower),
+        upper,
+        ..ScanOptions::default()
+    };
+    let mut found = Vec::new();
+    for e in MergeIterator::scan(sources, options)? {
+        let e = e?;
+        let t = RangeTombstone::decode(&e.user_key, &e.value)
+            .ok_or_else(|| Error::corrupt(dir, 0, "a stored range tombstone does not decode"))?;
+        found.push(t);
+    }
+    Ok(RangeTombstones::default().with(found))
+}

@@ -1,0 +1,85 @@
+//! The engine's error type.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use memforest_sst::SstError;
+use memforest_wal::WalError;
+
+/// Everything that can go wrong opening, writing or reading a [`crate::Db`].
+///
+/// Errors about bytes on disk name the file and the byte offset where decoding failed:
+/// [`Error::Corrupt`] for `CURRENT` and the manifest, [`SstError::Corrupt`] (inside
+/// [`Error::Sst`]) for a segment file, [`WalError::Corruption`] (inside [`Error::Wal`]) for
+/// the write-ahead log, whose tolerance the configured `RecoveryMode` decides.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O call failed.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// What was being done (`"open"`, `"fsync"`, `"rename"`, ...).
+        op: &'static str,
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `CURRENT` or a manifest file does not decode.
+    #[error("corrupt {path} at byte offset {offset}: {reason}")]
+    Corrupt {
+        /// The damaged file.
+        path: PathBuf,
+        /// Byte offset in the file where the problem was found.
+        offset: u64,
+        /// What was expected there.
+        reason: String,
+    },
+    /// Another handle (this process or another) holds the directory's lock file.
+    #[error("database {path} is locked by another open handle")]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The write-ahead log failed (corruption beyond the recovery mode, I/O, poisoning).
+    #[error(transparent)]
+    Wal(#[from] WalError),
+    /// A segment file failed (corruption naming file and offset, I/O).
+    #[error(transparent)]
+    Sst(#[from] SstError),
+    /// An argument is outside what the engine accepts (key too long, empty tenant, ...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(&'static str),
+    /// A background flush or compaction failed earlier; the database refuses further
+    /// writes (reads still work) until it is reopened.
+    #[error("background work failed: {0}")]
+    Background(Arc<Error>),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An [`Error::Io`] for `op` on `path`.
+    pub(crate) fn io(
+        op: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| Self::Io { op, path, source }
+    }
+
+    /// An [`Error::Corrupt`].
+    pub(crate) fn corrupt(
+        path: impl Into<PathBuf>,
+        offset: u64,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self::Corrupt {
+            path: path.into(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! Flush: a sealed memtable becomes a level-0 segment file.
+
+use std::path::Path;
+
+use memforest_sst::{SstBuilder, SstMeta, SstOptions};
+
+use crate::error::Result;
+use crate::memtable::MemTable;
+
+/// Writes every version in `mem` to segment file `id` in `dir` (fsynced and renamed into
+/// place by the builder). Nothing is dropped: a flush keeps all versions, compaction
+/// decides what is garbage.
+///
+/// # Errors
+/// [`crate::Error::Sst`] on I/O errors; the temporary file is removed.
+pub fn write_l0(mem: &MemTable, dir: &Path, id: u64, options: &SstOptions) -> Result<SstMeta> {
+    let mut builder = SstBuilder::new(dir, id, options.clone())?;
+    for e in mem.entries() {
+        builder.add(&e.user_key, e.seqno, e.kind, &e.value)?;
+    }
+    Ok(builder.finish()?)
+}

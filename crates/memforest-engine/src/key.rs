@@ -1,0 +1,219 @@
+//! Key layout: every engine key is `tenant length (u16 BE) | tenant | table tag (u8) | key`.
+//!
+//! One tenant's keys therefore form one contiguous range (its prefix), and so do one
+//! table's keys within a tenant: isolation comes from the layout and dropping a tenant is
+//! one range delete. Tenant names are at most [`MAX_TENANT_LEN`] bytes, so every tenant key
+//! starts with a byte below `0xFF`; keys starting with `0xFF` are the engine's own
+//! ([`RESERVED_PREFIX`], range tombstones). See `docs/format/engine.md`.
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+
+/// Longest tenant name, in bytes.
+pub const MAX_TENANT_LEN: usize = 1024;
+
+/// First byte of every engine-internal key; no tenant key starts with it.
+pub const RESERVED_PREFIX: u8 = 0xFF;
+
+/// The engine's tables. The tag byte follows the tenant in every key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Table {
+    /// Conversation sessions.
+    Sessions = 0x01,
+    /// Conversation turns.
+    Turns = 0x02,
+    /// Canonical facts.
+    Facts = 0x03,
+    /// Fact time index (time -> fact id).
+    FactTimeIndex = 0x04,
+    /// MemTree descriptors (one per scope).
+    Trees = 0x05,
+    /// MemTree node pages ([`crate::node_store`]).
+    NodePages = 0x06,
+    /// Fact-to-tree memberships.
+    Memberships = 0x07,
+    /// Router state.
+    RouterState = 0x08,
+    /// Derived: summaries (regenerable).
+    Summaries = 0x40,
+    /// Derived: embeddings (regenerable).
+    Embeddings = 0x41,
+    /// Derived: dirty-mark bookkeeping (regenerable).
+    DirtyMarks = 0x42,
+}
+
+impl Table {
+    /// Every table, in tag order.
+    pub const ALL: [Self; 11] = [
+        Self::Sessions,
+        Self::Turns,
+        Self::Facts,
+        Self::FactTimeIndex,
+        Self::Trees,
+        Self::NodePages,
+        Self::Memberships,
+        Self::RouterState,
+        Self::Summaries,
+        Self::Embeddings,
+        Self::DirtyMarks,
+    ];
+
+    /// The derived tables, which `Db::drop_derived` drops for every tenant.
+    pub const DERIVED: [Self; 3] = [Self::Summaries, Self::Embeddings, Self::DirtyMarks];
+
+    /// The tag byte.
+    #[must_use]
+    pub fn tag(self) -> u8 {
+        self as u8
+    }
+
+    /// The table with tag `tag`, if any.
+    #[must_use]
+    pub fn from_tag(tag: u8) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.tag() == tag)
+    }
+
+    /// True for tables that can be dropped and regenerated.
+    #[must_use]
+    pub fn is_derived(self) -> bool {
+        Self::DERIVED.contains(&self)
+    }
+}
+
+/// A validated tenant name (1..=[`MAX_TENANT_LEN`] bytes) and its encoded key prefix.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TenantId {
+    prefix: Bytes,
+}
+
+impl TenantId {
+    /// A tenant named `name`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty name or one over [`MAX_TENANT_LEN`] bytes.
+    pub fn new(name: impl AsRef<[u8]>) -> Result<Self> {
+        let name = name.as_ref();
+        if name.is_empty() || name.len() > MAX_TENANT_LEN {
+            return Err(Error::InvalidArgument("tenant name must be 1..=1024 bytes"));
+        }
+        let len = u16::try_from(name.len())
+            .map_err(|_| Error::InvalidArgument("tenant name must be 1..=1024 bytes"))?;
+        let mut prefix = Vec::with_capacity(2 + name.len());
+        prefix.extend_from_slice(&len.to_be_bytes());
+        prefix.extend_from_slice(name);
+        Ok(Self {
+            prefix: prefix.into(),
+        })
+    }
+
+    /// The tenant's name.
+    #[must_use]
+    pub fn name(&self) -> &[u8] {
+        self.prefix.get(2..).unwrap_or_default()
+    }
+
+    /// The prefix every key of this tenant starts with.
+    #[must_use]
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
+    }
+
+    /// The prefix of `table` within this tenant.
+    #[must_use]
+    pub fn table_prefix(&self, table: Table) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.prefix.len() + 1);
+        out.extend_from_slice(&self.prefix);
+        out.push(table.tag());
+        out
+    }
+
+    /// The full engine key of `key` in `table`.
+    #[must_use]
+    pub fn key(&self, table: Table, key: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.prefix.len() + 1 + key.len());
+        out.extend_from_slice(&self.prefix);
+        out.push(table.tag());
+        out.extend_from_slice(key);
+        out
+    }
+}
+
+/// A decoded engine key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedKey<'a> {
+    /// The tenant's name.
+    pub tenant: &'a [u8],
+    /// The table.
+    pub table: Table,
+    /// The key within the table.
+    pub key: &'a [u8],
+}
+
+/// Splits an engine key into tenant, table and key; `None` for a reserved or malformed key.
+#[must_use]
+pub fn decode(full: &[u8]) -> Option<DecodedKey<'_>> {
+    let len_bytes: [u8; 2] = full.get(..2)?.try_into().ok()?;
+    let len = usize::from(u16::from_be_bytes(len_bytes));
+    if len == 0 || len > MAX_TENANT_LEN {
+        return None;
+    }
+    let tenant = full.get(2..2 + len)?;
+    let table = Table::from_tag(*full.get(2 + len)?)?;
+    let key = full.get(3 + len..)?;
+    Some(DecodedKey { tenant, table, key })
+}
+
+/// The smallest key greater than every key starting with `prefix` (`None` when the prefix
+/// is all `0xFF`, i.e. unbounded).
+#[must_use]
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut out = prefix.to_vec();
+    while let Some(last) = out.pop() {
+        if last < 0xFF {
+            out.push(last + 1);
+            return Some(out);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenants_are_disjoint_contiguous_prefixes() {
+        let a = TenantId::new("a").unwrap();
+        let ab = TenantId::new("ab").unwrap();
+        let k1 = a.key(Table::Facts, b"\xff\xff");
+        let k2 = ab.key(Table::Sessions, b"");
+        assert!(!k2.starts_with(a.prefix()));
+        assert!(!k1.starts_with(ab.prefix()));
+        let end = prefix_successor(a.prefix()).unwrap();
+        assert!(k1.as_slice() < end.as_slice());
+        assert!(k1.first() != Some(&RESERVED_PREFIX));
+        let d = decode(&k1).unwrap();
+        assert_eq!(
+            (d.tenant, d.table, d.key),
+            (&b"a"[..], Table::Facts, &b"\xff\xff"[..])
+        );
+        assert!(decode(&[RESERVED_PREFIX, 1, 2]).is_none());
+    }
+
+    #[test]
+    fn bad_tenants_are_refused() {
+        assert!(TenantId::new("").is_err());
+        assert!(TenantId::new(vec![b'x'; MAX_TENANT_LEN + 1]).is_err());
+        assert!(TenantId::new(vec![b'x'; MAX_TENANT_LEN]).is_ok());
+    }
+
+    #[test]
+    fn tags_round_trip() {
+        for t in Table::ALL {
+            assert_eq!(Table::from_tag(t.tag()), Some(t));
+        }
+        assert_eq!(Table::from_tag(0), None);
+    }
+}

@@ -1,0 +1,52 @@
+//! memforest-engine: the LSM storage engine under MemForest.
+//!
+//! One ordered keyspace of tenants and tables ([`key`]), written through the WAL
+//! (`memforest-wal`, group commit) into a concurrent [`memtable`], flushed by a background
+//! thread into level-0 segment files (`memforest-sst`), compacted into deeper levels
+//! ([`compaction`]), readable at [`Snapshot`]s. The live files are described by the
+//! [`manifest`]; `CURRENT` names it. See `docs/format/engine.md` for the bytes and
+//! `docs/architecture.md` for how a write and a read flow.
+//!
+//! ```no_run
+//! use memforest_engine::{Db, Durability, Options, Table, TenantId, WriteBatch};
+//! # fn main() -> memforest_engine::Result<()> {
+//! let db = Db::open("/tmp/db", Options::default())?;
+//! let alice = TenantId::new("alice")?;
+//! let mut batch = WriteBatch::new();
+//! batch.put(&alice, Table::Facts, b"fact-1", b"likes tea");
+//! db.write(&batch, Durability::SyncData)?;
+//! assert_eq!(db.get(&alice, Table::Facts, b"fact-1")?.as_deref(), Some(&b"likes tea"[..]));
+//! db.close()
+//! # }
+//! ```
+#![deny(clippy::indexing_slicing)]
+
+mod background;
+pub mod batch;
+pub mod compaction;
+mod core;
+mod db;
+mod error;
+pub mod flush;
+pub mod key;
+pub mod lock;
+pub mod manifest;
+pub mod memtable;
+pub mod node_store;
+mod options;
+pub mod range_del;
+mod scan;
+pub mod snapshot;
+mod stats;
+pub mod version;
+
+pub use batch::WriteBatch;
+pub use db::{Db, WAL_DIR};
+pub use error::{Error, Result};
+pub use key::{Table, TenantId};
+pub use memforest_wal::{Durability, RecoveryMode};
+pub use node_store::{EngineNodeStore, StagedNodeStore};
+pub use options::Options;
+pub use scan::Scan;
+pub use snapshot::Snapshot;
+pub use stats::{LevelStats, StallReason, Stats};

@@ -1,0 +1,440 @@
+//! The manifest: an append-only log of [`Edit`]s describing the live segment files, plus
+//! `CURRENT`, which names the manifest in use.
+//!
+//! Each manifest record is one commit: a format version byte ([`FORMAT_VERSION`]) followed
+//! by a `Vec<Edit>` encoded with the pinned bincode configuration
+//! (`memforest_codec::serde_codec`), framed with the WAL's block format
+//! ([`memforest_wal::LogWriter`], log number = the manifest's file id) and made durable with
+//! `fdatasync` before the engine acts on it. A new manifest starts with a snapshot of the
+//! whole state (RocksDB `VersionEdit`s written by `WriteSnapshot`); `CURRENT` is swapped to
+//! it atomically (temporary file, fsync, rename, fsync of the directory). See
+//! `docs/format/engine.md`.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use memforest_codec::checksum::{crc32, mask, unmask};
+use memforest_codec::serde_codec;
+use memforest_wal::{DamageReason, LogReader, LogWriter, RecordKind};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::version::SegmentInfo;
+
+/// Version byte before every encoded record.
+pub const FORMAT_VERSION: u8 = 1;
+
+/// Name of the file naming the current manifest.
+pub const CURRENT: &str = "CURRENT";
+
+/// One change to the engine's durable state (RocksDB `VersionEdit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Edit {
+    /// A segment file was added at `level` (a flush adds at level 0).
+    NewSegment {
+        /// Its level.
+        level: u8,
+        /// Its record.
+        segment: SegmentInfo,
+    },
+    /// Segment `id` is no longer live.
+    DeleteSegment {
+        /// File id.
+        id: u64,
+    },
+    /// A compaction replaced `inputs` with `outputs` (`(level, segment)` pairs).
+    Compaction {
+        /// File ids removed.
+        inputs: Vec<u64>,
+        /// Files added.
+        outputs: Vec<(u8, SegmentInfo)>,
+    },
+    /// Every write with seqno `<= up_to` is in segment files: WAL replay skips it and its
+    /// WAL segments may be purged.
+    WalObsolete {
+        /// Last flushed seqno.
+        up_to: u64,
+    },
+    /// File ids below this were allocated.
+    NextIds {
+        /// Next unused file id.
+        next_file_id: u64,
+    },
+}
+
+/// The state a manifest describes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManifestState {
+    /// Live segments and their levels, in no particular order.
+    pub segments: Vec<(u8, SegmentInfo)>,
+    /// Last seqno persisted in segment files.
+    pub flushed_seqno: u64,
+    /// Next unused file id.
+    pub next_file_id: u64,
+}
+
+impl ManifestState {
+    /// Applies one edit; `Err` names what is inconsistent.
+    ///
+    /// # Errors
+    /// A reason string for an edit that does not fit the state (unknown or duplicate id).
+    pub fn apply(&mut self, edit: &Edit) -> Result<(), &'static str> {
+        match edit {
+            Edit::NewSegment { level, segment } => self.add(*level, segment)?,
+            Edit::DeleteSegment { id } => self.remove(*id)?,
+            Edit::Compaction { inputs, outputs } => {
+                for &id in inputs {
+                    self.remove(id)?;
+                }
+                for (level, segment) in outputs {
+                    self.add(*level, segment)?;
+                }
+            }
+            Edit::WalObsolete { up_to } => self.flushed_seqno = self.flushed_seqno.max(*up_to),
+            Edit::NextIds { next_file_id } => {
+                self.next_file_id = self.next_file_id.max(*next_file_id);
+            }
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, level: u8, segment: &SegmentInfo) -> Result<(), &'static str> {
+        if self.segments.iter().any(|(_, s)| s.id == segment.id) {
+            return Err("segment added twice");
+        }
+        self.next_file_id = self.next_file_id.max(segment.id + 1);
+        self.segments.push((level, segment.clone()));
+        Ok(())
+    }
+
+    fn remove(&mut self, id: u64) -> Result<(), &'static str> {
+        let before = self.segments.len();
+        self.segments.retain(|(_, s)| s.id != id);
+        if self.segments.len() == before {
+            return Err("removal of a segment that is not live");
+        }
+        Ok(())
+    }
+
+    /// The edits that recreate this state from nothing (a manifest snapshot).
+    #[must_use]
+    pub fn snapshot(&self) -> Vec<Edit> {
+        let mut edits: Vec<Edit> = self
+            .segments
+            .iter()
+            .map(|(level, segment)| Edit::NewSegment {
+                level: *level,
+                segment: segment.clone(),
+            })
+            .collect();
+        edits.push(Edit::WalObsolete {
+            up_to: self.flushed_seqno,
+        });
+        edits.push(Edit::NextIds {
+            next_file_id: self.next_file_id,
+        });
+        edits
+    }
+}
+
+/// The file name of manifest `id`.
+#[must_use]
+pub fn file_name(id: u64) -> String {
+    format!("MANIFEST-{id:06}")
+}
+
+/// Parses a manifest file name.
+#[must_use]
+pub fn parse_file_name(name: &str) -> Option<u64> {
+    name.strip_prefix("MANIFEST-")?.parse().ok()
+}
+
+/// Encodes one record payload.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] if the edits do not encode (never for real edits).
+pub fn encode_record(edits: &[Edit]) -> Result<Vec<u8>> {
+    let body = serde_codec::encode(&edits.to_vec())
+        .map_err(|_| Error::InvalidArgument("manifest edits do not encode"))?;
+    let mut out = Vec::with_capacity(1 + body.len());
+    out.push(FORMAT_VERSION);
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Decodes one record payload; `Err((offset in payload, reason))`.
+///
+/// # Errors
+/// A wrong version byte or bytes that are not a `Vec<Edit>`.
+pub fn decode_record(payload: &[u8]) -> Result<Vec<Edit>, (usize, &'static str)> {
+    match payload.split_first() {
+        Some((&FORMAT_VERSION, body)) => {
+            serde_codec::decode(body).map_err(|e| (1 + e.offset, "manifest edits do not decode"))
+        }
+        Some(_) => Err((0, "unknown manifest record version")),
+        None => Err((0, "empty manifest record")),
+    }
+}
+
+/// Replays manifest bytes `data` of manifest `id` into a state.
+///
+/// Damage that is only a file ending early (a record cut short by a crash during its
+/// append, which was never acted on) ends the replay; any other damage (a checksum
+/// mismatch, an undecodable or inconsistent edit) is an error.
+///
+/// # Errors
+/// A `(byte offset, reason)` pair for the first damage that is not a clean early end.
+pub fn replay(data: &[u8], id: u64) -> Result<ManifestState, (u64, String)> {
+    let mut state = ManifestState::default();
+    for item in LogReader::new(data, id) {
+        let record = match item {
+            Ok(record) => record,
+            Err(damage) => {
+                let truncated = matches!(
+                    damage.reason,
+                    DamageReason::TruncatedHeader
+                        | DamageReason::TruncatedPayload { .. }
+                        | DamageReason::UnfinishedRecord
+                );
+                if truncated {
+                    break;
+                }
+                return Err((damage.offset, damage.reason.to_string()));
+            }
+        };
+        if record.kind != RecordKind::Data {
+            return Err((record.start, "unexpected metadata record".into()));
+        }
+        let edits = decode_record(&record.payload)
+            .map_err(|(at, reason)| (record.start, format!("{reason} (payload byte {at})")))?;
+        for edit in &edits {
+            state
+                .apply(edit)
+                .map_err(|reason| (record.start, reason.to_string()))?;
+        }
+    }
+    Ok(state)
+}
+
+/// The manifest being appended to.
+#[derive(Debug)]
+pub struct Manifest {
+    dir: PathBuf,
+    id: u64,
+    file: File,
+    len: u64,
+    state: ManifestState,
+}
+
+impl Manifest {
+    /// Writes manifest `id` holding a snapshot of `state`, makes it durable, and points
+    /// `CURRENT` at it. The previous manifest file (if any) is then deleted.
+    ///
+    /// # Errors
+    /// [`Error::Io`] on any failure (`CURRENT` then still names the previous manifest).
+    pub fn create(dir: &Path, id: u64, state: ManifestState) -> Result<Self> {
+        let path = dir.join(file_name(id));
+        let file = OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .open(&path)
+            .map_err(Error::io("create", &path))?;
+        let mut m = Self {
+            dir: dir.to_path_buf(),
+            id,
+            file,
+            len: 0,
+            state: ManifestState::default(),
+        };
+        m.append(&state.snapshot())?;
+        set_current(dir, id)?;
+        Ok(m)
+    }
+
+    /// Appends one commit of `edits` and makes it durable.
+    ///
+    /// # Errors
+    /// [`Error::Io`]; [`Error::Corrupt`] if the edits do not fit the state (an engine bug).
+    pub fn append(&mut self, edits: &[Edit]) -> Result<()> {
+        let path = self.path();
+        let mut next = self.state.clone();
+        for edit in edits {
+            next.apply(edit)
+                .map_err(|reason| Error::corrupt(&path, self.len, reason))?;
+        }
+        let payload = encode_record(edits)?;
+        let mut writer = LogWriter::resume(Vec::new(), self.id, self.len);
+        writer
+            .add_record(&payload)
+            .map_err(Error::io("frame", &path))?;
+        let len = writer.len();
+        let bytes = writer.into_inner();
+        self.file
+            .write_all(&bytes)
+            .map_err(Error::io("write", &path))?;
+        self.file
+            .sync_data()
+            .map_err(Error::io("fdatasync", &path))?;
+        self.len = len;
+        self.state = next;
+        Ok(())
+    }
+
+    /// The state after every appended edit.
+    #[must_use]
+    pub fn state(&self) -> &ManifestState {
+        &self.state
+    }
+
+    /// The manifest's file id.
+    #[must_use]
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Bytes written.
+    #[must_use]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when nothing was written.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The manifest file's path.
+    #[must_use]
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(file_name(self.id))
+    }
+}
+
+/// The bytes of `CURRENT` naming manifest `id`: the file name, a newline, the masked
+/// CRC-32 of the name as 8 lowercase hex digits, a newline.
+#[must_use]
+pub fn current_contents(id: u64) -> String {
+    let name = file_name(id);
+    format!("{name}\n{:08x}\n", mask(crc32(name.as_bytes())))
+}
+
+/// Parses and verifies `CURRENT`'s bytes; `Err((offset, reason))`.
+///
+/// # Errors
+/// Anything but exactly the shape [`current_contents`] writes with a matching CRC.
+pub fn parse_current(data: &[u8]) -> Result<u64, (u64, &'static str)> {
+    let text = std::str::from_utf8(data).map_err(|e| (e.valid_up_to() as u64, "not UTF-8"))?;
+    let (name, rest) = text
+        .split_once('\n')
+        .ok_or((0, "no newline after the name"))?;
+    let crc_at = name.len() as u64 + 1;
+    let crc_hex = rest
+        .strip_suffix('\n')
+        .ok_or((crc_at, "no newline after the CRC"))?;
+    let stored = u32::from_str_radix(crc_hex, 16).map_err(|_| (crc_at, "CRC is not hex"))?;
+    if crc_hex.len() != 8 || unmask(stored) != crc32(name.as_bytes()) {
+        return Err((crc_at, "CRC mismatch"));
+    }
+    parse_file_name(name).ok_or((0, "not a manifest file name"))
+}
+
+/// Points `CURRENT` at manifest `id` atomically: temporary file, fsync, rename, fsync of
+/// the directory.
+///
+/// # Errors
+/// [`Error::Io`] on any failure.
+pub fn set_current(dir: &Path, id: u64) -> Result<()> {
+    let tmp = dir.join("CURRENT.tmp");
+    let path = dir.join(CURRENT);
+    let mut f = File::create(&tmp).map_err(Error::io("create", &tmp))?;
+    f.write_all(current_contents(id).as_bytes())
+        .map_err(Error::io("write", &tmp))?;
+    f.sync_all().map_err(Error::io("fsync", &tmp))?;
+    drop(f);
+    fs::rename(&tmp, &path).map_err(Error::io("rename", &tmp))?;
+    sync_dir(dir)
+}
+
+/// fsyncs directory `dir`.
+///
+/// # Errors
+/// [`Error::Io`].
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(Error::io("fsync dir", dir))
+}
+
+/// Reads `CURRENT` and the manifest it names: `(manifest id, state)`, or `None` for a
+/// directory without `CURRENT` (a new database).
+///
+/// # Errors
+/// [`Error::Corrupt`] naming `CURRENT` or the manifest and the byte offset; [`Error::Io`].
+pub fn load(dir: &Path) -> Result<Option<(u64, ManifestState)>> {
+    let current = dir.join(CURRENT);
+    let data = match fs::read(&current) {
+        Ok(data) => data,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("read", &current)(e)),
+    };
+    let id = parse_current(&data).map_err(|(at, reason)| Error::corrupt(&current, at, reason))?;
+    let path = dir.join(file_name(id));
+    let bytes = fs::read(&path).map_err(Error::io("read", &path))?;
+    let state = replay(&bytes, id).map_err(|(at, reason)| Error::corrupt(&path, at, reason))?;
+    Ok(Some((id, state)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(id: u64) -> SegmentInfo {
+        SegmentInfo {
+            id,
+            file_size: 10,
+            smallest: b"a".to_vec(),
+            largest: b"z".to_vec(),
+            min_seqno: 1,
+            max_seqno: 2,
+            entry_count: 3,
+        }
+    }
+
+    #[test]
+    fn append_replay_and_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = Manifest::create(dir.path(), 7, ManifestState::default()).unwrap();
+        m.append(&[Edit::NewSegment {
+            level: 0,
+            segment: seg(3),
+        }])
+        .unwrap();
+        m.append(&[
+            Edit::Compaction {
+                inputs: vec![3],
+                outputs: vec![(1, seg(4)), (1, seg(5))],
+            },
+            Edit::WalObsolete { up_to: 99 },
+        ])
+        .unwrap();
+        let (id, state) = load(dir.path()).unwrap().unwrap();
+        assert_eq!(id, 7);
+        assert_eq!(&state, m.state());
+        assert_eq!(state.flushed_seqno, 99);
+        assert_eq!(state.next_file_id, 6);
+        assert_eq!(state.segments.len(), 2);
+        assert!(m.append(&[Edit::DeleteSegment { id: 3 }]).is_err());
+    }
+
+    #[test]
+    fn current_is_verified() {
+        let good = current_contents(12);
+        assert_eq!(parse_current(good.as_bytes()), Ok(12));
+        let bad = good.replace("MANIFEST-000012", "MANIFEST-000013");
+        assert_eq!(parse_current(bad.as_bytes()).unwrap_err().1, "CRC mismatch");
+        assert!(parse_current(b"").is_err());
+        assert!(parse_current(b"\xff\xfe").is_err());
+    }
+}

@@ -1,0 +1,94 @@
+//! [`Options`]: the engine's tuning knobs, each named after the RocksDB option it mirrors.
+
+use memforest_sst::SstOptions;
+use memforest_wal::RecoveryMode;
+
+/// Options for [`crate::Db::open`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// A memtable is sealed and handed to the flush thread once it holds about this many
+    /// bytes (keys + values + per-entry overhead). Default 64 MiB (RocksDB
+    /// `write_buffer_size`).
+    pub memtable_size: usize,
+    /// Writers stall (wait on a condition variable) while this many sealed memtables wait
+    /// for the flush thread. Default 2 (RocksDB `max_write_buffer_number` - 1).
+    pub max_immutable_memtables: usize,
+    /// Level 0 is compacted into level 1 once it holds this many files. Default 4 (RocksDB
+    /// `level0_file_num_compaction_trigger`).
+    pub l0_compaction_trigger: usize,
+    /// Writers stall while level 0 holds this many files. Default 20 (RocksDB
+    /// `level0_stop_writes_trigger`).
+    pub l0_stop_writes_trigger: usize,
+    /// Target total size of level 1, in bytes. Default 256 MiB (RocksDB
+    /// `max_bytes_for_level_base`).
+    pub max_bytes_for_level_base: u64,
+    /// Each level below 1 may hold this many times the bytes of the one above. Default 10
+    /// (RocksDB `max_bytes_for_level_multiplier`).
+    pub level_size_multiplier: u64,
+    /// Compaction cuts output segment files at about this many bytes (at a user-key
+    /// boundary). Default 64 MiB (RocksDB `target_file_size_base`, with
+    /// `target_file_size_multiplier` = 1).
+    pub target_file_size: u64,
+    /// Number of levels, 0..num_levels. Default 7 (RocksDB `num_levels`). At least 2.
+    pub num_levels: usize,
+    /// The manifest is rewritten as a snapshot into a new file once it exceeds this many
+    /// bytes. Default 4 MiB (RocksDB `max_manifest_file_size`).
+    pub max_manifest_size: u64,
+    /// WAL segment size in bytes (RocksDB `max_log_file_size`-like). Default 64 MiB.
+    pub wal_segment_size: u64,
+    /// What WAL recovery tolerates (RocksDB `wal_recovery_mode`). The manifest, `CURRENT`
+    /// and segment files tolerate no corruption whatever this says.
+    pub recovery_mode: RecoveryMode,
+    /// How segment files are built (block size, compression, bloom bits).
+    pub sst: SstOptions,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            memtable_size: 64 << 20,
+            max_immutable_memtables: 2,
+            l0_compaction_trigger: 4,
+            l0_stop_writes_trigger: 20,
+            max_bytes_for_level_base: 256 << 20,
+            level_size_multiplier: 10,
+            target_file_size: 64 << 20,
+            num_levels: 7,
+            max_manifest_size: 4 << 20,
+            wal_segment_size: 64 << 20,
+            recovery_mode: RecoveryMode::default(),
+            sst: SstOptions::default(),
+        }
+    }
+}
+
+impl Options {
+    /// Target size in bytes of `level` (>= 1): base * multiplier^(level - 1).
+    #[must_use]
+    pub fn level_target_bytes(&self, level: usize) -> u64 {
+        let exp = u32::try_from(level.saturating_sub(1)).unwrap_or(u32::MAX);
+        self.max_bytes_for_level_base
+            .saturating_mul(self.level_size_multiplier.saturating_pow(exp))
+    }
+
+    /// Checks the options.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] for a zero size or fewer than 2 levels.
+    pub fn validate(&self) -> crate::Result<()> {
+        let bad = |what| Err(crate::Error::InvalidArgument(what));
+        if self.num_levels < 2 {
+            return bad("num_levels must be at least 2");
+        }
+        if self.memtable_size == 0 || self.target_file_size == 0 || self.wal_segment_size == 0 {
+            return bad("sizes must be > 0");
+        }
+        if self.l0_compaction_trigger == 0 || self.max_immutable_memtables == 0 {
+            return bad("triggers must be > 0");
+        }
+        if self.level_size_multiplier < 2 {
+            return bad("level_size_multiplier must be at least 2");
+        }
+        Ok(())
+    }
+}

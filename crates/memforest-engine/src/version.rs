@@ -1,0 +1,251 @@
+//! [`Version`]: the set of live segment files, by level, shared copy-on-write.
+//!
+//! Readers clone an `Arc<Version>`; flushes and compactions install a new one. Each file is
+//! an `Arc<Segment>` shared by every version that lists it; a segment replaced by a
+//! compaction is marked obsolete and its file is unlinked when the last version (and so the
+//! last `SstReader` the engine holds) referencing it is dropped: the deletion contract of
+//! `memforest-sst`. Iterators or values still alive keep the mapping after the unlink.
+
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use memforest_sst::{BoxedSource, Kind, Lookup, SstMeta, SstReader};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+/// What the manifest records about one segment file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentInfo {
+    /// File id (`{id:020}.sst`).
+    pub id: u64,
+    /// File size in bytes.
+    pub file_size: u64,
+    /// Smallest engine key.
+    pub smallest: Vec<u8>,
+    /// Largest engine key.
+    pub largest: Vec<u8>,
+    /// Smallest seqno.
+    pub min_seqno: u64,
+    /// Largest seqno.
+    pub max_seqno: u64,
+    /// Entries (all versions, tombstones included).
+    pub entry_count: u64,
+}
+
+impl From<&SstMeta> for SegmentInfo {
+    fn from(m: &SstMeta) -> Self {
+        Self {
+            id: m.id,
+            file_size: m.file_size,
+            smallest: m.smallest_user_key.to_vec(),
+            largest: m.largest_user_key.to_vec(),
+            min_seqno: m.min_seqno,
+            max_seqno: m.max_seqno,
+            entry_count: m.entry_count,
+        }
+    }
+}
+
+impl SegmentInfo {
+    /// True when the file may hold keys in `[lower, upper]` (bounds on engine keys).
+    #[must_use]
+    pub fn overlaps(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> bool {
+        let above_lower = match lower {
+            Bound::Included(l) => self.largest.as_slice() >= l,
+            Bound::Excluded(l) => self.largest.as_slice() > l,
+            Bound::Unbounded => true,
+        };
+        let below_upper = match upper {
+            Bound::Included(u) => self.smallest.as_slice() <= u,
+            Bound::Excluded(u) => self.smallest.as_slice() < u,
+            Bound::Unbounded => true,
+        };
+        above_lower && below_upper
+    }
+}
+
+/// An open segment file.
+#[derive(Debug)]
+pub struct Segment {
+    /// Its manifest record.
+    pub info: SegmentInfo,
+    /// Its reader.
+    pub reader: SstReader,
+    obsolete: AtomicBool,
+}
+
+impl Segment {
+    /// Opens segment `info.id` in `dir`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Sst`] when the file is missing or corrupt (naming file and offset).
+    pub fn open(dir: &Path, info: SegmentInfo) -> Result<Self> {
+        let reader = SstReader::open(dir.join(memforest_sst::file_name(info.id)))?;
+        Ok(Self {
+            info,
+            reader,
+            obsolete: AtomicBool::new(false),
+        })
+    }
+
+    /// Marks the file for deletion once no version references it.
+    pub fn mark_obsolete(&self) {
+        self.obsolete.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        if self.obsolete.load(Ordering::Acquire) {
+            // Best effort: a file left behind is an orphan, removed at the next open.
+            let _ = std::fs::remove_file(self.reader.path());
+        }
+    }
+}
+
+/// The live files by level (mini-lsm `LsmStorageState`, RocksDB `Version`). Level 0 is
+/// ordered newest first (its files may overlap); every other level is ordered by smallest
+/// key and its files do not overlap.
+#[derive(Debug, Clone)]
+pub struct Version {
+    /// `levels[i]`: files of level `i`.
+    pub levels: Vec<Vec<Arc<Segment>>>,
+}
+
+impl Version {
+    /// An empty version of `num_levels` levels.
+    #[must_use]
+    pub fn empty(num_levels: usize) -> Self {
+        Self {
+            levels: vec![Vec::new(); num_levels],
+        }
+    }
+
+    /// Builds a version from `(level, segment)` pairs, sorting each level.
+    #[must_use]
+    pub fn from_segments(num_levels: usize, segments: Vec<(usize, Arc<Segment>)>) -> Self {
+        let mut v = Self::empty(num_levels);
+        for (level, seg) in segments {
+            if let Some(l) = v.levels.get_mut(level) {
+                l.push(seg);
+            }
+        }
+        v.sort();
+        v
+    }
+
+    fn sort(&mut self) {
+        for (i, level) in self.levels.iter_mut().enumerate() {
+            if i == 0 {
+                level.sort_by_key(|s| std::cmp::Reverse(s.info.max_seqno));
+            } else {
+                level.sort_by(|a, b| a.info.smallest.cmp(&b.info.smallest));
+            }
+        }
+    }
+
+    /// This version plus a new level-0 file.
+    #[must_use]
+    pub fn with_l0(&self, seg: Arc<Segment>) -> Self {
+        let mut v = self.clone();
+        if let Some(l0) = v.levels.first_mut() {
+            l0.insert(0, seg);
+        }
+        v
+    }
+
+    /// This version with the files `inputs` removed and `outputs` added at `level`.
+    #[must_use]
+    pub fn with_compaction(
+        &self,
+        inputs: &[u64],
+        level: usize,
+        outputs: Vec<Arc<Segment>>,
+    ) -> Self {
+        let mut v = self.clone();
+        for l in &mut v.levels {
+            l.retain(|s| !inputs.contains(&s.info.id));
+        }
+        if let Some(l) = v.levels.get_mut(level) {
+            l.extend(outputs);
+        }
+        v.sort();
+        v
+    }
+
+    /// The level holding file `id`, if it is live.
+    #[must_use]
+    pub fn level_of(&self, id: u64) -> Option<usize> {
+        self.levels
+            .iter()
+            .position(|l| l.iter().any(|s| s.info.id == id))
+    }
+
+    /// Every `(level, segment)`.
+    pub fn all(&self) -> impl Iterator<Item = (usize, &Arc<Segment>)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(i, l)| l.iter().map(move |s| (i, s)))
+    }
+
+    /// Total bytes of `level`.
+    #[must_use]
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.levels
+            .get(level)
+            .map_or(0, |l| l.iter().map(|s| s.info.file_size).sum())
+    }
+
+    /// The newest version of `key` with seqno `<= snapshot`: `(seqno, kind, value)`.
+    ///
+    /// # Errors
+    /// Corruption of a file on the way.
+    pub fn get(&self, key: &[u8], snapshot: u64) -> Result<Option<(u64, Kind, Bytes)>> {
+        for (i, level) in self.levels.iter().enumerate() {
+            if i == 0 {
+                for seg in level {
+                    if let Some(found) = lookup(seg, key, snapshot)? {
+                        return Ok(Some(found));
+                    }
+                }
+            } else {
+                let at = level.partition_point(|s| s.info.largest.as_slice() < key);
+                if let Some(seg) = level.get(at) {
+                    if let Some(found) = lookup(seg, key, snapshot)? {
+                        return Ok(Some(found));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Cursors over the files that may hold keys in `[lower, upper]`, newest first.
+    ///
+    /// # Errors
+    /// Corruption of a file's first block.
+    pub fn sources(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Vec<BoxedSource>> {
+        let mut out: Vec<BoxedSource> = Vec::new();
+        for (_, seg) in self.all() {
+            if seg.info.overlaps(lower, upper) {
+                out.push(Box::new(seg.reader.iter()?));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn lookup(seg: &Segment, key: &[u8], snapshot: u64) -> Result<Option<(u64, Kind, Bytes)>> {
+    if key < seg.info.smallest.as_slice() || key > seg.info.largest.as_slice() {
+        return Ok(None);
+    }
+    Ok(seg.reader.get(key, snapshot)?.map(|l| match l {
+        Lookup::Put { value, seqno } => (seqno, Kind::Put, value),
+        Lookup::Tombstone { seqno } => (seqno, Kind::Tombstone, Bytes::new()),
+    }))
+}

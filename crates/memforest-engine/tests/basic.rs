@@ -1,0 +1,101 @@
+//! Write, read, flush, compaction and reopen of a single database.
+
+use std::ops::Bound;
+
+use memforest_engine::{Db, Durability, Options, Table, TenantId, WriteBatch};
+
+fn small_options() -> Options {
+    Options {
+        memtable_size: 16 << 10,
+        l0_compaction_trigger: 2,
+        max_bytes_for_level_base: 64 << 10,
+        target_file_size: 16 << 10,
+        ..Options::default()
+    }
+}
+
+fn collect(scan: memforest_engine::Scan) -> Vec<(Vec<u8>, Vec<u8>)> {
+    scan.map(|r| {
+        let (k, v) = r.unwrap();
+        (k.to_vec(), v.to_vec())
+    })
+    .collect()
+}
+
+#[test]
+fn write_read_delete_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TenantId::new("alice").unwrap();
+    {
+        let db = Db::open(dir.path(), small_options()).unwrap();
+        let mut b = WriteBatch::new();
+        b.put(&t, Table::Facts, b"a", b"1");
+        b.put(&t, Table::Facts, b"b", b"2");
+        b.put(&t, Table::Turns, b"a", b"turn");
+        db.write(&b, Durability::Buffered).unwrap();
+        assert_eq!(
+            db.get(&t, Table::Facts, b"a").unwrap().as_deref(),
+            Some(&b"1"[..])
+        );
+        assert_eq!(db.get(&t, Table::Sessions, b"a").unwrap(), None);
+        let mut d = WriteBatch::new();
+        d.delete(&t, Table::Facts, b"a");
+        db.write(&d, Durability::SyncData).unwrap();
+        assert_eq!(db.get(&t, Table::Facts, b"a").unwrap(), None);
+        db.close().unwrap();
+    }
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    assert_eq!(db.get(&t, Table::Facts, b"a").unwrap(), None);
+    assert_eq!(
+        db.get(&t, Table::Facts, b"b").unwrap().as_deref(),
+        Some(&b"2"[..])
+    );
+    let all = collect(
+        db.scan(&t, Table::Facts, Bound::Unbounded, Bound::Unbounded, None)
+            .unwrap(),
+    );
+    assert_eq!(all, vec![(b"b".to_vec(), b"2".to_vec())]);
+}
+
+#[test]
+fn many_writes_flush_compact_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TenantId::new("t").unwrap();
+    let n = 5000u32;
+    {
+        let db = Db::open(dir.path(), small_options()).unwrap();
+        for i in 0..n {
+            let k = format!("key{:06}", (i * 7919) % n);
+            db.put(
+                &t,
+                Table::Facts,
+                k.as_bytes(),
+                format!("v{i}").as_bytes(),
+                Durability::Buffered,
+            )
+            .unwrap();
+        }
+        db.flush().unwrap();
+        let s = db.stats();
+        assert!(s.flush_count >= 2, "{s:?}");
+        db.compact_all().unwrap();
+        let s = db.stats();
+        assert!(s.compaction_count >= 1, "{s:?}");
+        assert_eq!(s.levels[0].files, 0, "{s:?}");
+        for i in (0..n).step_by(97) {
+            let k = format!("key{:06}", (i * 7919) % n);
+            assert_eq!(
+                db.get(&t, Table::Facts, k.as_bytes()).unwrap().unwrap(),
+                format!("v{i}").as_bytes()
+            );
+        }
+        db.close().unwrap();
+    }
+    let db = Db::open(dir.path(), small_options()).unwrap();
+    let all = collect(
+        db.scan(&t, Table::Facts, Bound::Unbounded, Bound::Unbounded, None)
+            .unwrap(),
+    );
+    assert_eq!(all.len(), n as usize);
+    assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
+}
