@@ -1,0 +1,81 @@
+//! MemTree node pages persisted through the engine, committed in the same batch as the
+//! facts that caused them.
+
+use memforest_engine::{
+    Db, Durability, EngineNodeStore, Options, StagedNodeStore, Table, TenantId, WriteBatch,
+};
+use memforest_tree::{LeafKey, MemTree, Payload, TimeRange, TreeConfig, TreeId, TreeKind};
+
+fn leaf(i: u64) -> LeafKey {
+    LeafKey {
+        time: TimeRange::new(i as i64 * 10, i as i64 * 10 + 5).unwrap(),
+        payload: Payload::fact(i),
+    }
+}
+
+#[test]
+fn facts_and_tree_pages_commit_together_and_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TenantId::new("agent").unwrap();
+    let config = TreeConfig::uniform(4).unwrap();
+    let tree_id = TreeId(3);
+    {
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        let mut tree = {
+            let mut store = EngineNodeStore::new(&db, t.clone(), Durability::SyncData);
+            MemTree::create(&mut store, tree_id, TreeKind::Entity, "user", &config).unwrap()
+        };
+        for i in 0..40u64 {
+            let mut batch = WriteBatch::new();
+            let text = format!("fact {i}");
+            batch.put(&t, Table::Facts, &i.to_be_bytes(), text.as_bytes());
+            {
+                let mut staged = StagedNodeStore::new(&db, t.clone(), &mut batch);
+                tree.insert(&mut staged, leaf(i), &text).unwrap();
+            }
+            db.write(&batch, Durability::SyncData).unwrap();
+            if i == 20 {
+                db.flush().unwrap();
+            }
+        }
+        // A staged batch that is never written leaves neither the fact nor the pages.
+        let mut lost = WriteBatch::new();
+        lost.put(&t, Table::Facts, &99u64.to_be_bytes(), b"fact 99");
+        let mut scratch = tree.clone();
+        scratch
+            .insert(
+                &mut StagedNodeStore::new(&db, t.clone(), &mut lost),
+                leaf(99),
+                "fact 99",
+            )
+            .unwrap();
+        drop(lost);
+        db.close().unwrap();
+    }
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let store = EngineNodeStore::new(&db, t.clone(), Durability::SyncData);
+    let tree = MemTree::open(&store, tree_id).unwrap();
+    assert_eq!(tree.len(), 40);
+    let leaves = tree
+        .range(&store, TimeRange::new(i64::MIN, i64::MAX).unwrap())
+        .unwrap();
+    assert_eq!(leaves.len(), 40);
+    for l in &leaves {
+        let id = l.key.payload.id;
+        let fact = db
+            .get(&t, Table::Facts, &id.to_be_bytes())
+            .unwrap()
+            .unwrap();
+        assert_eq!(&fact[..], l.text.as_bytes());
+    }
+    assert_eq!(
+        db.get(&t, Table::Facts, &99u64.to_be_bytes()).unwrap(),
+        None
+    );
+    let other = TenantId::new("other").unwrap();
+    assert!(MemTree::open(
+        &EngineNodeStore::new(&db, other, Durability::Buffered),
+        tree_id
+    )
+    .is_err());
+}
