@@ -186,27 +186,32 @@ impl Wal {
     }
 
     /// Deletes the oldest closed segments whose batches all have seqnos `<= seqno` (their
-    /// data is persisted elsewhere), then syncs the directory. The active segment is never
-    /// deleted. Returns the number of segments deleted.
+    /// data is persisted elsewhere), oldest first, then syncs the directory. The active
+    /// segment is never deleted. Returns the number of segments deleted.
     ///
     /// # Errors
-    /// [`WalError::Io`] when a deletion or the directory sync fails (the log stays usable).
+    /// [`WalError::Io`] when a deletion or the directory sync fails. The log stays usable;
+    /// a segment whose deletion failed is no longer tracked and is recovered (and can be
+    /// purged again) at the next open.
     pub fn purge_up_to(&self, seqno: u64) -> Result<usize> {
-        let mut active = self.active.lock();
-        let mut deleted = 0;
-        while let Some(oldest) = active.closed.front().copied() {
-            if oldest.last_seqno > seqno {
-                break;
-            }
-            let path = segment::path(&self.dir, oldest.id);
+        // Unlink outside the I/O lock, so group commits are not held up by the deletions.
+        let purged: Vec<u64> = {
+            let mut active = self.active.lock();
+            let n = active
+                .closed
+                .iter()
+                .take_while(|c| c.last_seqno <= seqno)
+                .count();
+            active.closed.drain(..n).map(|c| c.id).collect()
+        };
+        for &id in &purged {
+            let path = segment::path(&self.dir, id);
             fs::remove_file(&path).map_err(|e| WalError::io(&path, e))?;
-            active.closed.pop_front();
-            deleted += 1;
         }
-        if deleted > 0 {
+        if !purged.is_empty() {
             segment::sync_dir(&self.dir)?;
         }
-        Ok(deleted)
+        Ok(purged.len())
     }
 
     /// The last sequence number written to the log (recovered, or assigned to a batch
