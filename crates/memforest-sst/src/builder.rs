@@ -77,6 +77,8 @@ pub struct SstBuilder {
     bloom: BloomBuilder,
     /// Encoded internal key of the last entry added.
     last_key: Vec<u8>,
+    /// Spare buffer for the next key (swapped with `last_key`, so `add` does not allocate).
+    key_buf: Vec<u8>,
     properties: Properties,
 }
 
@@ -100,6 +102,7 @@ impl SstBuilder {
             index: IndexBuilder::default(),
             bloom: BloomBuilder::default(),
             last_key: Vec::new(),
+            key_buf: Vec::new(),
             properties: Properties {
                 format_version: FORMAT_VERSION,
                 entry_count: 0,
@@ -149,7 +152,8 @@ impl SstBuilder {
         if seqno > MAX_SEQNO {
             return Err(self.invalid("seqno above 2^56 - 1"));
         }
-        let mut key = Vec::with_capacity(user_key.len() + internal_key::TRAILER_LEN);
+        let mut key = std::mem::take(&mut self.key_buf);
+        key.clear();
         internal_key::encode_into(&mut key, user_key, seqno, kind);
         let props = &mut self.properties;
         if props.entry_count > 0 {

@@ -6,13 +6,15 @@
 //! Index blocks use the ordinary block layout with a restart point at every entry (RocksDB
 //! `index_block_restart_interval = 1`); each value is a 12-byte [`BlockHandle`].
 
-use std::sync::Arc;
+use std::cmp::Ordering;
+use std::sync::{Arc, OnceLock};
 
 use crate::block::builder::BlockBuilder;
 use crate::block::trailer::CompressionType;
 use crate::block_handle::BlockHandle;
 use crate::error::{Result, SstError};
 use crate::file::TableFile;
+use crate::internal_key::compare_encoded;
 use crate::table_block::TableBlockIter;
 use crate::writer::BlockWriter;
 
@@ -91,22 +93,49 @@ fn add(block: &mut BlockBuilder, key: &[u8], handle: BlockHandle, out: &BlockWri
         })
 }
 
-/// The index of an open file: the verified top-level block.
+/// The index of an open file. The top-level block is verified and decoded at open into a
+/// sorted array of `(last key, handle)`; in a two-level index each partition is
+/// CRC-checked the first time it is used and then remembered for the reader's lifetime
+/// (index blocks are never compressed, so a remembered partition is a view of the mapping,
+/// not a copy).
 #[derive(Debug, Clone)]
 pub struct Index {
-    top: TableBlockIter,
-    levels: u8,
+    inner: Arc<IndexInner>,
+}
+
+#[derive(Debug)]
+struct IndexInner {
+    file: Arc<TableFile>,
+    /// Entries of the top-level block, in key order.
+    top: Vec<(Vec<u8>, BlockHandle)>,
+    /// One slot per top-level entry when two-level; empty when one-level.
+    partitions: Vec<OnceLock<TableBlockIter>>,
 }
 
 impl Index {
-    /// Loads and verifies the top-level index block.
+    /// Loads, verifies and decodes the top-level index block.
     ///
     /// # Errors
-    /// [`SstError::Corrupt`] when it does not verify.
+    /// [`SstError::Corrupt`] when it does not verify or decode.
     pub fn open(file: &Arc<TableFile>, handle: BlockHandle, levels: u8) -> Result<Self> {
+        let mut block = file.load_block(handle)?;
+        block.seek_to_first()?;
+        let mut top = Vec::new();
+        while block.valid() {
+            top.push((block.key().to_vec(), block.handle_value()?));
+            block.advance()?;
+        }
+        let partitions = if levels == 2 {
+            top.iter().map(|_| OnceLock::new()).collect()
+        } else {
+            Vec::new()
+        };
         Ok(Self {
-            top: file.load_block(handle)?,
-            levels,
+            inner: Arc::new(IndexInner {
+                file: Arc::clone(file),
+                top,
+                partitions,
+            }),
         })
     }
 
@@ -114,33 +143,51 @@ impl Index {
     #[must_use]
     pub fn iter(&self) -> IndexIter {
         IndexIter {
-            top: self.top.clone(),
+            index: Arc::clone(&self.inner),
+            pos: usize::MAX,
             partition: None,
-            two_level: self.levels == 2,
         }
+    }
+}
+
+impl IndexInner {
+    fn two_level(&self) -> bool {
+        !self.partitions.is_empty()
+    }
+
+    /// Partition `pos` (unpositioned), verified on first use.
+    fn partition(&self, pos: usize) -> Result<Option<TableBlockIter>> {
+        let (Some(slot), Some((_, handle))) = (self.partitions.get(pos), self.top.get(pos)) else {
+            return Ok(None);
+        };
+        if let Some(cached) = slot.get() {
+            return Ok(Some(cached.clone()));
+        }
+        let loaded = self.file.load_block(*handle)?;
+        // A concurrent first use may have stored an identical block already.
+        let _ = slot.set(loaded.clone());
+        Ok(Some(loaded))
     }
 }
 
 /// A cursor over the data block handles, in key order.
 #[derive(Debug)]
 pub struct IndexIter {
-    top: TableBlockIter,
+    index: Arc<IndexInner>,
+    /// Position in the top-level entries (`>= len` when exhausted).
+    pos: usize,
+    /// The current partition, when two-level.
     partition: Option<TableBlockIter>,
-    two_level: bool,
 }
 
 impl IndexIter {
     /// True when positioned on a data block.
     #[must_use]
     pub fn valid(&self) -> bool {
-        self.current().is_some_and(TableBlockIter::valid)
-    }
-
-    fn current(&self) -> Option<&TableBlockIter> {
-        if self.two_level {
-            self.partition.as_ref()
+        if self.index.two_level() {
+            self.partition.as_ref().is_some_and(TableBlockIter::valid)
         } else {
-            Some(&self.top)
+            self.pos < self.index.top.len()
         }
     }
 
@@ -149,63 +196,68 @@ impl IndexIter {
     /// # Errors
     /// [`SstError::Corrupt`] when the entry is not a handle (or the cursor is not valid).
     pub fn handle(&self) -> Result<BlockHandle> {
-        match self.current() {
-            Some(it) if it.valid() => it.handle_value(),
-            _ => Err(self
+        match &self.partition {
+            Some(partition) if partition.valid() => partition.handle_value(),
+            _ => self
+                .index
                 .top
-                .file()
-                .corrupt(self.top.block_offset(), "index cursor is not positioned")),
+                .get(self.pos)
+                .filter(|_| !self.index.two_level())
+                .map(|(_, handle)| *handle)
+                .ok_or_else(|| self.index.file.corrupt(0, "index cursor is not positioned")),
         }
     }
 
     /// Positions on the first data block.
     ///
     /// # Errors
-    /// [`SstError::Corrupt`] when an index block does not verify or decode.
+    /// [`SstError::Corrupt`] when an index partition does not verify or decode.
     pub fn seek_to_first(&mut self) -> Result<()> {
-        self.top.seek_to_first()?;
+        self.pos = 0;
         self.enter_partition(None)
     }
 
     /// Positions on the first data block whose last key is `>= target` (encoded).
     ///
     /// # Errors
-    /// [`SstError::Corrupt`] when an index block does not verify or decode.
+    /// [`SstError::Corrupt`] when an index partition does not verify or decode.
     pub fn seek(&mut self, target: &[u8]) -> Result<()> {
-        self.top.seek(target)?;
+        self.pos = self
+            .index
+            .top
+            .partition_point(|(key, _)| compare_encoded(key, target) == Ordering::Less);
         self.enter_partition(Some(target))
     }
 
     /// Advances to the next data block.
     ///
     /// # Errors
-    /// [`SstError::Corrupt`] when an index block does not verify or decode.
+    /// [`SstError::Corrupt`] when an index partition does not verify or decode.
     pub fn advance(&mut self) -> Result<()> {
         match &mut self.partition {
-            Some(partition) if self.two_level => {
+            Some(partition) => {
                 partition.advance()?;
                 if !partition.valid() {
-                    self.top.advance()?;
+                    self.pos = self.pos.saturating_add(1);
                     self.enter_partition(None)?;
                 }
                 Ok(())
             }
-            _ => self.top.advance(),
+            None => {
+                self.pos = self.pos.saturating_add(1);
+                Ok(())
+            }
         }
     }
 
-    /// In a two-level index, loads the partition under the top cursor and positions in it
-    /// (at `target` or its start), moving on past partitions with no such entry.
+    /// In a two-level index, positions in partition `pos` (at `target` or its start),
+    /// moving on past partitions with no such entry.
     fn enter_partition(&mut self, mut target: Option<&[u8]>) -> Result<()> {
-        if !self.two_level {
+        self.partition = None;
+        if !self.index.two_level() {
             return Ok(());
         }
-        loop {
-            if !self.top.valid() {
-                self.partition = None;
-                return Ok(());
-            }
-            let mut partition = self.top.file().load_block(self.top.handle_value()?)?;
+        while let Some(mut partition) = self.index.partition(self.pos)? {
             match target {
                 Some(t) => partition.seek(t)?,
                 None => partition.seek_to_first()?,
@@ -215,7 +267,8 @@ impl IndexIter {
                 return Ok(());
             }
             target = None;
-            self.top.advance()?;
+            self.pos = self.pos.saturating_add(1);
         }
+        Ok(())
     }
 }

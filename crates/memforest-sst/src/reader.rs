@@ -44,7 +44,8 @@ pub enum Lookup {
 ///
 /// Open checks the footer (magic, version, CRC, index levels, handles inside the file) and
 /// loads the properties, filter and (top-level) index blocks with their CRCs verified; every
-/// data block and index partition is CRC-checked each time it is loaded.
+/// data block is CRC-checked each time it is loaded, and each index partition the first
+/// time it is used (it is then remembered as verified).
 #[derive(Debug, Clone)]
 pub struct SstReader {
     inner: Arc<Inner>,

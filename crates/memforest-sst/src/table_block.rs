@@ -35,12 +35,6 @@ impl TableBlockIter {
         }
     }
 
-    /// The file the block belongs to.
-    #[must_use]
-    pub fn file(&self) -> &Arc<TableFile> {
-        &self.file
-    }
-
     /// Offset of the block in the file.
     #[must_use]
     pub fn block_offset(&self) -> u64 {

@@ -107,17 +107,14 @@ impl BlockIter {
             .data
             .get(..self.block.restarts_start)
             .unwrap_or_default();
-        let mut r = ByteReader::new(entries);
-        r.bytes(offset, "restart offset")?;
-        if r.varint32("entry shared length")? != 0 {
+        let header = Header::decode(entries, offset)?;
+        if header.shared != 0 {
             return Err(DecodeError::new(
                 offset,
                 "restart entry shares a key prefix",
             ));
         }
-        let non_shared = r.varint32("entry key length")?;
-        r.varint32("entry value length")?;
-        r.bytes(to_usize(non_shared, r.position())?, "entry key")
+        slice(entries, offset + header.len, header.non_shared, "entry key")
     }
 
     /// Decodes the entry at `offset` on top of the current key; at the end of the entries
@@ -129,27 +126,75 @@ impl BlockIter {
             return Ok(());
         }
         let entries = self.block.data.get(..end).unwrap_or_default();
-        let mut r = ByteReader::new(entries);
-        r.bytes(offset, "entry offset")?;
-        let shared = to_usize(r.varint32("entry shared length")?, offset)?;
-        let non_shared = to_usize(r.varint32("entry key length")?, offset)?;
-        let value_len = to_usize(r.varint32("entry value length")?, offset)?;
-        if shared > self.key.len() {
+        let header = Header::decode(entries, offset)?;
+        if header.shared > self.key.len() {
             self.next = None;
             return Err(DecodeError::new(
                 offset,
                 "entry shares more than the previous key",
             ));
         }
-        let delta = r.bytes(non_shared, "entry key")?;
-        let value_start = r.position();
-        r.bytes(value_len, "entry value")?;
-        self.key.truncate(shared);
+        let key_start = offset + header.len;
+        let delta = slice(entries, key_start, header.non_shared, "entry key")?;
+        let value_start = key_start + header.non_shared;
+        slice(entries, value_start, header.value_len, "entry value")?;
+        self.key.truncate(header.shared);
         self.key.extend_from_slice(delta);
-        self.value = value_start..r.position();
-        self.next = Some(r.position());
+        self.value = value_start..value_start + header.value_len;
+        self.next = Some(self.value.end);
         Ok(())
     }
+}
+
+/// The three varints that start an entry.
+struct Header {
+    shared: usize,
+    non_shared: usize,
+    value_len: usize,
+    /// Bytes the three varints take.
+    len: usize,
+}
+
+impl Header {
+    fn decode(entries: &[u8], offset: usize) -> Result<Self, DecodeError> {
+        // Fast path: all three lengths below 128 take one byte each.
+        if let Some(&[shared, non_shared, value_len]) =
+            entries.get(offset..offset.saturating_add(3))
+        {
+            if (shared | non_shared | value_len) < 0x80 {
+                return Ok(Self {
+                    shared: usize::from(shared),
+                    non_shared: usize::from(non_shared),
+                    value_len: usize::from(value_len),
+                    len: 3,
+                });
+            }
+        }
+        let mut r = ByteReader::new(entries);
+        r.bytes(offset, "entry offset")?;
+        let shared = to_usize(r.varint32("entry shared length")?, offset)?;
+        let non_shared = to_usize(r.varint32("entry key length")?, offset)?;
+        let value_len = to_usize(r.varint32("entry value length")?, offset)?;
+        Ok(Self {
+            shared,
+            non_shared,
+            value_len,
+            len: r.position() - offset,
+        })
+    }
+}
+
+/// `entries[start..start + len]`, or an error at `start`.
+fn slice<'a>(
+    entries: &'a [u8],
+    start: usize,
+    len: usize,
+    what: &'static str,
+) -> Result<&'a [u8], DecodeError> {
+    start
+        .checked_add(len)
+        .and_then(|end| entries.get(start..end))
+        .ok_or(DecodeError::new(start, what))
 }
 
 fn to_usize(v: u32, offset: usize) -> Result<usize, DecodeError> {
