@@ -1,0 +1,105 @@
+//! db_bench-style comparison of memforest-engine and fjall, printed as a table.
+//!
+//! ```sh
+//! cargo run --release -p memforest-engine --example db_bench            # 1 M entries
+//! DB_BENCH_NUM=100000 cargo run --release -p memforest-engine --example db_bench
+//! ```
+//!
+//! Both engines run in this process, one after the other, with buffered durability
+//! (writes reach the OS page cache, no fsync per write). Write amplification is measured
+//! the same way for both: bytes the process passed to `write(2)` during the fill phases
+//! and the flush/compaction they caused, divided by the user key + value bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmark driver")]
+
+mod workload;
+
+use std::time::Duration;
+
+use workload::{
+    process_bytes_written, run, settle, Fjall, Memforest, Report, Store, Workload, KEY_LEN,
+    VALUE_LEN,
+};
+
+fn phase(
+    store: &dyn Store,
+    w: Workload,
+    n: u64,
+    seed: u64,
+    rows: &mut Vec<(String, &'static str, Report, Option<f64>)>,
+) {
+    let before = process_bytes_written();
+    let report = run(store, w, n, seed);
+    let write_amp = if matches!(w, Workload::ReadRandom | Workload::ReadSeq) {
+        None
+    } else {
+        settle(store, Duration::from_secs(20));
+        let written = process_bytes_written().saturating_sub(before);
+        Some(written as f64 / (n * (KEY_LEN + VALUE_LEN) as u64) as f64)
+    };
+    rows.push((w.name().to_owned(), store.name(), report, write_amp));
+}
+
+fn bench(
+    open: &dyn Fn(&std::path::Path) -> Box<dyn Store>,
+    n: u64,
+    rows: &mut Vec<(String, &'static str, Report, Option<f64>)>,
+) {
+    let seq_dir = tempfile::tempdir().unwrap();
+    {
+        let store = open(seq_dir.path());
+        phase(&*store, Workload::FillSeq, n, 1, rows);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    phase(&*store, Workload::FillRandom, n, 2, rows);
+    phase(&*store, Workload::Overwrite, n, 3, rows);
+    phase(&*store, Workload::ReadRandom, n, 4, rows);
+    phase(&*store, Workload::ReadSeq, n, 5, rows);
+}
+
+fn main() {
+    let n: u64 = std::env::var("DB_BENCH_NUM")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    println!(
+        "db_bench: {n} entries, {KEY_LEN}-byte keys, {VALUE_LEN}-byte values, buffered durability"
+    );
+    let mut rows = Vec::new();
+    bench(&|p| Box::new(Memforest::open(p)), n, &mut rows);
+    bench(&|p| Box::new(Fjall::open(p)), n, &mut rows);
+    println!(
+        "{:<11} {:<10} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9}",
+        "workload", "engine", "micros/op", "ops/sec", "MB/s", "p50 us", "p99 us", "w-amp"
+    );
+    for (w, engine, r, wa) in &rows {
+        println!(
+            "{:<11} {:<10} {:>10.3} {:>12.0} {:>9.1} {:>9.2} {:>9.2} {:>9}",
+            w,
+            engine,
+            r.micros_per_op(),
+            r.ops_per_sec(),
+            r.mb_per_sec(),
+            r.percentile_micros(50.0),
+            r.percentile_micros(99.0),
+            wa.map_or("-".to_owned(), |x| format!("{x:.2}"))
+        );
+    }
+    println!("\nmemforest / fjall throughput ratio:");
+    for w in [
+        "fillseq",
+        "fillrandom",
+        "overwrite",
+        "readrandom",
+        "readseq",
+    ] {
+        let get = |e: &str| {
+            rows.iter()
+                .find(|r| r.0 == w && r.1 == e)
+                .map(|r| r.2.ops_per_sec())
+        };
+        if let (Some(m), Some(f)) = (get("memforest"), get("fjall")) {
+            println!("  {w:<11} {:.2}", m / f);
+        }
+    }
+}
