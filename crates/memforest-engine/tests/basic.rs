@@ -1,5 +1,13 @@
 //! Write, read, flush, compaction and reopen of a single database.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    reason = "test code"
+)]
+
 use std::ops::Bound;
 
 use memforest_engine::{Db, Durability, Options, Table, TenantId, WriteBatch};

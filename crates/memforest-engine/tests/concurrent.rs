@@ -3,6 +3,14 @@
 //! flushes. Every reader must see each writer's sequence as a prefix (no gaps), and a
 //! snapshot must never change.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    reason = "test code"
+)]
+
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

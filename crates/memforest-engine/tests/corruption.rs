@@ -1,6 +1,14 @@
 //! Damaged `CURRENT`, manifest or segment files make open (or the read that meets the
 //! damage) fail with an error naming the file and the byte offset.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    reason = "test code"
+)]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 

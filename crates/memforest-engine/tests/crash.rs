@@ -6,6 +6,14 @@
 //!
 //! `MEMFOREST_CRASH_ITERS` sets the number of kill/reopen rounds (default 5).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    reason = "test code"
+)]
+
 use std::io::{BufRead, BufReader};
 use std::ops::Bound;
 use std::process::{Command, Stdio};

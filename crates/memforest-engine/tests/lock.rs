@@ -1,6 +1,14 @@
 //! The lock file: a second open fails clearly, in this process or another; a lock held by
 //! a killed process does not block the next open.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    reason = "test code"
+)]
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 

@@ -5,6 +5,14 @@
 //! leaves acknowledged writes in the OS page cache exactly as a killed process would, so
 //! the model loses nothing. (Power loss is the SIGKILL crash test's and the WAL's concern.)
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    reason = "test code"
+)]
+
 use std::collections::BTreeMap;
 use std::ops::Bound;
 

@@ -1,6 +1,14 @@
 //! MemTree node pages persisted through the engine, committed in the same batch as the
 //! facts that caused them.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    reason = "test code"
+)]
+
 use memforest_engine::{
     Db, Durability, EngineNodeStore, Options, StagedNodeStore, Table, TenantId, WriteBatch,
 };

@@ -5,6 +5,14 @@
 //! seconds in debug); the 1 M run is
 //! `MEMFOREST_SCALE_OPS=1000000 cargo test --release -p memforest-engine --test scale`.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    reason = "test code"
+)]
+
 use std::collections::BTreeMap;
 use std::ops::Bound;
 

@@ -2,6 +2,14 @@
 //! of each other); every read and scan of a tenant returns exactly its own keys, before
 //! and after flush, compaction, reopen and dropping other tenants.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    reason = "test code"
+)]
+
 use std::collections::BTreeMap;
 
 use memforest_engine::{Db, Durability, Options, Table, TenantId, WriteBatch};

@@ -3,6 +3,7 @@
 //! ```sh
 //! cargo run --release -p memforest-engine --example db_bench            # 1 M entries
 //! DB_BENCH_NUM=100000 cargo run --release -p memforest-engine --example db_bench
+//! DB_BENCH_ENGINES=memforest cargo run --release -p memforest-engine --example db_bench
 //! ```
 //!
 //! Both engines run in this process, one after the other, with buffered durability
@@ -65,9 +66,14 @@ fn main() {
     println!(
         "db_bench: {n} entries, {KEY_LEN}-byte keys, {VALUE_LEN}-byte values, buffered durability"
     );
+    let engines = std::env::var("DB_BENCH_ENGINES").unwrap_or_else(|_| "memforest,fjall".into());
     let mut rows = Vec::new();
-    bench(&|p| Box::new(Memforest::open(p)), n, &mut rows);
-    bench(&|p| Box::new(Fjall::open(p)), n, &mut rows);
+    if engines.contains("memforest") {
+        bench(&|p| Box::new(Memforest::open(p)), n, &mut rows);
+    }
+    if engines.contains("fjall") {
+        bench(&|p| Box::new(Fjall::open(p)), n, &mut rows);
+    }
     println!(
         "{:<11} {:<10} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9}",
         "workload", "engine", "micros/op", "ops/sec", "MB/s", "p50 us", "p99 us", "w-amp"
@@ -80,8 +86,8 @@ fn main() {
             r.micros_per_op(),
             r.ops_per_sec(),
             r.mb_per_sec(),
-            r.percentile_micros(50.0),
-            r.percentile_micros(99.0),
+            r.percentile_micros(50),
+            r.percentile_micros(99),
             wa.map_or("-".to_owned(), |x| format!("{x:.2}"))
         );
     }

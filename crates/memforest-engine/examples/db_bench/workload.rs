@@ -196,11 +196,12 @@ impl Report {
         self.bytes as f64 / 1e6 / self.elapsed.as_secs_f64()
     }
     /// Latency percentile `p` (0..=100) in microseconds.
-    pub fn percentile_micros(&self, p: f64) -> f64 {
+    pub fn percentile_micros(&self, p: usize) -> f64 {
         if self.latencies.is_empty() {
             return f64::NAN;
         }
-        let at = ((self.latencies.len() - 1) as f64 * p / 100.0).round() as usize;
+        let last = self.latencies.len() - 1;
+        let at = (last * p / 100).min(last);
         self.latencies[at] as f64 / 1e3
     }
 }
@@ -209,7 +210,7 @@ impl Report {
 /// sequence).
 pub fn run(store: &dyn Store, w: Workload, n: u64, seed: u64) -> Report {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut latencies = Vec::with_capacity(n as usize);
+    let mut latencies = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
     let start = Instant::now();
     if w == Workload::ReadSeq {
         let (ops, bytes) = store.scan_all();
@@ -236,7 +237,7 @@ pub fn run(store: &dyn Store, w: Workload, n: u64, seed: u64) -> Report {
             store.put(&k, &v);
             bytes += (KEY_LEN + VALUE_LEN) as u64;
         }
-        latencies.push(t.elapsed().as_nanos() as u64);
+        latencies.push(u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
     }
     let elapsed = start.elapsed();
     latencies.sort_unstable();
