@@ -1,0 +1,37 @@
+//! `manifest_replay`: arbitrary bytes as an engine manifest (log number 1), as one manifest
+//! record payload, and as a `CURRENT` file. Replay gives a state or an error naming an
+//! offset inside the input, never a panic; a replayed state written back as a snapshot
+//! manifest replays to the same state; a record payload that decodes re-encodes to the
+//! same bytes.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a failed expectation is a finding: the fuzzer and the corpus test report it"
+)]
+
+use memforest_engine::manifest::{decode_record, encode_record, parse_current, replay};
+use memforest_wal::LogWriter;
+
+/// Runs the check on one input.
+pub fn check(data: &[u8]) {
+    if let Ok(state) = replay(data, 1) {
+        let mut writer = LogWriter::new(Vec::new(), 9);
+        let payload = encode_record(&state.snapshot()).expect("a replayed state encodes");
+        writer.add_record(&payload).expect("writing to a Vec");
+        let again = replay(&writer.into_inner(), 9).expect("a snapshot replays");
+        let mut a = state.segments.clone();
+        let mut b = again.segments.clone();
+        a.sort_by_key(|(_, s)| s.id);
+        b.sort_by_key(|(_, s)| s.id);
+        assert_eq!(a, b, "snapshot round trip changed the segments");
+        assert_eq!(state.flushed_seqno, again.flushed_seqno);
+        assert_eq!(state.next_file_id, again.next_file_id);
+    } else if let Err((offset, _)) = replay(data, 1) {
+        assert!(offset <= data.len() as u64, "error offset past the input");
+    }
+    if let Ok(edits) = decode_record(data) {
+        let back = encode_record(&edits).expect("decoded edits encode");
+        assert_eq!(back, data, "decode -> encode is not the identity");
+    }
+    let _ = parse_current(data);
+}
