@@ -7,15 +7,18 @@
 //! dirties the whole path to the root, and a summary is only accepted once its children are
 //! clean, so every ancestor of a dirty node is dirty.
 
-use std::collections::BTreeSet;
+use std::collections::HashSet;
 
+use crate::idhash::IdBuildHasher;
 use crate::node::NodeId;
 
+type IdSet = HashSet<NodeId, IdBuildHasher>;
+
 /// Dirty node ids by level (index 0 holds level 1). Marks coalesce: a node is in at most one
-/// set, once.
+/// set, once. Hash sets, so a mark or a check costs O(1) whatever the number of dirty nodes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DirtySets {
-    levels: Vec<BTreeSet<NodeId>>,
+    levels: Vec<IdSet>,
 }
 
 impl DirtySets {
@@ -23,7 +26,7 @@ impl DirtySets {
     pub fn mark(&mut self, level: u8, node: NodeId) -> bool {
         let index = usize::from(level.saturating_sub(1));
         if self.levels.len() <= index {
-            self.levels.resize_with(index + 1, BTreeSet::new);
+            self.levels.resize_with(index + 1, IdSet::default);
         }
         self.levels
             .get_mut(index)
@@ -37,7 +40,7 @@ impl DirtySets {
             .levels
             .get_mut(index)
             .is_some_and(|set| set.remove(&node));
-        while self.levels.last().is_some_and(BTreeSet::is_empty) {
+        while self.levels.last().is_some_and(IdSet::is_empty) {
             self.levels.pop();
         }
         removed
@@ -53,9 +56,18 @@ impl DirtySets {
     }
 
     /// Dirty nodes of one level, in id order.
-    pub fn level(&self, level: u8) -> impl Iterator<Item = NodeId> + '_ {
+    #[must_use]
+    pub fn level(&self, level: u8) -> Vec<NodeId> {
         let index = usize::from(level.saturating_sub(1));
-        self.levels.get(index).into_iter().flatten().copied()
+        let mut ids: Vec<NodeId> = self
+            .levels
+            .get(index)
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids
     }
 
     /// Highest level with a dirty node (0 when nothing is dirty).
@@ -67,7 +79,7 @@ impl DirtySets {
     /// Number of dirty nodes.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.levels.iter().map(BTreeSet::len).sum()
+        self.levels.iter().map(IdSet::len).sum()
     }
 
     /// True when nothing is dirty.
@@ -92,7 +104,7 @@ mod tests {
         assert!(d.clear(2, NodeId(7)));
         assert!(!d.clear(2, NodeId(7)));
         assert_eq!(d.top_level(), 1);
-        assert_eq!(d.level(1).collect::<Vec<_>>(), vec![NodeId(3)]);
+        assert_eq!(d.level(1), vec![NodeId(3)]);
         assert!(d.clear(1, NodeId(3)));
         assert!(d.is_empty());
     }

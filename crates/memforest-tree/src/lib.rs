@@ -16,6 +16,7 @@ mod delete;
 pub mod dirty;
 mod error;
 pub mod hash;
+mod idhash;
 mod insert;
 pub mod key;
 pub mod kind;

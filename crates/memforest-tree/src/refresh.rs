@@ -72,6 +72,7 @@ pub fn refresh_plan(trees: &[&MemTree]) -> RefreshPlan {
                 .flat_map(|t| {
                     t.dirty()
                         .level(level)
+                        .into_iter()
                         .map(|node| PlanItem { tree: t.id(), node })
                 })
                 .collect();

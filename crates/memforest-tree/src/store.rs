@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::idhash::IdBuildHasher;
 use crate::node::{NodeId, TreeId};
 
 /// Key of one page: the tree it belongs to and the node id within it ([`NodeId::META`] for the
@@ -83,7 +84,7 @@ pub struct StoreStats {
 /// An in-memory [`NodeStore`] for tests and benchmarks.
 #[derive(Debug, Default)]
 pub struct MemNodeStore {
-    pages: HashMap<PageKey, Vec<u8>>,
+    pages: HashMap<PageKey, Vec<u8>, IdBuildHasher>,
     reads: AtomicU64,
     writes: u64,
     deletes: u64,

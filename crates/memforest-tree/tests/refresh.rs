@@ -32,7 +32,7 @@ fn plan_groups_dirty_nodes_of_all_trees_by_level_bottom_up() {
                 .filter(|i| i.tree == tree.id())
                 .map(|i| i.node)
                 .collect();
-            let dirty: Vec<_> = tree.dirty().level(level.level).collect();
+            let dirty = tree.dirty().level(level.level);
             assert_eq!(planned, dirty);
         }
     }
