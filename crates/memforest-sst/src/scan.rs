@@ -45,8 +45,9 @@ impl Default for ScanOptions {
 pub struct ScanIterator<S> {
     source: S,
     options: ScanOptions,
-    /// The user key whose visible version has been decided (older versions are skipped).
-    decided: Option<Bytes>,
+    /// The user key whose visible version has been decided (older versions are skipped);
+    /// `None` after a seek. A reused buffer, so stepping does not allocate.
+    decided: Option<Vec<u8>>,
     done: bool,
 }
 
@@ -124,12 +125,14 @@ impl<S: EntrySource> ScanIterator<S> {
                 return Ok(None);
             }
             if entry.seqno > self.options.snapshot_seqno
-                || self.decided.as_ref() == Some(&entry.user_key)
+                || self.decided.as_deref() == Some(&entry.user_key[..])
                 || self.below_lower(&entry.user_key)
             {
                 continue;
             }
-            self.decided = Some(entry.user_key.clone());
+            let decided = self.decided.get_or_insert_with(Vec::new);
+            decided.clear();
+            decided.extend_from_slice(&entry.user_key);
             if entry.kind == Kind::Tombstone && self.options.drop_tombstones {
                 continue;
             }
