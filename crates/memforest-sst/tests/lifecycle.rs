@@ -162,3 +162,52 @@ fn an_unlinked_file_stays_readable_through_live_readers_and_values() {
     // A value outlives the reader and iterators: it owns a share of the mapping.
     assert_eq!(&value[..], b"v7");
 }
+
+#[test]
+fn readers_are_shared_across_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<SstReader>();
+    fn send<T: Send>() {}
+    send::<memforest_sst::SstIterator>();
+    send::<memforest_sst::MergeIterator>();
+
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<Row> = (0..500u64)
+        .map(|i| Row {
+            key: format!("k{i:04}").into_bytes(),
+            seqno: i + 1,
+            kind: Kind::Put,
+            value: i.to_le_bytes().to_vec(),
+        })
+        .collect();
+    let meta = build(
+        dir.path(),
+        1,
+        &rows,
+        SstOptions {
+            block_size: 256,
+            max_single_level_index_size: 0,
+            index_partition_size: 64,
+            ..SstOptions::default()
+        },
+    );
+    let reader = SstReader::open(&meta.path).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4usize {
+            let reader = reader.clone();
+            let rows = &rows;
+            s.spawn(move || {
+                for r in rows.iter().skip(t).step_by(4) {
+                    let got = reader.get(&r.key, MAX_SEQNO).unwrap();
+                    assert_eq!(
+                        got,
+                        Some(Lookup::Put {
+                            value: r.value.clone().into(),
+                            seqno: r.seqno
+                        })
+                    );
+                }
+            });
+        }
+    });
+}
