@@ -199,7 +199,7 @@ impl Core {
         let last;
         {
             let _gate = self.write_gate.read();
-            mem = Arc::clone(&self.state().active);
+            mem = Arc::clone(&self.state.read().active);
             let first = match self.wal.append(batch.wal_batch(), durability) {
                 Ok(first) => first,
                 Err(e) => {
@@ -249,7 +249,7 @@ impl Core {
     }
 
     fn stall_reason(&self) -> Option<StallReason> {
-        let st = self.state();
+        let st = self.state.read();
         if st.imm.len() >= self.options.max_immutable_memtables {
             Some(StallReason::Memtables)
         } else if st.version.levels.first().map_or(0, Vec::len)

@@ -74,7 +74,8 @@ impl Options {
     /// Checks the options.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidArgument`] for a zero size or fewer than 2 levels.
+    /// [`crate::Error::InvalidArgument`] for a zero size or trigger, fewer than 2 levels, a
+    /// stop trigger below the compaction trigger, or a multiplier below 2.
     pub fn validate(&self) -> crate::Result<()> {
         let bad = |what| Err(crate::Error::InvalidArgument(what));
         if self.num_levels < 2 {
@@ -85,6 +86,9 @@ impl Options {
         }
         if self.l0_compaction_trigger == 0 || self.max_immutable_memtables == 0 {
             return bad("triggers must be > 0");
+        }
+        if self.l0_stop_writes_trigger < self.l0_compaction_trigger {
+            return bad("l0_stop_writes_trigger must be at least l0_compaction_trigger");
         }
         if self.level_size_multiplier < 2 {
             return bad("level_size_multiplier must be at least 2");
