@@ -1,11 +1,11 @@
 //! memforest-wal: the write-ahead log every MemForest write goes through.
 //!
 //! A log is a directory of segment files `{id:020}.wal`. Each segment is a sequence of
-//! 32 KiB blocks of checksummed physical records (RocksDB's framing, [`format`]); the first
-//! record is a [`segment_meta::SegmentMeta`] chaining the segment to its predecessor; every
-//! other record is one [`WriteBatch`] ([`batch`]). Concurrent appenders are combined by
-//! [`group_commit`](Wal::append) into one write and at most one sync. [`Wal::open`] recovers
-//! the log under a [`RecoveryMode`] ([`recovery`]).
+//! 32 KiB blocks of checksummed physical records (RocksDB's framing,
+//! [`format`](mod@format)); the first record is a [`segment_meta::SegmentMeta`] chaining the
+//! segment to its predecessor; every other record is one [`WriteBatch`] ([`batch`]).
+//! Concurrent appenders are combined by group commit ([`Wal::append`]) into one write and
+//! at most one sync. [`Wal::open`] recovers the log under a [`RecoveryMode`] ([`recovery`]).
 //!
 //! The framing is reusable on its own: [`LogWriter`] over any `Write`, [`LogReader`] over a
 //! byte slice (the engine's manifest uses them).
