@@ -34,7 +34,7 @@ fn options() -> WalOptions {
     }
 }
 
-/// The child: appends forever, printing `ack <seqno>` after each acknowledged append.
+/// The child: appends (for at most 10 s) printing `ack <seqno>` after each acknowledged append.
 #[test]
 #[ignore = "child process of kill_loop_always_reopens"]
 fn crash_child_writer() {
@@ -43,7 +43,9 @@ fn crash_child_writer() {
     };
     let (wal, _) = Wal::open(&dir, options()).unwrap();
     let mut out = std::io::stdout().lock();
-    for i in 0u64.. {
+    // Bounded, in case the parent dies without killing us.
+    let start = Instant::now();
+    for i in (0u64..).take_while(|_| start.elapsed() < Duration::from_secs(10)) {
         let durability = if i % 2 == 0 {
             Durability::Buffered
         } else {
