@@ -129,15 +129,17 @@ impl MemTree {
                 .ok_or_else(|| corrupt("missing left sibling"))?;
             let mut left = self.load_child(store, &left_ref, level + 1)?;
             touch(&mut left, version);
-            if left.len() > min {
-                left.give_last(&mut node);
+            let moved = if left.len() > min {
+                let moved = left.give_last(&mut node);
                 written.push((step.id, node));
+                moved
             } else {
-                if !left.absorb(node) {
-                    return Err(corrupt("siblings of different kinds"));
-                }
                 freed.push((step.id, level));
                 children.remove(i);
+                left.absorb(node)
+            };
+            if !moved {
+                return Err(corrupt("siblings of different kinds"));
             }
             written.push((left_ref.id, left));
         } else {
@@ -153,15 +155,17 @@ impl MemTree {
             } else {
                 right.len() <= min
             };
-            if merge {
-                if !node.absorb(right) {
-                    return Err(corrupt("siblings of different kinds"));
-                }
+            let moved = if merge {
                 freed.push((right_ref.id, level));
                 children.remove(1);
+                node.absorb(right)
             } else {
-                node.take_first(&mut right);
+                let moved = node.take_first(&mut right);
                 written.push((right_ref.id, right));
+                moved
+            };
+            if !moved {
+                return Err(corrupt("siblings of different kinds"));
             }
             written.push((step.id, node));
         }

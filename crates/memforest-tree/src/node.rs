@@ -201,6 +201,7 @@ impl Node {
 
     /// Appends all of `right`'s entries; returns false (and changes nothing) when the bodies
     /// are of different kinds.
+    #[must_use = "false means nothing moved"]
     pub fn absorb(&mut self, right: Node) -> bool {
         match (&mut self.body, right.body) {
             (NodeBody::Leaves(a), NodeBody::Leaves(mut b)) => a.append(&mut b),
@@ -211,6 +212,7 @@ impl Node {
     }
 
     /// Moves this node's last entry to the front of `right`; false when nothing moved.
+    #[must_use = "false means nothing moved"]
     pub fn give_last(&mut self, right: &mut Node) -> bool {
         match (&mut self.body, &mut right.body) {
             (NodeBody::Leaves(a), NodeBody::Leaves(b)) => a.pop().map(|e| b.insert(0, e)),
@@ -221,6 +223,7 @@ impl Node {
     }
 
     /// Moves `right`'s first entry to the end of this node; false when nothing moved.
+    #[must_use = "false means nothing moved"]
     pub fn take_first(&mut self, right: &mut Node) -> bool {
         match (&mut self.body, &mut right.body) {
             (NodeBody::Leaves(a), NodeBody::Leaves(b)) if !b.is_empty() => a.push(b.remove(0)),
