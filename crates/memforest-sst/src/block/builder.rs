@@ -87,13 +87,17 @@ impl BlockBuilder {
 
     /// Appends the restart array, returns the payload, and resets the builder.
     pub fn finish(&mut self) -> Vec<u8> {
-        let mut out = std::mem::take(&mut self.buf);
         let count = self.restarts.len();
         for restart in self.restarts.drain(..) {
-            out.extend_from_slice(&restart.to_le_bytes());
+            self.buf.extend_from_slice(&restart.to_le_bytes());
         }
         // `add` keeps the payload (restarts included) under 4 GiB, so the count fits.
-        out.extend_from_slice(&u32::try_from(count).unwrap_or(u32::MAX).to_le_bytes());
+        self.buf
+            .extend_from_slice(&u32::try_from(count).unwrap_or(u32::MAX).to_le_bytes());
+        // The next block starts with room for one like this one instead of growing by
+        // doubling from empty.
+        let room = self.buf.capacity();
+        let out = std::mem::replace(&mut self.buf, Vec::with_capacity(room));
         self.restarts.push(0);
         self.since_restart = 0;
         self.last_key.clear();
