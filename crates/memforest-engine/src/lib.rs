@@ -31,6 +31,7 @@ pub mod flush;
 pub mod key;
 pub mod lock;
 pub mod manifest;
+pub mod memory;
 pub mod memtable;
 pub mod node_store;
 mod options;
