@@ -76,31 +76,25 @@ impl MemTree {
         loop {
             step.node.dirty = true;
             step.node.version = version;
-            let sibling = if step.node.len() > k {
+            // References to both halves when this node splits; `commit` fills in their CRCs.
+            let mut split = None;
+            if step.node.len() > k {
                 let at = if append { k } else { step.node.len() / 2 };
-                Some((self.alloc(&mut meta)?, step.node.split_off(at, version)))
-            } else {
-                None
-            };
+                let right_id = self.alloc(&mut meta)?;
+                let right = step.node.split_off(at, version);
+                split = describe(step.id, &step.node, 0).zip(describe(right_id, &right, 0));
+                written.push((right_id, right));
+            }
             let (id, level) = (step.id, step.node.level);
-            let placeholder = sibling
-                .as_ref()
-                .and_then(|(sid, right)| describe(*sid, right, 0));
             written.push((step.id, step.node));
-            written.extend(sibling);
             let Some(mut parent) = path.pop() else {
-                let root = match placeholder {
+                let root = match split {
                     None => RootRef { id, level, crc: 0 },
-                    Some(right) => {
-                        let left = written
-                            .iter()
-                            .find(|(wid, _)| *wid == id)
-                            .and_then(|(wid, node)| describe(*wid, node, 0))
-                            .ok_or_else(|| self.corrupt(id, "empty node after insert"))?;
-                        let root_id = self.alloc(&mut meta)?;
+                    Some((left, right)) => {
                         let up = level
                             .checked_add(1)
                             .ok_or_else(|| self.corrupt(id, "tree deeper than 255 levels"))?;
+                        let root_id = self.alloc(&mut meta)?;
                         let node = Node::new(up, version, NodeBody::Children(vec![left, right]));
                         written.push((root_id, node));
                         RootRef {
@@ -112,13 +106,11 @@ impl MemTree {
                 };
                 return self.commit(store, meta, written, &[], Some(root));
             };
-            if let (Some(right), NodeBody::Children(children)) =
-                (placeholder, &mut parent.node.body)
+            append = false;
+            if let (Some((_, right)), NodeBody::Children(children)) = (split, &mut parent.node.body)
             {
                 children.insert(parent.idx + 1, right);
                 append = parent.right_edge && parent.idx + 2 == children.len();
-            } else {
-                append = false;
             }
             step = parent;
         }
