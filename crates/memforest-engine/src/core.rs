@@ -225,7 +225,7 @@ impl Core {
             .user_bytes
             .fetch_add(batch.user_bytes(), Ordering::Relaxed);
         if mem.approximate_size() >= self.options.memtable_size {
-            self.seal(false)?;
+            self.seal(false);
         }
         Ok(last)
     }
@@ -236,9 +236,7 @@ impl Core {
         let mut v = self.visible.lock();
         while *v + 1 < first {
             if self.wal_failed.load(Ordering::Acquire) {
-                return Err(Error::InvalidArgument(
-                    "an earlier batch failed to reach the WAL",
-                ));
+                return Err(Error::WalFailed);
             }
             self.visible_cv.wait(&mut v);
         }
@@ -291,26 +289,22 @@ impl Core {
 
     /// Seals the active memtable (when `force`, or when it is over the size threshold) and
     /// hands it to the flush thread. An empty memtable is never sealed.
-    ///
-    /// # Errors
-    /// WAL rotation failures.
-    pub fn seal(&self, force: bool) -> Result<()> {
+    pub fn seal(&self, force: bool) {
         let gate = self.write_gate.write();
         let st = self.state();
         if st.active.is_empty()
             || (!force && st.active.approximate_size() < self.options.memtable_size)
         {
-            return Ok(());
+            return;
         }
-        // The sealed memtable's WAL segment is closed so it can be purged after the flush.
-        self.wal.rotate()?;
+        // No WAL rotation here: a rotation fsyncs the active segment while appends wait.
+        // WAL segments rotate by size and are purged once every batch in them is flushed.
         self.update_state(|s| {
             s.imm.insert(0, Arc::clone(&s.active));
             s.active = Arc::new(MemTable::new());
         });
         drop(gate);
         self.notify_work(false);
-        Ok(())
     }
 
     /// Seals the active memtable and waits until every sealed memtable is flushed.
@@ -318,7 +312,7 @@ impl Core {
     /// # Errors
     /// The flush thread's error.
     pub fn flush_all(&self) -> Result<()> {
-        self.seal(true)?;
+        self.seal(true);
         let mut g = self.stall_mu.lock();
         while !self.state().imm.is_empty() {
             self.check_bg()?;
@@ -558,22 +552,16 @@ fn open_outputs(dir: &std::path::Path, out: &Outputs) -> Result<Vec<Arc<Segment>
 /// Inserts one WAL entry into `mem` at `seqno`. Returns `None` for an unknown op code,
 /// `Some(Some(t))` for a range delete.
 pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<RangeTombstone>> {
-    let key = || Bytes::copy_from_slice(&e.key);
     match Op::from_byte(e.kind)? {
-        Op::Put => mem.insert(key(), seqno, Kind::Put, Bytes::copy_from_slice(&e.value)),
-        Op::Delete => mem.insert(key(), seqno, Kind::Tombstone, Bytes::new()),
+        Op::Put => mem.insert(&e.key, seqno, Kind::Put, Bytes::copy_from_slice(&e.value)),
+        Op::Delete => mem.insert(&e.key, seqno, Kind::Tombstone, Bytes::new()),
         Op::RangeDelete => {
             let t = RangeTombstone {
-                start: key(),
+                start: Bytes::copy_from_slice(&e.key),
                 end: Bytes::copy_from_slice(&e.value),
                 seqno,
             };
-            mem.insert(
-                t.storage_key().into(),
-                seqno,
-                Kind::Put,
-                t.storage_value().into(),
-            );
+            mem.insert(&t.storage_key(), seqno, Kind::Put, t.storage_value().into());
             return Some(Some(t));
         }
     }

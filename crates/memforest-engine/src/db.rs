@@ -125,7 +125,7 @@ impl Db {
             threads,
             _lock: lock,
         };
-        db.core.seal(false)?;
+        db.core.seal(false);
         db.core.request_compaction();
         Ok(db)
     }

@@ -51,6 +51,11 @@ pub enum Error {
     /// An argument is outside what the engine accepts (key too long, empty tenant, ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(&'static str),
+    /// A batch that precedes this one in seqno order failed to reach the WAL (which is then
+    /// poisoned): this batch is in the log but is not acknowledged, and the database
+    /// refuses further writes until it is reopened.
+    #[error("an earlier batch failed to reach the WAL; reopen the database")]
+    WalFailed,
     /// A background flush or compaction failed earlier; the database refuses further
     /// writes (reads still work) until it is reopened.
     #[error("background work failed: {0}")]

@@ -16,19 +16,75 @@ use memforest_sst::{Entry, EntrySource, Kind};
 /// Approximate bookkeeping bytes per entry (skip-list node, key and value headers).
 const ENTRY_OVERHEAD: usize = 64;
 
-/// A key version: user key ascending, then seqno descending (newest first).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemKey {
-    /// Engine key.
-    pub key: Bytes,
-    /// Sequence number.
-    pub seqno: u64,
+/// Keys up to this many bytes are stored inside the skip-list node, so comparing them
+/// costs no extra pointer chase (and inserting them no allocation).
+const INLINE_KEY: usize = 46;
+
+/// Key bytes, inline when short.
+#[derive(Debug, Clone)]
+enum KeyBytes {
+    Inline(u8, [u8; INLINE_KEY]),
+    Heap(Bytes),
 }
+
+impl KeyBytes {
+    fn new(key: &[u8]) -> Self {
+        match u8::try_from(key.len()) {
+            Ok(len) if key.len() <= INLINE_KEY => {
+                let mut buf = [0u8; INLINE_KEY];
+                if let Some(dst) = buf.get_mut(..key.len()) {
+                    dst.copy_from_slice(key);
+                }
+                Self::Inline(len, buf)
+            }
+            _ => Self::Heap(Bytes::copy_from_slice(key)),
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Self::Inline(len, buf) => buf.get(..usize::from(*len)).unwrap_or_default(),
+            Self::Heap(b) => b,
+        }
+    }
+
+    fn to_bytes(&self) -> Bytes {
+        match self {
+            Self::Inline(..) => Bytes::copy_from_slice(self.as_slice()),
+            Self::Heap(b) => b.clone(),
+        }
+    }
+}
+
+/// A key version: user key ascending, then seqno descending (newest first).
+#[derive(Debug, Clone)]
+pub struct MemKey {
+    key: KeyBytes,
+    seqno: u64,
+}
+
+impl MemKey {
+    fn new(key: &[u8], seqno: u64) -> Self {
+        Self {
+            key: KeyBytes::new(key),
+            seqno,
+        }
+    }
+}
+
+impl PartialEq for MemKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for MemKey {}
 
 impl Ord for MemKey {
     fn cmp(&self, other: &Self) -> Ordering {
         self.key
-            .cmp(&other.key)
+            .as_slice()
+            .cmp(other.key.as_slice())
             .then_with(|| other.seqno.cmp(&self.seqno))
     }
 }
@@ -55,24 +111,20 @@ impl MemTable {
     }
 
     /// Inserts one version.
-    pub fn insert(&self, key: Bytes, seqno: u64, kind: Kind, value: Bytes) {
+    pub fn insert(&self, key: &[u8], seqno: u64, kind: Kind, value: Bytes) {
         self.size.fetch_add(
             key.len() + value.len() + ENTRY_OVERHEAD,
             AtomicOrdering::Relaxed,
         );
         self.max_seqno.fetch_max(seqno, AtomicOrdering::Relaxed);
-        self.map.insert(MemKey { key, seqno }, (kind, value));
+        self.map.insert(MemKey::new(key, seqno), (kind, value));
     }
 
     /// The newest version of `key` with seqno `<= snapshot`: `(seqno, kind, value)`.
     #[must_use]
     pub fn get(&self, key: &[u8], snapshot: u64) -> Option<(u64, Kind, Bytes)> {
-        let probe = MemKey {
-            key: Bytes::copy_from_slice(key),
-            seqno: snapshot,
-        };
-        let found = self.map.range(probe..).next()?;
-        if found.key().key != key {
+        let found = self.map.range(MemKey::new(key, snapshot)..).next()?;
+        if found.key().key.as_slice() != key {
             return None;
         }
         let (kind, value) = found.value();
@@ -114,7 +166,7 @@ impl MemTable {
 
 fn to_entry(key: &MemKey, (kind, value): &(Kind, Bytes)) -> Entry {
     Entry {
-        user_key: key.key.clone(),
+        user_key: key.key.to_bytes(),
         seqno: key.seqno,
         kind: *kind,
         value: value.clone(),
@@ -136,10 +188,7 @@ impl EntrySource for MemCursor {
     }
 
     fn seek(&mut self, user_key: &[u8], seqno: u64) -> memforest_sst::Result<()> {
-        self.next_from = Bound::Included(MemKey {
-            key: Bytes::copy_from_slice(user_key),
-            seqno,
-        });
+        self.next_from = Bound::Included(MemKey::new(user_key, seqno));
         Ok(())
     }
 
@@ -161,19 +210,28 @@ mod tests {
     fn newest_visible_version_wins() {
         let m = Arc::new(MemTable::new());
         let b = Bytes::from_static;
-        m.insert(b(b"k"), 1, Kind::Put, b(b"v1"));
-        m.insert(b(b"k"), 3, Kind::Tombstone, Bytes::new());
-        m.insert(b(b"k"), 5, Kind::Put, b(b"v5"));
-        m.insert(b(b"j"), 9, Kind::Put, b(b"j"));
+        m.insert(b"k", 1, Kind::Put, b(b"v1"));
+        m.insert(b"k", 3, Kind::Tombstone, Bytes::new());
+        m.insert(b"k", 5, Kind::Put, b(b"v5"));
+        m.insert(b"j", 9, Kind::Put, b(b"j"));
+        let long = vec![b'z'; 100];
+        m.insert(&long, 2, Kind::Put, b(b"long"));
         assert_eq!(m.get(b"k", 0), None);
         assert_eq!(m.get(b"k", 2), Some((1, Kind::Put, b(b"v1"))));
         assert_eq!(m.get(b"k", 4).map(|x| x.1), Some(Kind::Tombstone));
         assert_eq!(m.get(b"k", 99), Some((5, Kind::Put, b(b"v5"))));
         assert_eq!(m.get(b"l", 99), None);
+        assert_eq!(m.get(&long, 99).map(|x| x.2), Some(b(b"long")));
         let order: Vec<_> = m.entries().map(|e| (e.user_key, e.seqno)).collect();
         assert_eq!(
             order,
-            vec![(b(b"j"), 9), (b(b"k"), 5), (b(b"k"), 3), (b(b"k"), 1)]
+            vec![
+                (b(b"j"), 9),
+                (b(b"k"), 5),
+                (b(b"k"), 3),
+                (b(b"k"), 1),
+                (Bytes::from(long.clone()), 2)
+            ]
         );
         let mut c = m.cursor();
         c.seek(b"k", 4).unwrap();

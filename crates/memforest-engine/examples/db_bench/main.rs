@@ -38,6 +38,9 @@ fn phase(
         let written = process_bytes_written().saturating_sub(before);
         Some(written as f64 / (n * (KEY_LEN + VALUE_LEN) as u64) as f64)
     };
+    if let Some(d) = store.describe() {
+        eprintln!("  {} {}: {d}", store.name(), w.name());
+    }
     rows.push((w.name().to_owned(), store.name(), report, write_amp));
 }
 

@@ -45,6 +45,10 @@ pub trait Store {
     fn scan_all(&self) -> (u64, u64);
     /// Waits until memtables are flushed (so background write volume is settled).
     fn flush(&self);
+    /// Engine statistics worth printing, if any.
+    fn describe(&self) -> Option<String> {
+        None
+    }
 }
 
 /// memforest-engine with default options, one tenant, the facts table.
@@ -97,6 +101,28 @@ impl Store for Memforest {
     }
     fn flush(&self) {
         self.db.flush().unwrap();
+    }
+    fn describe(&self) -> Option<String> {
+        let s = self.db.stats();
+        let levels: Vec<String> = s
+            .levels
+            .iter()
+            .map(|l| format!("{}/{}MB", l.files, l.bytes >> 20))
+            .collect();
+        Some(format!(
+            "flushes {} ({} ms), compactions {} ({} ms), stalls memtable {} ({} ms) l0 {} ({} ms), w-amp {:.2}, space-amp {:.2}, levels {}",
+            s.flush_count,
+            s.flush_micros / 1000,
+            s.compaction_count,
+            s.compaction_micros / 1000,
+            s.stall_memtable_count,
+            s.stall_memtable_micros / 1000,
+            s.stall_l0_count,
+            s.stall_l0_micros / 1000,
+            s.write_amplification,
+            s.space_amplification,
+            levels.join(" ")
+        ))
     }
 }
 
