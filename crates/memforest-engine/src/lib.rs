@@ -29,7 +29,6 @@ mod db;
 mod error;
 pub mod flush;
 pub mod key;
-pub mod llm;
 pub mod lock;
 pub mod manifest;
 pub mod memory;
