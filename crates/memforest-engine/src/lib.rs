@@ -29,6 +29,7 @@ mod db;
 mod error;
 pub mod flush;
 pub mod key;
+pub mod llm;
 pub mod lock;
 pub mod manifest;
 pub mod memory;

@@ -1,0 +1,45 @@
+//! OpenAI-compatible LLM and embedding clients, and the `Extractor` / `Summarizer` /
+//! `Embedder` implementations built on them.
+//!
+//! Any server speaking the OpenAI HTTP API works: `POST {base_url}/chat/completions` and
+//! `POST {base_url}/embeddings`. Point [`LlmConfig`] at it:
+//!
+//! | server | `base_url` | `model` | `api_key_env` |
+//! |---|---|---|---|
+//! | vLLM (`vllm serve MODEL`) | `http://127.0.0.1:8000/v1` | the served model name | `None` (or the variable holding `--api-key`) |
+//! | llama.cpp (`llama-server -m model.gguf`) | `http://127.0.0.1:8080/v1` | any string (one model is loaded) | `None` |
+//! | Ollama | `http://127.0.0.1:11434/v1` | e.g. `llama3.1:8b` | `None` |
+//! | OpenAI | `https://api.openai.com/v1` | e.g. `gpt-4o-mini`, `text-embedding-3-small` | `Some("OPENAI_API_KEY")` |
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use memforest_engine::llm::{ChatMessage, LlmClient, LlmConfig};
+//! # fn main() -> Result<(), memforest_engine::llm::LlmError> {
+//! let config = LlmConfig::new("https://api.openai.com/v1", "gpt-4o-mini")
+//!     .with_api_key_env("OPENAI_API_KEY")
+//!     .with_timeout(Duration::from_secs(30));
+//! let client = LlmClient::new(config)?;
+//! let reply = client.chat(&[ChatMessage::user("Reply with {\"ok\": true}")])?;
+//! println!("{} ({} prompt tokens)", reply.content, reply.usage.prompt_tokens);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Failure handling: every call has a per-attempt timeout and a bounded number of retries
+//! (transient errors only, see [`LlmClient`]); reply bodies are capped
+//! ([`LlmConfig::max_body_bytes`]) and parsed without panics ([`reply`]); the JSON inside a
+//! model's message is recovered by [`json::extract_json`] even from code fences, leading
+//! prose, or an item array cut off by `max_tokens` (the complete items are kept and the cut
+//! reported). Servers without `response_format` support: `LlmConfig::with_json_mode(false)`.
+
+mod client;
+mod config;
+mod error;
+pub mod json;
+pub mod reply;
+mod retry;
+
+pub use client::{ChatMessage, ChatRole, LlmClient};
+pub use config::LlmConfig;
+pub use error::LlmError;
+pub use reply::{ChatReply, EmbeddingReply};
