@@ -1,8 +1,9 @@
 //! Segment files: naming (`{id:020}.wal`), listing, creation, directory syncs.
 
-use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use memforest_io::{Storage, WritableFile};
 
 use crate::error::{Result, WalError};
 use crate::format::MetadataType;
@@ -39,35 +40,33 @@ pub fn path(dir: &Path, id: u64) -> PathBuf {
 }
 
 /// Ids of the segment files in `dir`, ascending. Other files are ignored.
-pub(crate) fn list(dir: &Path) -> Result<Vec<u64>> {
-    let mut ids = Vec::new();
-    for entry in fs::read_dir(dir).map_err(|e| WalError::io(dir, e))? {
-        let entry = entry.map_err(|e| WalError::io(dir, e))?;
-        if let Some(id) = entry.file_name().to_str().and_then(parse_file_name) {
-            ids.push(id);
-        }
-    }
+pub(crate) fn list(storage: &dyn Storage, dir: &Path) -> Result<Vec<u64>> {
+    let names = storage.list_dir(dir).map_err(|e| WalError::io(dir, e))?;
+    let mut ids: Vec<u64> = names.iter().filter_map(|n| parse_file_name(n)).collect();
     ids.sort_unstable();
     Ok(ids)
 }
 
 /// fsyncs `dir`, making created, renamed and deleted entries durable.
-pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| WalError::io(dir, e))
+pub(crate) fn sync_dir(storage: &dyn Storage, dir: &Path) -> Result<()> {
+    storage.sync_dir(dir).map_err(|e| WalError::io(dir, e))
 }
 
 /// The buffered framing writer every active segment uses.
-pub(crate) type SegmentWriter = LogWriter<BufWriter<File>>;
+pub(crate) type SegmentWriter = LogWriter<BufWriter<Box<dyn WritableFile>>>;
 
 /// Opens an existing segment for appending after its first `valid_len` bytes, cutting off
 /// anything beyond them and syncing the cut before returning.
-pub(crate) fn reopen(dir: &Path, id: u64, valid_len: u64) -> Result<SegmentWriter> {
+pub(crate) fn reopen(
+    storage: &dyn Storage,
+    dir: &Path,
+    id: u64,
+    valid_len: u64,
+) -> Result<SegmentWriter> {
     let p = path(dir, id);
     let io = |e| WalError::io(&p, e);
-    let file = OpenOptions::new().append(true).open(&p).map_err(io)?;
-    if file.metadata().map_err(io)?.len() != valid_len {
+    let file = storage.open_append(&p).map_err(io)?;
+    if file.current_len().map_err(io)? != valid_len {
         file.set_len(valid_len).map_err(io)?;
         file.sync_all().map_err(io)?;
     }
@@ -77,14 +76,14 @@ pub(crate) fn reopen(dir: &Path, id: u64, valid_len: u64) -> Result<SegmentWrite
 
 /// Creates segment `meta.segment_id` holding only its metadata record, fdatasyncs it and
 /// fsyncs the directory, so the segment exists durably before anything is written to it.
-pub(crate) fn create(dir: &Path, meta: &SegmentMeta) -> Result<SegmentWriter> {
+pub(crate) fn create(
+    storage: &dyn Storage,
+    dir: &Path,
+    meta: &SegmentMeta,
+) -> Result<SegmentWriter> {
     let p = path(dir, meta.segment_id);
     let io = |e| WalError::io(&p, e);
-    let file = OpenOptions::new()
-        .append(true)
-        .create_new(true)
-        .open(&p)
-        .map_err(io)?;
+    let file = storage.create_new(&p).map_err(io)?;
     let mut writer = LogWriter::new(
         BufWriter::with_capacity(WRITE_BUFFER, file),
         meta.segment_id,
@@ -94,7 +93,7 @@ pub(crate) fn create(dir: &Path, meta: &SegmentMeta) -> Result<SegmentWriter> {
         .map_err(io)?;
     writer.get_mut().flush().map_err(io)?;
     writer.get_ref().get_ref().sync_data().map_err(io)?;
-    sync_dir(dir)?;
+    sync_dir(storage, dir)?;
     Ok(writer)
 }
 

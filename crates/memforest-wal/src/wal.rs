@@ -1,11 +1,12 @@
 //! [`Wal`]: a directory of segments with group commit, rotation, purging and recovery.
 
 use std::collections::VecDeque;
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
+use memforest_io::Storage;
 use parking_lot::Mutex;
 
 use crate::batch::{self, WriteBatch};
@@ -50,6 +51,7 @@ struct Active {
 /// batch owns one. Only one `Wal` may use a directory at a time (the engine holds the lock).
 #[derive(Debug)]
 pub struct Wal {
+    storage: Arc<dyn Storage>,
     dir: PathBuf,
     options: WalOptions,
     queue: CommitQueue,
@@ -72,16 +74,30 @@ impl Wal {
     /// segment and offset); [`WalError::Io`] with the path on any I/O failure;
     /// [`WalError::InvalidOptions`] for a zero segment size.
     pub fn open(dir: impl AsRef<Path>, options: WalOptions) -> Result<(Self, Recovered)> {
+        Self::open_with(memforest_io::default_storage(), dir, options)
+    }
+
+    /// [`Wal::open`] doing every file operation through `storage` (the real filesystem
+    /// for `open`; a fault-injecting one in tests).
+    ///
+    /// # Errors
+    /// As [`Wal::open`].
+    pub fn open_with(
+        storage: Arc<dyn Storage>,
+        dir: impl AsRef<Path>,
+        options: WalOptions,
+    ) -> Result<(Self, Recovered)> {
         if options.segment_size == 0 {
             return Err(WalError::InvalidOptions("segment_size must be > 0"));
         }
         let dir = dir.as_ref().to_path_buf();
-        fs::create_dir_all(&dir).map_err(|e| WalError::io(&dir, e))?;
-        let ids = segment::list(&dir)?;
+        let fs = &*storage;
+        fs.create_dir_all(&dir).map_err(|e| WalError::io(&dir, e))?;
+        let ids = segment::list(fs, &dir)?;
         let mut files = Vec::with_capacity(ids.len());
         for &id in &ids {
             let path = segment::path(&dir, id);
-            files.push(fs::read(&path).map_err(|e| WalError::io(&path, e))?);
+            files.push(fs.read(&path).map_err(|e| WalError::io(&path, e))?);
         }
         let images: Vec<SegmentImage<'_>> = ids
             .iter()
@@ -94,14 +110,14 @@ impl Wal {
         // Newest first, so a crash part-way leaves a contiguous log.
         for &id in plan.report.deleted_segments.iter().rev() {
             let path = segment::path(&dir, id);
-            fs::remove_file(&path).map_err(|e| WalError::io(&path, e))?;
+            fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
         }
         if !plan.report.deleted_segments.is_empty() {
-            segment::sync_dir(&dir)?;
+            segment::sync_dir(fs, &dir)?;
         }
         let counters = Counters::default();
         let (writer, id) = match plan.kept.last() {
-            Some(last) => (segment::reopen(&dir, last.id, last.valid_len)?, last.id),
+            Some(last) => (segment::reopen(fs, &dir, last.id, last.valid_len)?, last.id),
             None => {
                 let id = ids.last().map_or(1, |&max| max + 1);
                 let meta = SegmentMeta {
@@ -110,7 +126,7 @@ impl Wal {
                     predecessor_last_seqno: plan.last_seqno,
                 };
                 counters.segments_created.fetch_add(1, Ordering::Relaxed);
-                (segment::create(&dir, &meta)?, id)
+                (segment::create(fs, &dir, &meta)?, id)
             }
         };
         let closed = plan
@@ -123,6 +139,7 @@ impl Wal {
             })
             .collect();
         let wal = Self {
+            storage,
             dir,
             options,
             queue: CommitQueue::new(plan.last_seqno + 1),
@@ -206,10 +223,12 @@ impl Wal {
         };
         for &id in &purged {
             let path = segment::path(&self.dir, id);
-            fs::remove_file(&path).map_err(|e| WalError::io(&path, e))?;
+            self.storage
+                .remove_file(&path)
+                .map_err(|e| WalError::io(&path, e))?;
         }
         if !purged.is_empty() {
-            segment::sync_dir(&self.dir)?;
+            segment::sync_dir(&*self.storage, &self.dir)?;
         }
         Ok(purged.len())
     }
@@ -318,7 +337,7 @@ impl Wal {
             predecessor_id: active.id,
             predecessor_last_seqno: active.last_written,
         };
-        let writer = segment::create(&self.dir, &meta)?;
+        let writer = segment::create(&*self.storage, &self.dir, &meta)?;
         self.counters
             .segments_created
             .fetch_add(1, Ordering::Relaxed);
