@@ -46,21 +46,23 @@ impl WritableFile for StdFile {
     }
 }
 
-fn append(options: &mut OpenOptions, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-    Ok(Box::new(StdFile(options.append(true).open(path)?)))
+fn open(options: &OpenOptions, path: &Path) -> io::Result<Box<dyn WritableFile>> {
+    Ok(Box::new(StdFile(options.open(path)?)))
 }
 
 impl Storage for StdStorage {
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        append(OpenOptions::new().create_new(true), path)
+        open(OpenOptions::new().append(true).create_new(true), path)
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        append(OpenOptions::new().create(true).truncate(true), path)
+        // `O_APPEND` cannot be combined with truncation; a fresh file written only by this
+        // handle appends anyway.
+        open(OpenOptions::new().write(true).create(true).truncate(true), path)
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
-        append(&mut OpenOptions::new(), path)
+        open(OpenOptions::new().append(true), path)
     }
 
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
@@ -150,6 +152,10 @@ mod tests {
             s.open_immutable(&b).unwrap(),
             ImmutableFile::Os(_)
         ));
+        let mut t = s.create(&b).unwrap();
+        t.write_all(b"new").unwrap();
+        t.sync_all().unwrap();
+        assert_eq!(s.read(&b).unwrap(), b"new", "create truncates");
         s.remove_file(&b).unwrap();
         assert_eq!(s.read(&b).unwrap_err().kind(), io::ErrorKind::NotFound);
     }

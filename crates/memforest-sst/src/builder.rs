@@ -2,10 +2,12 @@
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use memforest_codec::serde_codec;
+use memforest_io::Storage;
 
 use crate::block::builder::BlockBuilder;
 use crate::block::compression;
@@ -66,6 +68,7 @@ pub struct SstMeta {
 /// never left behind under the final name.
 #[derive(Debug)]
 pub struct SstBuilder {
+    storage: Arc<dyn Storage>,
     id: u64,
     dir: PathBuf,
     tmp_path: PathBuf,
@@ -89,10 +92,25 @@ impl SstBuilder {
     /// # Errors
     /// [`SstError::Io`] when the temporary file cannot be created.
     pub fn new(dir: impl AsRef<Path>, id: u64, options: SstOptions) -> Result<Self> {
+        Self::new_with(memforest_io::default_storage(), dir, id, options)
+    }
+
+    /// [`SstBuilder::new`] doing every file operation through `storage` (the real
+    /// filesystem for `new`; a fault-injecting one in tests).
+    ///
+    /// # Errors
+    /// As [`SstBuilder::new`].
+    pub fn new_with(
+        storage: Arc<dyn Storage>,
+        dir: impl AsRef<Path>,
+        id: u64,
+        options: SstOptions,
+    ) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
         let tmp_path = dir.join(format!("{}.tmp", file_name(id)));
-        let out = BlockWriter::create(&tmp_path)?;
+        let out = BlockWriter::create(&*storage, &tmp_path)?;
         Ok(Self {
+            storage,
             id,
             dir,
             tmp_path,
@@ -229,7 +247,7 @@ impl SstBuilder {
             return Err(self.invalid("a segment file needs at least one entry"));
         }
         let final_path = self.dir.join(file_name(self.id));
-        if final_path.exists() {
+        if self.storage.exists(&final_path) {
             return Err(self.invalid("a segment file with this id already exists"));
         }
         self.flush_block()?;
@@ -272,12 +290,20 @@ impl SstBuilder {
             .take()
             .ok_or_else(|| self.invalid("builder already failed or finished"))?;
         let file_crc32 = out.finish()?;
-        std::fs::rename(&self.tmp_path, &final_path).map_err(|source| SstError::Io {
-            op: "rename",
-            path: self.tmp_path.clone(),
-            source,
-        })?;
-        sync_dir(&self.dir)?;
+        self.storage
+            .rename(&self.tmp_path, &final_path)
+            .map_err(|source| SstError::Io {
+                op: "rename",
+                path: self.tmp_path.clone(),
+                source,
+            })?;
+        self.storage
+            .sync_dir(&self.dir)
+            .map_err(|source| SstError::Io {
+                op: "fsync dir",
+                path: self.dir.clone(),
+                source,
+            })?;
         let props = &self.properties;
         Ok(SstMeta {
             id: self.id,
@@ -304,7 +330,7 @@ impl SstBuilder {
     /// `.tmp` files at open).
     fn abort(&mut self) {
         if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp_path);
+            let _ = self.storage.remove_file(&self.tmp_path);
         }
     }
 }
@@ -313,19 +339,4 @@ impl Drop for SstBuilder {
     fn drop(&mut self) {
         self.abort();
     }
-}
-
-/// fsyncs a directory so a rename in it is durable.
-fn sync_dir(dir: &Path) -> Result<()> {
-    let io = |op| {
-        move |source| SstError::Io {
-            op,
-            path: dir.to_path_buf(),
-            source,
-        }
-    };
-    std::fs::File::open(dir)
-        .map_err(io("open dir"))?
-        .sync_all()
-        .map_err(io("fsync dir"))
 }

@@ -1,12 +1,12 @@
 //! Opening a segment file and point lookups.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use memforest_codec::checksum::crc32;
 use memforest_codec::serde_codec;
+use memforest_io::{ImmutableFile, Storage};
 
 use crate::bloom::BloomFilter;
 use crate::error::{Result, SstError};
@@ -66,13 +66,24 @@ impl SstReader {
     /// [`SstError::Io`] when the file cannot be opened or mapped; [`SstError::Corrupt`]
     /// naming the offset when any check fails.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(&*memforest_io::default_storage(), path)
+    }
+
+    /// [`SstReader::open`] through `storage`: an OS file is mapped read-only, a file the
+    /// storage holds in memory is used as it is.
+    ///
+    /// # Errors
+    /// As [`SstReader::open`].
+    pub fn open_with(storage: &dyn Storage, path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let io = |op| {
             let path = path.clone();
             move |source| SstError::Io { op, path, source }
         };
-        let file = File::open(&path).map_err(io("open"))?;
-        let data = mmap::map_readonly(&file).map_err(io("mmap"))?;
+        let data = match storage.open_immutable(&path).map_err(io("open"))? {
+            ImmutableFile::Os(file) => mmap::map_readonly(&file).map_err(io("mmap"))?,
+            ImmutableFile::Bytes(bytes) => bytes,
+        };
         Self::from_bytes(path, data)
     }
 

@@ -1,8 +1,9 @@
 //! Appends blocks to a file being built, tracking the offset and the whole-file CRC-32.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use memforest_io::{Storage, WritableFile};
 
 use crate::block::trailer::{self, CompressionType};
 use crate::block_handle::BlockHandle;
@@ -11,19 +12,19 @@ use crate::error::{Result, SstError};
 /// A buffered, checksummed, offset-tracking file writer.
 #[derive(Debug)]
 pub struct BlockWriter {
-    out: BufWriter<File>,
+    out: BufWriter<Box<dyn WritableFile>>,
     path: PathBuf,
     offset: u64,
     crc: crc32fast::Hasher,
 }
 
 impl BlockWriter {
-    /// Creates (or truncates) `path` for writing.
+    /// Creates (or truncates) `path` in `storage` for writing.
     ///
     /// # Errors
     /// [`SstError::Io`] when the file cannot be created.
-    pub fn create(path: &Path) -> Result<Self> {
-        let file = File::create(path).map_err(|source| SstError::Io {
+    pub fn create(storage: &dyn Storage, path: &Path) -> Result<Self> {
+        let file = storage.create(path).map_err(|source| SstError::Io {
             op: "create",
             path: path.to_path_buf(),
             source,
