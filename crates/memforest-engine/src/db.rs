@@ -39,6 +39,8 @@ pub const WAL_DIR: &str = "wal";
 pub struct Db {
     core: Arc<Core>,
     threads: Vec<JoinHandle<()>>,
+    /// The memory layer (scheduler + worker pools); `None` only while opening or closing.
+    memory: Option<crate::memory::Runtime>,
     _lock: DirLock,
 }
 
@@ -118,15 +120,23 @@ impl Db {
             version: Arc::new(version),
             tombstones,
         };
+        let memory_options = options.memory.clone();
         let core = Arc::new(Core::new(dir, options, wal, state, manifest, next_file_id));
         let threads = background::spawn(&core)?;
-        let db = Self {
+        let mut db = Self {
             core,
             threads,
+            memory: None,
             _lock: lock,
         };
         db.core.seal(false);
         db.core.request_compaction();
+        db.memory = Some(crate::memory::Runtime::start(&db, memory_options).map_err(
+            |e| match e {
+                crate::memory::MemoryError::Engine(e) => e,
+                other => Error::corrupt(db.dir(), 0, other.to_string()),
+            },
+        )?);
         Ok(db)
     }
 
@@ -338,6 +348,16 @@ impl Db {
         self.core.visible()
     }
 
+    /// The engine core (for the memory layer's scheduler thread).
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
+    /// The memory layer, while running.
+    pub(crate) fn memory_runtime(&self) -> Option<&crate::memory::Runtime> {
+        self.memory.as_ref()
+    }
+
     /// The database directory.
     #[must_use]
     pub fn dir(&self) -> &Path {
@@ -350,6 +370,9 @@ impl Db {
     /// # Errors
     /// A background error recorded earlier; the WAL sync's error.
     pub fn close(mut self) -> Result<()> {
+        if let Some(mut m) = self.memory.take() {
+            m.stop(true);
+        }
         background::shutdown(&self.core, std::mem::take(&mut self.threads));
         if let Some(e) = self.core.bg_error() {
             return Err(Error::Background(e));
@@ -361,6 +384,9 @@ impl Db {
 
 impl Drop for Db {
     fn drop(&mut self) {
+        if let Some(mut m) = self.memory.take() {
+            m.stop(false);
+        }
         background::shutdown(&self.core, std::mem::take(&mut self.threads));
     }
 }

@@ -41,6 +41,8 @@ pub struct Options {
     pub recovery_mode: RecoveryMode,
     /// How segment files are built (block size, compression, bloom bits).
     pub sst: SstOptions,
+    /// The memory layer (extractor, summarizer, pools, routing thresholds).
+    pub memory: crate::memory::MemoryOptions,
 }
 
 impl Default for Options {
@@ -58,6 +60,7 @@ impl Default for Options {
             wal_segment_size: 64 << 20,
             recovery_mode: RecoveryMode::default(),
             sst: SstOptions::default(),
+            memory: crate::memory::MemoryOptions::default(),
         }
     }
 }

@@ -4,9 +4,306 @@
 //!
 //! See `docs/format/memory.md` for the table layout.
 
+pub mod apply;
+pub mod cell;
 pub mod embed;
+mod error;
 pub mod extract;
+pub mod fact;
+pub mod forest;
+pub mod ingest;
 pub mod model;
+pub mod options;
+pub mod pool;
+pub mod record;
+pub mod route;
+mod scheduler;
 pub mod session;
+pub mod stats;
+pub mod store;
 pub mod summarize;
+pub mod text;
 pub mod time;
+
+pub use error::MemoryError;
+pub use ingest::IngestReceipt;
+pub use options::MemoryOptions;
+pub use stats::MemoryStats;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use memforest_tree::{MemTree, NodeId, TreeId};
+use parking_lot::{Condvar, Mutex};
+
+use crate::db::Db;
+use crate::key::{Table, TenantId};
+use crate::memory::forest::Forest;
+use crate::memory::pool::Pool;
+use crate::memory::record::PENDING_PREFIX;
+use crate::memory::stats::Counters;
+use crate::memory::store::{Kv, Staged};
+
+#[derive(Debug, Default)]
+struct Signal {
+    wake: bool,
+    stop: bool,
+    summarize_on_stop: bool,
+    error: Option<String>,
+}
+
+/// Retry bookkeeping: when a failed item may run again, and how often it failed.
+type Backoff = HashMap<(TenantId, u64, u64), (Instant, u32)>;
+
+/// State shared by ingest callers, the scheduler thread and the worker pools.
+#[derive(Debug)]
+pub struct Shared {
+    kv: Kv,
+    opts: MemoryOptions,
+    forest: Mutex<Forest>,
+    extract_pool: Pool,
+    summary_pool: Pool,
+    counters: Counters,
+    signal: Mutex<Signal>,
+    cv: Condvar,
+    /// Pending cells to retry, keyed (tenant, cell, 0).
+    cells: Mutex<Backoff>,
+    /// Failed summary nodes, keyed (tenant, tree, node).
+    nodes: Mutex<Backoff>,
+}
+
+const NODE_KIND: u64 = u64::MAX;
+
+impl Shared {
+    fn backoff(&self, attempts: u32) -> Duration {
+        let factor = 1u32 << attempts.min(16);
+        (self.opts.retry_backoff * factor).min(self.opts.max_backoff)
+    }
+
+    fn schedule(&self, map: &Mutex<Backoff>, key: (TenantId, u64, u64)) {
+        let mut m = map.lock();
+        let attempts = m.get(&key).map_or(0, |e| e.1);
+        m.insert(key, (Instant::now() + self.backoff(attempts), attempts + 1));
+    }
+
+    fn retry_cell(&self, tenant: &TenantId, cell: u64) {
+        self.schedule(&self.cells, (tenant.clone(), cell, 0));
+    }
+
+    fn cell_done(&self, tenant: &TenantId, cell: u64) {
+        self.cells.lock().remove(&(tenant.clone(), cell, 0));
+    }
+
+    fn due_cells(&self) -> Vec<(TenantId, u64)> {
+        let now = Instant::now();
+        let m = self.cells.lock();
+        m.iter()
+            .filter(|(_, (due, _))| *due <= now)
+            .map(|(k, _)| (k.0.clone(), k.1))
+            .collect()
+    }
+
+    fn node_key(item: &(TenantId, u64, NodeId)) -> (TenantId, u64, u64) {
+        (item.0.clone(), item.1, item.2 .0 ^ NODE_KIND)
+    }
+
+    fn node_due(&self, item: &(TenantId, u64, NodeId), now: Instant) -> bool {
+        self.nodes
+            .lock()
+            .get(&Self::node_key(item))
+            .is_none_or(|(due, _)| *due <= now)
+    }
+
+    fn node_failed(&self, item: &(TenantId, u64, NodeId)) {
+        self.schedule(&self.nodes, Self::node_key(item));
+    }
+
+    fn node_ok(&self, item: &(TenantId, u64, NodeId)) {
+        self.nodes.lock().remove(&Self::node_key(item));
+    }
+
+    fn wake(&self) {
+        self.signal.lock().wake = true;
+        self.cv.notify_all();
+    }
+
+    fn notify(&self) {
+        self.cv.notify_all();
+    }
+
+    fn stopping(&self) -> bool {
+        self.signal.lock().stop
+    }
+
+    fn summarize_on_stop(&self) -> bool {
+        self.signal.lock().summarize_on_stop
+    }
+
+    fn set_error(&self, e: MemoryError) {
+        self.signal.lock().error = Some(e.to_string());
+        self.cv.notify_all();
+    }
+
+    /// Waits until woken (or `timeout`), then clears the wake flag.
+    fn wait_work(&self, timeout: Duration) {
+        let mut s = self.signal.lock();
+        if !s.wake && !s.stop {
+            let next_due = self
+                .cells
+                .lock()
+                .values()
+                .chain(self.nodes.lock().values())
+                .map(|(due, _)| due.saturating_duration_since(Instant::now()))
+                .min()
+                .unwrap_or(timeout);
+            self.cv.wait_for(&mut s, next_due.min(timeout));
+        }
+        s.wake = false;
+    }
+
+    /// Waits for any notification, at most `timeout`.
+    fn wait_signal(&self, timeout: Duration) {
+        let mut s = self.signal.lock();
+        self.cv.wait_for(&mut s, timeout);
+    }
+}
+
+/// The running memory layer of a `Db`: the scheduler thread and the worker pools.
+#[derive(Debug)]
+pub struct Runtime {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Runtime {
+    /// Starts the memory layer for `db`: finds cells whose extraction never committed and
+    /// trees with dirty marks (left by a crash), and starts the scheduler, which resumes
+    /// both.
+    ///
+    /// # Errors
+    /// Engine read errors; corrupt tree pages; thread spawn errors.
+    pub(crate) fn start(db: &Db, opts: MemoryOptions) -> Result<Self, MemoryError> {
+        opts.validate()?;
+        let kv = Kv::new(Arc::clone(db.core()));
+        let mut forest = Forest::default();
+        let mut cells = Backoff::new();
+        let now = Instant::now();
+        for tenant in db.tenants()? {
+            for (k, _) in kv.scan_prefix(&tenant, Table::RouterState, &[PENDING_PREFIX])? {
+                if let Some(cell) = record::be_u64(k.get(1..).unwrap_or_default()) {
+                    cells.insert((tenant.clone(), cell, 0), (now, 0));
+                }
+            }
+            let marks = kv.scan_prefix(&tenant, Table::DirtyMarks, &[])?;
+            if marks.is_empty() {
+                continue;
+            }
+            let st = Staged::new(&kv, tenant.clone());
+            let tf = forest.tenants.entry(tenant.clone()).or_default();
+            for (k, _) in marks {
+                if let Some(id) = record::be_u64(&k) {
+                    tf.trees.insert(id, MemTree::open(&st, TreeId(id))?);
+                }
+            }
+        }
+        let io = |e: std::io::Error| {
+            MemoryError::Engine(crate::Error::Io {
+                op: "spawn memory thread",
+                path: db.dir().to_path_buf(),
+                source: e,
+            })
+        };
+        let shared = Arc::new(Shared {
+            kv,
+            extract_pool: Pool::new("mf-extract", opts.extract_pool).map_err(io)?,
+            summary_pool: Pool::new("mf-summary", opts.summary_pool).map_err(io)?,
+            opts,
+            forest: Mutex::new(forest),
+            counters: Counters::default(),
+            signal: Mutex::new(Signal {
+                wake: true,
+                ..Signal::default()
+            }),
+            cv: Condvar::new(),
+            cells: Mutex::new(cells),
+            nodes: Mutex::new(Backoff::new()),
+        });
+        let s = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("mf-scheduler".into())
+            .spawn(move || scheduler::run(&s))
+            .map_err(io)?;
+        Ok(Self {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// The shared state (for ingest).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Stops the scheduler; with `summarize` (and `summarize_on_shutdown`) it first
+    /// summarizes everything dirty.
+    pub(crate) fn stop(&mut self, summarize: bool) {
+        {
+            let mut s = self.shared.signal.lock();
+            s.stop = true;
+            s.summarize_on_stop = summarize;
+        }
+        self.shared.cv.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop(false);
+    }
+}
+
+impl Db {
+    fn memory_shared(&self) -> Result<Arc<Shared>, MemoryError> {
+        self.memory_runtime()
+            .map(|r| Arc::clone(r.shared()))
+            .ok_or(MemoryError::Stopped)
+    }
+
+    /// Waits until no tree node is dirty and no cell is pending extraction (summaries are
+    /// regenerated by the scheduler meanwhile; failed calls are retried with backoff).
+    ///
+    /// # Errors
+    /// [`MemoryError::Stopped`] when the runtime stopped or hit a storage error.
+    pub fn flush_summaries(&self) -> Result<(), MemoryError> {
+        let shared = self.memory_shared()?;
+        loop {
+            if let Some(e) = shared.signal.lock().error.clone() {
+                return Err(MemoryError::Model(e));
+            }
+            let dirty = shared.forest.lock().dirty_total();
+            if dirty == 0 && shared.cells.lock().is_empty() {
+                return Ok(());
+            }
+            shared.wake();
+            shared.wait_signal(Duration::from_millis(50));
+        }
+    }
+
+    /// A snapshot of the memory layer's counters.
+    #[must_use]
+    pub fn memory_stats(&self) -> MemoryStats {
+        let Some(r) = self.memory_runtime() else {
+            return MemoryStats::default();
+        };
+        let s = r.shared();
+        let depth = s.extract_pool.depth() + s.summary_pool.depth();
+        let dirty = s.forest.lock().dirty_by_level();
+        let pending = s.cells.lock().len() as u64;
+        s.counters.snapshot(depth, dirty, pending)
+    }
+}

@@ -1,6 +1,11 @@
 //! The [`Extractor`] trait: one call per MemCell turns raw turns into memory items with
 //! the MemForest paper's item fields ("Extraction").
 
+pub mod dates;
+mod heuristic;
+
+pub use heuristic::HeuristicExtractor;
+
 use std::fmt::Debug;
 
 use serde::{Deserialize, Serialize};

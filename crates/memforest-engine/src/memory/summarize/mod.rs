@@ -1,6 +1,10 @@
 //! The [`Summarizer`] trait: one call per dirty MemTree node turns its children's
 //! summaries into the node's summary (paper, "Refresh").
 
+mod extractive;
+
+pub use extractive::ExtractiveSummarizer;
+
 use std::fmt::Debug;
 
 use memforest_tree::refresh::ChildSummary;

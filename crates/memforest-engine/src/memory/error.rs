@@ -1,0 +1,35 @@
+//! [`MemoryError`]: what the memory layer fails with (`Db::ingest_session`,
+//! `Db::flush_summaries`).
+
+use memforest_tree::TreeError;
+
+/// Memory-layer failures.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// An engine read or write failed.
+    #[error(transparent)]
+    Engine(#[from] crate::Error),
+    /// A MemTree operation failed (corrupt page, store error).
+    #[error("memtree: {0}")]
+    Tree(#[from] TreeError),
+    /// A stored record failed to decode.
+    #[error("corrupt {what} record: {detail}")]
+    Corrupt {
+        /// Which record.
+        what: &'static str,
+        /// The decoder's message (with its byte offset).
+        detail: String,
+    },
+    /// A record failed to encode.
+    #[error("encode: {0}")]
+    Encode(String),
+    /// An internal invariant did not hold (a bug, reported instead of a panic).
+    #[error("memory invariant: {0}")]
+    Invariant(&'static str),
+    /// A model (extractor, summarizer, embedder) call failed; the work stays queued.
+    #[error("model call failed: {0}")]
+    Model(String),
+    /// The memory runtime has stopped (the database is closing).
+    #[error("the memory runtime has stopped")]
+    Stopped,
+}

@@ -1,0 +1,133 @@
+//! [`Forest`]: the in-memory handles of every tenant's MemTrees (meta page + dirty sets)
+//! and the scene keyword index, guarded by one mutex in the runtime. Everything here is a
+//! cache of what the engine stores; after a failed commit a tenant's entry is dropped and
+//! reloaded on next use.
+
+use std::collections::HashMap;
+
+use memforest_tree::{MemTree, TreeConfig, TreeId, TreeKind};
+
+use crate::key::{Table, TenantId};
+use crate::memory::record::{self, SceneState, TreeRecord, SCENE_PREFIX};
+use crate::memory::store::{Kv, Staged};
+use crate::memory::MemoryError;
+
+/// One tenant's cached trees and scene index.
+#[derive(Debug, Default)]
+pub struct TenantForest {
+    /// Loaded trees by id.
+    pub trees: HashMap<u64, MemTree>,
+    /// Scene number -> state, loaded on first use.
+    pub scenes: Option<HashMap<u64, SceneState>>,
+    /// Keyword -> scene numbers whose facts carry it (built with `scenes`).
+    pub scene_index: HashMap<String, Vec<u64>>,
+}
+
+/// Every tenant's cache.
+#[derive(Debug, Default)]
+pub struct Forest {
+    /// By tenant.
+    pub tenants: HashMap<TenantId, TenantForest>,
+}
+
+impl Forest {
+    /// Total dirty nodes per level (index 0 = level 1) over every loaded tree.
+    #[must_use]
+    pub fn dirty_by_level(&self) -> Vec<u64> {
+        let mut out: Vec<u64> = Vec::new();
+        for t in self.tenants.values().flat_map(|f| f.trees.values()) {
+            let top = t.dirty().top_level();
+            for level in 1..=top {
+                let n = t.dirty().level(level).len() as u64;
+                let idx = usize::from(level - 1);
+                if out.len() <= idx {
+                    out.resize(idx + 1, 0);
+                }
+                if let Some(slot) = out.get_mut(idx) {
+                    *slot += n;
+                }
+            }
+        }
+        out
+    }
+
+    /// Total dirty nodes.
+    #[must_use]
+    pub fn dirty_total(&self) -> u64 {
+        self.tenants
+            .values()
+            .flat_map(|f| f.trees.values())
+            .map(|t| t.dirty().len() as u64)
+            .sum()
+    }
+}
+
+impl TenantForest {
+    /// The tree `id`, loaded from the store when not cached; `None` when it does not exist.
+    ///
+    /// # Errors
+    /// Tree page corruption; engine errors.
+    pub fn tree(&mut self, st: &Staged<'_>, id: u64) -> Result<Option<&mut MemTree>, MemoryError> {
+        match self.trees.entry(id) {
+            std::collections::hash_map::Entry::Occupied(e) => Ok(Some(e.into_mut())),
+            std::collections::hash_map::Entry::Vacant(v) => match MemTree::open(st, TreeId(id)) {
+                Ok(t) => Ok(Some(v.insert(t))),
+                Err(memforest_tree::TreeError::MissingPage { .. }) => Ok(None),
+                Err(e) => Err(e.into()),
+            },
+        }
+    }
+
+    /// The tree of `kind` labelled `label`, created (with its `Trees` record) when absent.
+    ///
+    /// # Errors
+    /// As [`TenantForest::tree`]; encode errors.
+    pub fn ensure_tree(
+        &mut self,
+        st: &mut Staged<'_>,
+        kind: TreeKind,
+        label: &str,
+        config: &TreeConfig,
+    ) -> Result<&mut MemTree, MemoryError> {
+        let id = record::tree_id(kind, label);
+        if self.tree(st, id)?.is_none() {
+            let t = MemTree::create(st, TreeId(id), kind, label, config)?;
+            let rec = TreeRecord {
+                kind: kind.as_u8(),
+                label: label.to_owned(),
+            };
+            st.put(Table::Trees, &id.to_be_bytes(), record::encode(&rec)?);
+            self.trees.insert(id, t);
+        }
+        self.trees
+            .get_mut(&id)
+            .ok_or(MemoryError::Invariant("a tree just created is not cached"))
+    }
+
+    /// The scene states, loaded from `RouterState` on first use.
+    ///
+    /// # Errors
+    /// Engine read errors; corrupt scene records.
+    pub fn scenes(
+        &mut self,
+        kv: &Kv,
+        tenant: &TenantId,
+    ) -> Result<&mut HashMap<u64, SceneState>, MemoryError> {
+        if self.scenes.is_none() {
+            let mut map = HashMap::new();
+            for (k, v) in kv.scan_prefix(tenant, Table::RouterState, &[SCENE_PREFIX])? {
+                let n = record::be_u64(k.get(1..).unwrap_or_default())
+                    .ok_or(MemoryError::Invariant("short scene key"))?;
+                let state: SceneState = record::decode(&v, "scene state")?;
+                for (k, _) in &state.counts {
+                    self.scene_index.entry(k.clone()).or_default().push(n);
+                }
+                map.insert(n, state);
+            }
+            self.scenes = Some(map);
+        }
+        self.scenes
+            .as_mut()
+            .ok_or(MemoryError::Invariant("scene map not loaded"))
+    }
+}

@@ -1,0 +1,156 @@
+//! Storage access for the memory layer: [`Kv`] reads and writes the engine directly (the
+//! scheduler thread has no `Db` handle), and [`Staged`] collects one atomic `WriteBatch`
+//! while reading its own staged writes back (the memory layer's equivalent of
+//! [`crate::StagedNodeStore`], covering every table, MemTree pages included).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use memforest_tree::{NodeStore, PageBatch, PageKey, StoreError};
+use memforest_wal::Durability;
+
+use crate::batch::WriteBatch;
+use crate::core::Core;
+use crate::key::{prefix_successor, Table, TenantId};
+use crate::node_store::page_key;
+use crate::scan::Scan;
+
+/// Direct engine access.
+#[derive(Debug, Clone)]
+pub struct Kv {
+    core: Arc<Core>,
+}
+
+impl Kv {
+    /// Access through `core`.
+    pub(crate) fn new(core: Arc<Core>) -> Self {
+        Self { core }
+    }
+
+    /// The current value of `key`.
+    ///
+    /// # Errors
+    /// Engine read errors.
+    pub fn get(&self, tenant: &TenantId, table: Table, key: &[u8]) -> crate::Result<Option<Bytes>> {
+        self.core.get(&tenant.key(table, key), self.core.visible())
+    }
+
+    /// Every `(key, value)` of `table` whose key starts with `prefix` (keys relative to the
+    /// table).
+    ///
+    /// # Errors
+    /// Engine read errors.
+    pub fn scan_prefix(
+        &self,
+        tenant: &TenantId,
+        table: Table,
+        prefix: &[u8],
+    ) -> crate::Result<Vec<(Bytes, Bytes)>> {
+        let full = tenant.key(table, prefix);
+        let upper = match prefix_successor(&full) {
+            Some(end) => std::ops::Bound::Excluded(Bytes::from(end)),
+            None => std::ops::Bound::Unbounded,
+        };
+        let strip = tenant.table_prefix(table).len();
+        let lower = std::ops::Bound::Included(Bytes::from(full));
+        Scan::new(self.core.state(), lower, upper, self.core.visible(), strip)?.collect()
+    }
+
+    /// Commits `batch`.
+    ///
+    /// # Errors
+    /// Engine write errors.
+    pub fn write(&self, batch: &WriteBatch, durability: Durability) -> crate::Result<u64> {
+        self.core.write(batch, durability)
+    }
+}
+
+/// A write batch for one tenant plus an overlay of its staged values, so reads inside a
+/// unit of work see its own writes.
+#[derive(Debug)]
+pub struct Staged<'a> {
+    kv: &'a Kv,
+    tenant: TenantId,
+    batch: WriteBatch,
+    overlay: HashMap<(Table, Vec<u8>), Option<Vec<u8>>>,
+}
+
+impl<'a> Staged<'a> {
+    /// An empty unit of work for `tenant`.
+    #[must_use]
+    pub fn new(kv: &'a Kv, tenant: TenantId) -> Self {
+        Self {
+            kv,
+            tenant,
+            batch: WriteBatch::new(),
+            overlay: HashMap::new(),
+        }
+    }
+
+    /// The tenant.
+    #[must_use]
+    pub fn tenant(&self) -> &TenantId {
+        &self.tenant
+    }
+
+    /// The value of `key`: staged first, then the engine.
+    ///
+    /// # Errors
+    /// Engine read errors.
+    pub fn get(&self, table: Table, key: &[u8]) -> crate::Result<Option<Vec<u8>>> {
+        if let Some(v) = self.overlay.get(&(table, key.to_vec())) {
+            return Ok(v.clone());
+        }
+        Ok(self.kv.get(&self.tenant, table, key)?.map(|b| b.to_vec()))
+    }
+
+    /// Stages a put.
+    pub fn put(&mut self, table: Table, key: &[u8], value: Vec<u8>) {
+        self.batch.put(&self.tenant, table, key, &value);
+        self.overlay.insert((table, key.to_vec()), Some(value));
+    }
+
+    /// Stages a delete.
+    pub fn delete(&mut self, table: Table, key: &[u8]) {
+        self.batch.delete(&self.tenant, table, key);
+        self.overlay.insert((table, key.to_vec()), None);
+    }
+
+    /// True when nothing is staged.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.batch.is_empty()
+    }
+
+    /// Commits everything staged as one batch; returns its last seqno (0 when empty).
+    ///
+    /// # Errors
+    /// Engine write errors (nothing is applied).
+    pub fn commit(self, durability: Durability) -> crate::Result<u64> {
+        if self.batch.is_empty() {
+            return Ok(0);
+        }
+        self.kv.write(&self.batch, durability)
+    }
+}
+
+impl NodeStore for Staged<'_> {
+    fn get(&self, key: PageKey) -> Result<Option<Vec<u8>>, StoreError> {
+        Staged::get(self, Table::NodePages, &page_key(key)).map_err(|e| StoreError(Box::new(e)))
+    }
+
+    fn apply(&mut self, batch: PageBatch) -> Result<(), StoreError> {
+        for op in batch.ops {
+            match op {
+                memforest_tree::store::PageOp::Put(k, page) => {
+                    self.put(Table::NodePages, &page_key(k), page);
+                }
+                memforest_tree::store::PageOp::Delete(k) => {
+                    self.delete(Table::NodePages, &page_key(k));
+                }
+            }
+        }
+        Ok(())
+    }
+}
