@@ -125,3 +125,37 @@ impl LlmError {
         }
     }
 }
+
+impl From<LlmError> for crate::memory::model::ModelError {
+    /// Timeouts stay timeouts (also after retries); reply-content problems become
+    /// `Malformed` with their byte offset (0 when the problem is a field, named in `what`);
+    /// everything else (HTTP status, transport, configuration) is `Backend`.
+    fn from(error: LlmError) -> Self {
+        use super::json::JsonExtractError;
+        use crate::memory::model::ModelError;
+        match error {
+            LlmError::Timeout { timeout } => ModelError::Timeout(timeout),
+            LlmError::GaveUp { last, .. } if matches!(*last, LlmError::Timeout { .. }) => {
+                ModelError::from(*last)
+            }
+            LlmError::NotUtf8 { offset }
+            | LlmError::MalformedJson { offset, .. }
+            | LlmError::Payload(
+                JsonExtractError::Malformed { offset, .. } | JsonExtractError::Truncated { offset },
+            ) => ModelError::Malformed {
+                offset,
+                what: error.to_string(),
+            },
+            LlmError::MissingField { .. }
+            | LlmError::WrongType { .. }
+            | LlmError::EmbeddingCount { .. }
+            | LlmError::EmbeddingDimension { .. }
+            | LlmError::Payload(_)
+            | LlmError::Unusable(_) => ModelError::Malformed {
+                offset: 0,
+                what: error.to_string(),
+            },
+            other => ModelError::Backend(Box::new(other)),
+        }
+    }
+}

@@ -34,12 +34,19 @@
 
 mod client;
 mod config;
+mod embedder;
 mod error;
+mod extractor;
+pub mod items;
 pub mod json;
 pub mod reply;
 mod retry;
+mod summarizer;
 
 pub use client::{ChatMessage, ChatRole, LlmClient};
 pub use config::LlmConfig;
+pub use embedder::OpenAiEmbedder;
 pub use error::LlmError;
+pub use extractor::OpenAiExtractor;
 pub use reply::{ChatReply, EmbeddingReply};
+pub use summarizer::OpenAiSummarizer;

@@ -1,0 +1,146 @@
+//! [`OpenAiExtractor`]: the `Extractor` backed by an OpenAI-compatible chat model.
+
+use std::collections::VecDeque;
+
+use parking_lot::Mutex;
+
+use super::items::{parse_items, MAX_KEYS, MAX_TOPICS};
+use super::{ChatMessage, LlmClient, LlmConfig, LlmError};
+use crate::memory::extract::{Extraction, ExtractionInput, Extractor};
+use crate::memory::model::ModelError;
+use crate::memory::session::Role;
+use crate::memory::time::to_datetime;
+
+/// Diagnostics kept from recent calls (dropped items, cleared fields, truncations).
+const MAX_RECENT_NOTES: usize = 256;
+
+/// Extracts memory items from a MemCell with one chat call (paper, "Extraction").
+///
+/// The prompt asks for `{"items": [...]}` with the paper's item fields; the reply is
+/// recovered with [`super::json::extract_json`] (code fences, prose, a cut-off item list)
+/// and validated by [`parse_items`]. Dropped items and repaired fields do not fail the call:
+/// they are counted and kept in a bounded log ([`OpenAiExtractor::recent_notes`]). A reply
+/// with nothing usable, and every transport / HTTP failure, is a [`ModelError`], so the
+/// cell stays pending and is retried.
+#[derive(Debug)]
+pub struct OpenAiExtractor {
+    client: LlmClient,
+    name: String,
+    notes: Mutex<VecDeque<String>>,
+}
+
+impl OpenAiExtractor {
+    /// An extractor using `config` (see [`LlmConfig`]; temperature 0 keeps replays close to
+    /// deterministic, and JSON mode is recommended).
+    ///
+    /// # Errors
+    /// As [`LlmClient::new`].
+    pub fn new(config: LlmConfig) -> Result<Self, LlmError> {
+        let name = format!("openai:{}", config.model);
+        Ok(Self {
+            client: LlmClient::new(config)?,
+            name,
+            notes: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    /// The most recent diagnostics (oldest first, at most 256): dropped items with their
+    /// reason, cleared or clipped fields, and truncated replies, each prefixed with the
+    /// session id.
+    pub fn recent_notes(&self) -> Vec<String> {
+        self.notes.lock().iter().cloned().collect()
+    }
+
+    fn record(&self, session: &str, lines: impl IntoIterator<Item = String>) {
+        let mut notes = self.notes.lock();
+        for line in lines {
+            if notes.len() == MAX_RECENT_NOTES {
+                notes.pop_front();
+            }
+            notes.push_back(format!("{session}: {line}"));
+        }
+    }
+}
+
+impl Extractor for OpenAiExtractor {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
+        let messages = [
+            ChatMessage::system(system_prompt()),
+            ChatMessage::user(cell_prompt(input)),
+        ];
+        let reply = self.client.chat(&messages)?;
+        let turn_ids: Vec<String> = input.turns.iter().map(|t| t.turn_id.clone()).collect();
+        let parsed = match parse_items(&reply.content, &turn_ids) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                self.record(&input.session_id, [format!("reply unusable: {e}")]);
+                return Err(e.into());
+            }
+        };
+        let dropped = parsed.dropped.into_iter().map(|d| format!("dropped {d}"));
+        self.record(&input.session_id, dropped.chain(parsed.notes));
+        Ok(Extraction {
+            items: parsed.items,
+            usage: reply.usage,
+        })
+    }
+}
+
+/// The instructions: the paper's item fields and rules.
+fn system_prompt() -> String {
+    format!(
+        r#"You extract long-term memory items from an excerpt of a conversation between a user and an assistant.
+Return only a JSON object: {{"items": [ ... ]}}. Each item is an object with these fields:
+- "fact_text": one self-contained statement in the third person that names who it is about (the speaker's name, or "The user" / "The assistant"), with absolute dates and amounts written in; resolve relative times ("yesterday", "last week") against the turn dates.
+- "participants": names of the people involved.
+- "origin": "user" if the user stated it, "assistant" if the assistant did, "mixed" for both, else "unknown".
+- "semantic_role": one of "event", "state", "preference", "constraint", "plan", "detail", "reference".
+- "entities": proper names, titles, and amounts with units mentioned.
+- "topics": at most {MAX_TOPICS} short topic keywords.
+- "time_text": the time expression as written in the conversation, or null.
+- "time_start", "time_end": the ISO dates (YYYY-MM-DD) the fact is about, or null.
+- "attribute_keys", "domain_keys", "collection_keys": at most {MAX_KEYS} each, e.g. "pet.name", "health", "books read".
+- "source_turns": the ids of the turns the item comes from.
+Keep only information worth remembering about the people, their lives, preferences, plans and the facts they share. Do not invent anything. If there is nothing to remember, return {{"items": []}}."#
+    )
+}
+
+/// The cell: session id and start, then each turn with its id, time, role and speaker.
+fn cell_prompt(input: &ExtractionInput) -> String {
+    let mut prompt = format!(
+        "Session {} (started {})\nTurns:\n",
+        input.session_id,
+        iso(input.session_start)
+    );
+    for turn in &input.turns {
+        let role = match turn.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+        };
+        let speaker = if turn.speaker.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", turn.speaker)
+        };
+        prompt.push_str(&format!(
+            "[{}] {} {role}{speaker}: {}\n",
+            turn.turn_id,
+            iso(turn.time),
+            turn.text
+        ));
+    }
+    prompt
+}
+
+/// `YYYY-MM-DD HH:MM UTC (Weekday)`, or the raw number outside chrono's range.
+fn iso(micros: i64) -> String {
+    to_datetime(micros).map_or_else(
+        || format!("@{micros}us"),
+        |t| t.format("%Y-%m-%d %H:%M UTC (%A)").to_string(),
+    )
+}
