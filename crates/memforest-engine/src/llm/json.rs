@@ -19,7 +19,7 @@ pub struct JsonPayload {
     pub value: Value,
     /// Byte offset in the reply where the JSON starts.
     pub start: usize,
-    /// Set when the reply ended inside the JSON and complete array items were salvaged.
+    /// Set when the reply ended inside the JSON and its complete parts were salvaged.
     pub truncated: Option<Truncation>,
 }
 
@@ -28,8 +28,8 @@ pub struct JsonPayload {
 pub struct Truncation {
     /// Byte offset in the reply where the JSON text ends unfinished.
     pub at: usize,
-    /// Complete elements kept from the outermost open array; anything after them (a partial
-    /// element) was dropped.
+    /// Complete elements kept from the outermost open array (or, when no array was open,
+    /// complete members of the outermost object); anything after them was dropped.
     pub kept: usize,
 }
 
@@ -61,7 +61,8 @@ pub enum JsonExtractError {
 /// end), then in the whole reply. Within that text it tries each `{` / `[` in order (prose
 /// before the JSON, or braces inside the prose, are skipped) and returns the first complete
 /// value; text after it is ignored. If the text ends inside the value, the outermost array
-/// still open is cut after its last complete element, every open container is closed, and
+/// still open is cut after its last complete element (with no array open: the outermost
+/// object after its last complete member), every container around the cut is closed, and
 /// the result is returned with [`JsonPayload::truncated`] set.
 ///
 /// # Errors
@@ -143,16 +144,17 @@ struct Frame {
     array: bool,
     /// Byte just after the opening bracket.
     open_end: usize,
-    /// Byte just after the last complete element (arrays only).
+    /// Byte just after the last complete element (array) or member (object).
     complete_end: Option<usize>,
-    /// Complete elements seen (arrays only).
+    /// Complete elements or members seen.
     kept: usize,
     /// The last element was a container whose close was already counted.
     counted_close: bool,
 }
 
 /// Closes a value that `text` (a valid JSON prefix) ends inside: cut the outermost open array
-/// after its last complete element and close every container around it.
+/// after its last complete element (or, with no array open, the outermost object after its
+/// last complete member) and close every container around the cut.
 fn salvage(text: &str, offset: usize) -> Result<JsonPayload, JsonExtractError> {
     let cut_off = || JsonExtractError::Truncated {
         offset: offset + text.len(),
@@ -180,14 +182,14 @@ fn salvage(text: &str, offset: usize) -> Result<JsonPayload, JsonExtractError> {
             }),
             b'}' | b']' => {
                 stack.pop();
-                if let Some(parent) = stack.last_mut().filter(|f| f.array) {
+                if let Some(parent) = stack.last_mut() {
                     parent.kept += 1;
                     parent.complete_end = Some(i + 1);
                     parent.counted_close = true;
                 }
             }
             b',' => {
-                if let Some(frame) = stack.last_mut().filter(|f| f.array) {
+                if let Some(frame) = stack.last_mut() {
                     if !frame.counted_close {
                         frame.kept += 1;
                         frame.complete_end = Some(i);
@@ -198,7 +200,16 @@ fn salvage(text: &str, offset: usize) -> Result<JsonPayload, JsonExtractError> {
             _ => {}
         }
     }
-    let outer = stack.iter().position(|f| f.array).ok_or_else(cut_off)?;
+    let outer = match stack.iter().position(|f| f.array) {
+        Some(array) => array,
+        None if stack
+            .first()
+            .is_some_and(|root| root.complete_end.is_some()) =>
+        {
+            0
+        }
+        None => return Err(cut_off()),
+    };
     let frame = stack.get(outer).ok_or_else(cut_off)?;
     let cut = frame.complete_end.unwrap_or(frame.open_end);
     let mut closed = text.get(..cut).ok_or_else(cut_off)?.to_owned();
@@ -268,6 +279,10 @@ mod tests {
         let payload = extract_json(r#"[{"a": [1, 2"#).unwrap();
         assert_eq!(payload.value, json!([]));
         assert_eq!(payload.truncated.map(|t| t.kept), Some(0));
+
+        let payload = extract_json(r#"{"items": [{"t": "a"}], "note": "cut"#).unwrap();
+        assert_eq!(payload.value, json!({"items": [{"t": "a"}]}));
+        assert_eq!(payload.truncated.map(|t| t.kept), Some(1));
     }
 
     #[test]
