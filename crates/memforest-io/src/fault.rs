@@ -39,16 +39,17 @@ pub(crate) struct State {
     pub(crate) generation: u64,
     counts: [u64; OpKind::COUNT],
     faults: Vec<Armed>,
-    /// After this many operations of this kind, every operation fails (the process died).
-    halt_after: Option<(OpKind, u64)>,
+    /// Once the operations of these kinds reach this total, every operation fails (the
+    /// process died).
+    halt_after: Option<(Vec<OpKind>, u64)>,
     injected: u64,
 }
 
 impl State {
     /// Counts one operation of `kind` and decides whether it fails.
     pub(crate) fn op(&mut self, kind: OpKind) -> io::Result<()> {
-        if let Some((halt_kind, n)) = self.halt_after {
-            if self.counts.get(halt_kind.index()).copied().unwrap_or(0) >= n {
+        if let Some((kinds, n)) = &self.halt_after {
+            if self.total(kinds) >= *n {
                 return Err(Errno::Io.to_error());
             }
         }
@@ -66,6 +67,14 @@ impl State {
             }
             None => Ok(()),
         }
+    }
+
+    /// Operations of any of `kinds` made so far.
+    fn total(&self, kinds: &[OpKind]) -> u64 {
+        kinds
+            .iter()
+            .filter_map(|k| self.counts.get(k.index()))
+            .sum()
     }
 
     fn inode_of(&self, path: &Path) -> io::Result<u64> {
@@ -154,13 +163,20 @@ impl FaultStorage {
         self.state.lock().faults.clear();
     }
 
-    /// Once `n` more operations of `kind` have been made, every later operation fails with
-    /// `EIO`, as if the process had died right after the `n`th: used to stop a workload at
-    /// a chosen sync point before [`FaultStorage::crash`].
-    pub fn halt_after(&self, kind: OpKind, n: u64) {
+    /// Once `n` more operations of any of `kinds` have been made, every later operation
+    /// fails with `EIO`, as if the process had died right after the `n`th: used to stop a
+    /// workload at a chosen sync point (`&[OpKind::Sync, OpKind::SyncDir]`) before
+    /// [`FaultStorage::crash`].
+    pub fn halt_after(&self, kinds: &[OpKind], n: u64) {
         let mut s = self.state.lock();
-        let now = s.counts.get(kind.index()).copied().unwrap_or(0);
-        s.halt_after = Some((kind, now + n));
+        let now = s.total(kinds);
+        s.halt_after = Some((kinds.to_vec(), now + n));
+    }
+
+    /// Operations of any of `kinds` made so far (failed ones included).
+    #[must_use]
+    pub fn total(&self, kinds: &[OpKind]) -> u64 {
+        self.state.lock().total(kinds)
     }
 
     /// Simulates a power loss: the namespace reverts to its durable entries, every file
@@ -185,17 +201,6 @@ impl FaultStorage {
                 inode.current = kept;
             }
         }
-    }
-
-    /// Operations of `kind` made so far (failed ones included).
-    #[must_use]
-    pub fn count(&self, kind: OpKind) -> u64 {
-        self.state
-            .lock()
-            .counts
-            .get(kind.index())
-            .copied()
-            .unwrap_or(0)
     }
 
     /// Faults injected so far (operations that failed because of [`Fault`]s).

@@ -179,15 +179,17 @@ fn halt_after_stops_every_operation_after_the_chosen_sync() {
     let p = dir().join("a");
     let mut f = s.create_new(&p).unwrap();
     s.sync_dir(&dir()).unwrap();
-    s.halt_after(OpKind::Sync, 2);
+    s.halt_after(&[OpKind::Sync, OpKind::SyncDir], 2);
+    assert_eq!(s.total(&[OpKind::Sync, OpKind::SyncDir]), 1);
     f.write_all(b"one").unwrap();
     f.sync_data().unwrap();
     f.write_all(b"two").unwrap();
-    f.sync_data().unwrap();
+    s.sync_dir(&dir()).unwrap();
+    f.sync_data().unwrap_err();
     assert!(f.write_all(b"three").is_err(), "the process is dead");
     assert!(s.read(&p).is_err());
     s.crash(CrashMode::Prefix);
-    assert_eq!(s.read(&p).unwrap(), b"onetwo");
+    assert_eq!(s.read(&p).unwrap(), b"one");
 }
 
 #[test]

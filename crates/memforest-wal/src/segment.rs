@@ -1,6 +1,6 @@
 //! Segment files: naming (`{id:020}.wal`), listing, creation, directory syncs.
 
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use memforest_io::{Storage, WritableFile};
@@ -53,7 +53,56 @@ pub(crate) fn sync_dir(storage: &dyn Storage, dir: &Path) -> Result<()> {
 }
 
 /// The buffered framing writer every active segment uses.
-pub(crate) type SegmentWriter = LogWriter<BufWriter<Box<dyn WritableFile>>>;
+pub(crate) type SegmentWriter = LogWriter<BufWriter<SegmentFile>>;
+
+/// The file under a segment's write buffer. Once [`abandon`]ed it refuses every write, so
+/// bytes of a failed group still in the buffer can never reach the file later (not even
+/// when the buffer is dropped and flushes itself).
+#[derive(Debug)]
+pub(crate) struct SegmentFile {
+    file: Box<dyn WritableFile>,
+    abandoned: bool,
+}
+
+impl SegmentFile {
+    fn new(file: Box<dyn WritableFile>) -> Self {
+        Self {
+            file,
+            abandoned: false,
+        }
+    }
+
+    /// The file, to sync it.
+    pub(crate) fn file(&self) -> &dyn WritableFile {
+        &*self.file
+    }
+}
+
+impl Write for SegmentFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.abandoned {
+            return Err(io::Error::other("segment abandoned after a failed write"));
+        }
+        self.file.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// After a group failed to be written or synced: stops the segment taking any more bytes
+/// and cuts it back to `valid_len` (the end of the last group written in full), so the
+/// unacknowledged group is not found by recovery. Best effort: if the cut itself fails,
+/// recovery still sees at most a torn tail or whole records that were never acknowledged.
+pub(crate) fn abandon(writer: &mut SegmentWriter, valid_len: u64) {
+    let segment = writer.get_mut().get_mut();
+    segment.abandoned = true;
+    // Errors are ignored: the caller reports the failure that got us here.
+    if segment.file.set_len(valid_len).is_ok() {
+        let _ = segment.file.sync_data();
+    }
+}
 
 /// Opens an existing segment for appending after its first `valid_len` bytes, cutting off
 /// anything beyond them and syncing the cut before returning.
@@ -70,7 +119,7 @@ pub(crate) fn reopen(
         file.set_len(valid_len).map_err(io)?;
         file.sync_all().map_err(io)?;
     }
-    let buf = BufWriter::with_capacity(WRITE_BUFFER, file);
+    let buf = BufWriter::with_capacity(WRITE_BUFFER, SegmentFile::new(file));
     Ok(LogWriter::resume(buf, id, valid_len))
 }
 
@@ -85,14 +134,14 @@ pub(crate) fn create(
     let io = |e| WalError::io(&p, e);
     let file = storage.create_new(&p).map_err(io)?;
     let mut writer = LogWriter::new(
-        BufWriter::with_capacity(WRITE_BUFFER, file),
+        BufWriter::with_capacity(WRITE_BUFFER, SegmentFile::new(file)),
         meta.segment_id,
     );
     writer
         .add_metadata(MetadataType::SEGMENT_META, &meta.encode())
         .map_err(io)?;
     writer.get_mut().flush().map_err(io)?;
-    writer.get_ref().get_ref().sync_data().map_err(io)?;
+    writer.get_ref().get_ref().file().sync_data().map_err(io)?;
     sync_dir(storage, dir)?;
     Ok(writer)
 }

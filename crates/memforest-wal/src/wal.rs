@@ -169,8 +169,8 @@ impl Wal {
     ///
     /// # Errors
     /// [`WalError::BatchTooLarge`]; [`WalError::Poisoned`] when this group's or an earlier
-    /// write or sync failed (the batch may or may not be in the log after a reopen; it was
-    /// not acknowledged).
+    /// write or sync failed (the batch was not acknowledged; the failing group is cut back
+    /// off the segment, so it is not in the log after a reopen).
     pub fn append(&self, batch: &WriteBatch, durability: Durability) -> Result<u64> {
         let payload = batch::encode(0, batch, self.options.compression)?;
         self.queue
@@ -272,16 +272,26 @@ impl Wal {
     }
 
     /// The leader's work: one buffered write of the whole group, then at most one sync.
+    /// If either fails, the segment is abandoned and cut back to where the group started,
+    /// so the group is not visible after a reopen.
     fn write_group(&self, group: Vec<Pending>) -> Result<()> {
         let mut active = self.active.lock();
         if active.writer.len() >= self.options.segment_size {
             self.rotate_locked(&mut active)?;
         }
         let before = active.writer.len();
+        let written = self.write_locked(&mut active, &group, before);
+        if written.is_err() {
+            segment::abandon(&mut active.writer, before);
+        }
+        written
+    }
+
+    fn write_locked(&self, active: &mut Active, group: &[Pending], before: u64) -> Result<()> {
         let mut durability = Durability::Buffered;
         let mut last = active.last_written;
         let path = segment::path(&self.dir, active.id);
-        for pending in &group {
+        for pending in group {
             active
                 .writer
                 .add_record(&pending.payload)
@@ -301,7 +311,7 @@ impl Wal {
         c.bytes
             .fetch_add(active.writer.len() - before, Ordering::Relaxed);
         if durability > Durability::Buffered {
-            self.sync_active(&mut active, durability)?;
+            self.sync_active(active, durability)?;
         }
         self.last_seqno.store(last, Ordering::Release);
         Ok(())
@@ -316,7 +326,7 @@ impl Wal {
         if self.fail_next_sync.swap(false, Ordering::SeqCst) {
             return Err(io(std::io::Error::other("injected fsync failure")));
         }
-        let file = active.writer.get_ref().get_ref();
+        let file = active.writer.get_ref().get_ref().file();
         match durability {
             Durability::SyncAll => file.sync_all(),
             _ => file.sync_data(),
