@@ -18,6 +18,9 @@ pub enum Op {
     Put = 1,
     /// Delete every key in `[key, value)` (key = start, value = end, both engine keys).
     RangeDelete = 2,
+    /// Nothing: pads the WAL's seqno after recovery dropped batches that are already in
+    /// segment files, so new writes never reuse a flushed seqno (key and value empty).
+    Noop = 3,
 }
 
 impl Op {
@@ -28,6 +31,7 @@ impl Op {
             0 => Some(Self::Delete),
             1 => Some(Self::Put),
             2 => Some(Self::RangeDelete),
+            3 => Some(Self::Noop),
             _ => None,
         }
     }

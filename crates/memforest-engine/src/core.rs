@@ -555,6 +555,7 @@ pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<Ra
     match Op::from_byte(e.kind)? {
         Op::Put => mem.insert(&e.key, seqno, Kind::Put, Bytes::copy_from_slice(&e.value)),
         Op::Delete => mem.insert(&e.key, seqno, Kind::Tombstone, Bytes::new()),
+        Op::Noop => {}
         Op::RangeDelete => {
             let t = RangeTombstone {
                 start: Bytes::copy_from_slice(&e.key),

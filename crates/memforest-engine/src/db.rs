@@ -11,7 +11,7 @@ use memforest_sst::{BoxedSource, MergeIterator, ScanOptions};
 use memforest_wal::{Durability, Wal, WalOptions};
 
 use crate::background;
-use crate::batch::WriteBatch;
+use crate::batch::{Op, WriteBatch};
 use crate::core::{apply_entry, Core, LsmState};
 use crate::error::{Error, Result};
 use crate::key::{self, prefix_successor, Table, TenantId, RESERVED_PREFIX};
@@ -79,17 +79,7 @@ impl Db {
             ..WalOptions::default()
         };
         let (wal, recovered) = Wal::open(dir.join(WAL_DIR), wal_options)?;
-        if wal.last_seqno() < mstate.flushed_seqno {
-            return Err(Error::corrupt(
-                dir.join(WAL_DIR),
-                0,
-                format!(
-                    "the WAL ends at seqno {} but the manifest has flushed up to {}",
-                    wal.last_seqno(),
-                    mstate.flushed_seqno
-                ),
-            ));
-        }
+        pad_wal_seqno(&wal, mstate.flushed_seqno)?;
         let mem = MemTable::new();
         for b in &recovered.batches {
             for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
@@ -389,6 +379,21 @@ impl Drop for Db {
         }
         background::shutdown(&self.core, std::mem::take(&mut self.threads));
     }
+}
+
+/// When the recovery mode dropped WAL batches that are already in segment files (damage
+/// before the flushed point), appends no-op entries until the WAL's seqno reaches
+/// `flushed`, so new writes never reuse a seqno that segment files hold.
+fn pad_wal_seqno(wal: &Wal, flushed: u64) -> Result<()> {
+    const CHUNK: u64 = 1 << 20;
+    while wal.last_seqno() < flushed {
+        let mut pad = memforest_wal::WriteBatch::new();
+        for _ in 0..(flushed - wal.last_seqno()).min(CHUNK) {
+            pad.push(Op::Noop as u8, Vec::new(), Vec::new());
+        }
+        wal.append(&pad, Durability::SyncData)?;
+    }
+    Ok(())
 }
 
 fn successor_bound(prefix: &[u8]) -> Bound<Bytes> {
