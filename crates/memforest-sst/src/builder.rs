@@ -75,6 +75,9 @@ pub struct SstBuilder {
     options: SstOptions,
     /// `None` once finished or failed.
     out: Option<BlockWriter>,
+    /// Whether `tmp_path` exists and is ours to remove: from creation until it is renamed
+    /// to the final name or removed.
+    tmp_live: bool,
     block: BlockBuilder,
     index: IndexBuilder,
     bloom: BloomBuilder,
@@ -117,6 +120,7 @@ impl SstBuilder {
             block: BlockBuilder::new(options.restart_interval),
             options,
             out: Some(out),
+            tmp_live: true,
             index: IndexBuilder::default(),
             bloom: BloomBuilder::default(),
             last_key: Vec::new(),
@@ -297,6 +301,7 @@ impl SstBuilder {
                 path: self.tmp_path.clone(),
                 source,
             })?;
+        self.tmp_live = false;
         self.storage
             .sync_dir(&self.dir)
             .map_err(|source| SstError::Io {
@@ -326,10 +331,11 @@ impl SstBuilder {
         }
     }
 
-    /// Closes and removes the temporary file (best effort: the engine also removes stray
-    /// `.tmp` files at open).
+    /// Closes and removes the temporary file, whatever step failed (best effort: the engine
+    /// also removes stray `.tmp` files at open).
     fn abort(&mut self) {
-        if self.out.take().is_some() {
+        self.out = None;
+        if std::mem::take(&mut self.tmp_live) {
             let _ = self.storage.remove_file(&self.tmp_path);
         }
     }
