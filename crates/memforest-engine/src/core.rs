@@ -400,7 +400,7 @@ impl Core {
 
     /// Runs `task` and commits it unless its inputs changed meanwhile (then its outputs
     /// are deleted and the compaction is counted as declined).
-    fn execute(&self, task: &CompactionTask) -> Result<()> {
+    pub(crate) fn execute(&self, task: &CompactionTask) -> Result<()> {
         let start = Instant::now();
         let outputs = if task.trivial_move {
             task.inputs.clone()

@@ -454,3 +454,53 @@ fn load_tombstones(dir: &Path, version: &Version, mem: &Arc<MemTable>) -> Result
     }
     Ok(RangeTombstones::default().with(found))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction;
+
+    #[test]
+    fn compaction_with_changed_inputs_is_declined() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        let t = TenantId::new("t").unwrap();
+        for round in 0..2u8 {
+            for i in 0..50u8 {
+                db.put(&t, Table::Facts, &[i], &[round], Durability::Buffered)
+                    .unwrap();
+            }
+            db.flush().unwrap();
+        }
+        let stale = compaction::pick_all(&db.core.state().version).unwrap();
+        assert_eq!(stale.inputs.len(), 2);
+        db.compact_all().unwrap();
+        db.core.execute(&stale).unwrap();
+        let stats = db.stats();
+        assert_eq!(stats.compaction_declined, 1, "{stats:?}");
+        assert_eq!(stats.compaction_count, 1, "{stats:?}");
+        for i in 0..50u8 {
+            assert_eq!(
+                db.get(&t, Table::Facts, &[i]).unwrap().as_deref(),
+                Some(&[1u8][..])
+            );
+        }
+        drop(stale);
+        // The declined run's outputs are deleted: only the live file remains.
+        let live: Vec<u64> = db
+            .core
+            .state()
+            .version
+            .all()
+            .map(|(_, s)| s.info.id)
+            .collect();
+        let on_disk = fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().ends_with(".sst")
+            })
+            .count();
+        assert_eq!(on_disk, live.len());
+    }
+}
