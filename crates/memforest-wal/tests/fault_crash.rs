@@ -2,6 +2,10 @@
 //! Nth sync point (or Nth write), every unsynced byte is then lost in each `CrashMode`, and
 //! recovery is checked against an oracle: every acknowledged durable batch is present,
 //! whole, in order, with no holes, and nothing that was never appended appears.
+//!
+//! Each crash point runs with one seed (what the crash keeps is drawn from it); a long run
+//! draws more: `MEMFOREST_FAULT_SEEDS=200 cargo test --release -p memforest-wal --test
+//! fault_crash -- --nocapture` (see `docs/reliability.md`).
 #![allow(
     clippy::unwrap_used,
     clippy::panic,
@@ -154,8 +158,16 @@ struct Tally {
     refused: usize,
 }
 
-/// Crashes after the `n`th operation of any of `kinds`, for every `n` the workload reaches
-/// and every crash mode, and recovers in `mode`.
+/// Seeds per crash point: `MEMFOREST_FAULT_SEEDS`, default 1.
+fn seeds() -> u64 {
+    std::env::var("MEMFOREST_FAULT_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+/// Crashes after the `n`th operation of any of `kinds`, for every `n` the workload reaches,
+/// every seed and every crash mode, and recovers in `mode`.
 ///
 /// A `Sectors` crash can leave a hole in the unsynced tail followed by an intact record
 /// (out-of-order writeback). `TolerateCorruptedTail` refuses that by contract (it cannot
@@ -170,31 +182,46 @@ fn crash_at_every(kinds: &[OpKind], mode: RecoveryMode) -> Tally {
     assert!(points > 10, "workload has {points} crash points");
     let mut tally = Tally::default();
     for n in 0..=points {
-        for (m, crash_mode) in CrashMode::ALL.into_iter().enumerate() {
-            let fs = FaultStorage::new(n * 3 + m as u64);
-            fs.halt_after(kinds, n);
-            let outcome = run(&fs, &steps);
-            fs.crash(crash_mode);
-            let what = format!("crash after {kinds:?} #{n}, {crash_mode:?}, {mode:?}");
-            let (wal, recovered, reopened_in) = match open(&fs, mode) {
-                Ok((wal, recovered)) => (wal, recovered, mode),
-                Err(WalError::Corruption { .. })
-                    if crash_mode == CrashMode::Sectors
-                        && mode == RecoveryMode::TolerateCorruptedTail =>
-                {
-                    tally.refused += 1;
-                    let pit = RecoveryMode::PointInTime;
-                    let (wal, recovered) = open(&fs, pit).unwrap();
-                    (wal, recovered, pit)
-                }
-                Err(e) => panic!("{what}: reopen failed: {e}"),
-            };
-            check(&recovered, &steps, outcome, &what);
-            check_usable(&fs, wal, recovered.batches.len(), reopened_in, &what);
-            tally.crashes += 1;
+        for seed in 0..seeds() {
+            for crash_mode in CrashMode::ALL {
+                let fs = FaultStorage::new((seed << 32) + (n << 2) + crash_mode as u64);
+                fs.halt_after(kinds, n);
+                let outcome = run(&fs, &steps);
+                fs.crash(crash_mode);
+                let what = format!("crash after {kinds:?} #{n}, seed {seed}, {crash_mode:?}");
+                let refused = recover(&fs, crash_mode, mode, &steps, outcome, &what);
+                tally.crashes += 1;
+                tally.refused += usize::from(refused);
+            }
         }
     }
     tally
+}
+
+/// Recovers a crashed image in `mode` and checks it; returns whether
+/// `TolerateCorruptedTail` refused a sector-torn image (then recovered with `PointInTime`).
+fn recover(
+    fs: &FaultStorage,
+    crash_mode: CrashMode,
+    mode: RecoveryMode,
+    steps: &[Step],
+    outcome: Outcome,
+    what: &str,
+) -> bool {
+    let (wal, recovered, used, refused) = match open(fs, mode) {
+        Ok((wal, recovered)) => (wal, recovered, mode, false),
+        Err(WalError::Corruption { .. })
+            if crash_mode == CrashMode::Sectors && mode == RecoveryMode::TolerateCorruptedTail =>
+        {
+            let pit = RecoveryMode::PointInTime;
+            let (wal, recovered) = open(fs, pit).unwrap();
+            (wal, recovered, pit, true)
+        }
+        Err(e) => panic!("{what}, {mode:?}: reopen failed: {e}"),
+    };
+    check(&recovered, steps, outcome, what);
+    check_usable(fs, wal, recovered.batches.len(), used, what);
+    refused
 }
 
 #[test]
@@ -205,6 +232,7 @@ fn every_sync_point_crash_keeps_every_acknowledged_batch() {
     ] {
         let tally = crash_at_every(&SYNC_POINTS, mode);
         assert!(tally.crashes > 30, "{tally:?}");
+        eprintln!("sync points, {mode:?}: {tally:?}");
         // At a sync point nothing is unsynced, so no crash mode can tear anything.
         assert_eq!(tally.refused, 0, "{mode:?}");
     }
@@ -214,6 +242,8 @@ fn every_sync_point_crash_keeps_every_acknowledged_batch() {
 fn every_write_crash_keeps_every_acknowledged_batch_point_in_time() {
     let tally = crash_at_every(&[OpKind::Write], RecoveryMode::PointInTime);
     assert!(tally.crashes > 30, "{tally:?}");
+    assert_eq!(tally.refused, 0, "PointInTime never refuses: {tally:?}");
+    eprintln!("writes, PointInTime: {tally:?}");
 }
 
 #[test]
@@ -222,5 +252,5 @@ fn every_write_crash_keeps_every_acknowledged_batch_tolerate_tail() {
     assert!(tally.crashes > 30, "{tally:?}");
     // Only sector-torn images may be refused, and the loop proved PointInTime recovers them.
     assert!(tally.refused < tally.crashes / 3, "{tally:?}");
-    eprintln!("{tally:?}");
+    eprintln!("writes, TolerateCorruptedTail: {tally:?}");
 }
