@@ -75,6 +75,8 @@ pub fn extract_json(reply: &str) -> Result<JsonPayload, JsonExtractError> {
     for (base, text) in fenced.into_iter().chain(std::iter::once((0, reply))) {
         match scan_candidates(base, text) {
             Ok(payload) => return Ok(payload),
+            // An empty fence says nothing about the rest of the reply.
+            Err(JsonExtractError::NoJson) => {}
             Err(e) => {
                 first_error.get_or_insert(e);
             }
@@ -288,6 +290,11 @@ mod tests {
     #[test]
     fn errors() {
         assert_eq!(extract_json("no json here"), Err(JsonExtractError::NoJson));
+        // A fence with nothing after its info line, then a cut-off object in the prose.
+        assert_eq!(
+            extract_json("{\"a\": \"```json"),
+            Err(JsonExtractError::Truncated { offset: 14 })
+        );
         assert_eq!(
             extract_json(r#"{"a": "b"#),
             Err(JsonExtractError::Truncated { offset: 8 })
