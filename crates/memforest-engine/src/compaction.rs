@@ -21,9 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use memforest_sst::{
-    BoxedSource, Entry, EntrySource, Kind, MergeIterator, SstBuilder, SstMeta, SstOptions,
-};
+use memforest_sst::{BoxedSource, Entry, EntrySource, Kind, MergeIterator, SstBuilder, SstMeta};
 
 use crate::error::Result;
 use crate::options::Options;
@@ -224,7 +222,7 @@ pub fn run(
         }
         let (builder, size) = match &mut out {
             Some(o) => o,
-            None => out.insert((new_builder(dir, next_id(), &options.sst)?, 0)),
+            None => out.insert((new_builder(options, dir, next_id())?, 0)),
         };
         builder.add(&e.user_key, e.seqno, e.kind, &e.value)?;
         *size += (e.user_key.len() + e.value.len() + 8) as u64;
@@ -235,8 +233,9 @@ pub fn run(
     Ok(())
 }
 
-fn new_builder(dir: &Path, id: u64, options: &SstOptions) -> Result<SstBuilder> {
-    Ok(SstBuilder::new(dir, id, options.clone())?)
+fn new_builder(options: &Options, dir: &Path, id: u64) -> Result<SstBuilder> {
+    let storage = Arc::clone(&options.storage);
+    Ok(SstBuilder::new_with(storage, dir, id, options.sst.clone())?)
 }
 
 #[cfg(test)]

@@ -330,8 +330,9 @@ impl Core {
             return Ok(false);
         };
         let start = Instant::now();
-        let meta = flush::write_l0(&mem, &self.dir, self.alloc_id(), &self.options.sst)?;
-        let seg = Arc::new(Segment::open(&self.dir, SegmentInfo::from(&meta))?);
+        let fs = &self.options.storage;
+        let meta = flush::write_l0(fs, &mem, &self.dir, self.alloc_id(), &self.options.sst)?;
+        let seg = Arc::new(Segment::open(fs, &self.dir, SegmentInfo::from(&meta))?);
         let up_to = mem.max_seqno();
         {
             let mut m = self.manifest.lock();
@@ -366,8 +367,9 @@ impl Core {
         let mut state = m.state().clone();
         state.next_file_id = self.next_file_id.load(Ordering::Relaxed);
         let old = m.path();
-        *m = Manifest::create(&self.dir, id, state)?;
-        std::fs::remove_file(&old).map_err(Error::io("remove", &old))
+        *m = Manifest::create(&self.options.storage, &self.dir, id, state)?;
+        let fs = &self.options.storage;
+        fs.remove_file(&old).map_err(Error::io("remove", &old))
     }
 
     /// Runs the most urgent compaction; false when none is due.
@@ -418,7 +420,8 @@ impl Core {
                 || self.alloc_id(),
                 &mut out,
             );
-            let opened = result.and_then(|()| open_outputs(&self.dir, &out));
+            let fs = &self.options.storage;
+            let opened = result.and_then(|()| open_outputs(fs, &self.dir, &out));
             match opened {
                 Ok(segs) => {
                     self.counters
@@ -428,7 +431,7 @@ impl Core {
                 }
                 Err(e) => {
                     for f in &out.files {
-                        let _ = std::fs::remove_file(&f.path);
+                        let _ = fs.remove_file(&f.path);
                     }
                     return Err(e);
                 }
@@ -525,9 +528,9 @@ impl Core {
             .segment_ids()
             .iter()
             .filter_map(|id| {
-                std::fs::metadata(memforest_wal::segment::path(self.wal.dir(), *id)).ok()
+                let path = memforest_wal::segment::path(self.wal.dir(), *id);
+                self.options.storage.file_len(&path).ok()
             })
-            .map(|m| m.len())
             .sum();
         if s.user_bytes > 0 {
             let written = s.wal_bytes_written + s.flush_bytes_written + s.compaction_bytes_written;
@@ -542,10 +545,14 @@ impl Core {
     }
 }
 
-fn open_outputs(dir: &std::path::Path, out: &Outputs) -> Result<Vec<Arc<Segment>>> {
+fn open_outputs(
+    storage: &Arc<dyn memforest_io::Storage>,
+    dir: &std::path::Path,
+    out: &Outputs,
+) -> Result<Vec<Arc<Segment>>> {
     out.files
         .iter()
-        .map(|m| Segment::open(dir, SegmentInfo::from(m)).map(Arc::new))
+        .map(|m| Segment::open(storage, dir, SegmentInfo::from(m)).map(Arc::new))
         .collect()
 }
 

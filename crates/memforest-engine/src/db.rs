@@ -1,12 +1,12 @@
 //! [`Db`]: the engine handle.
 
-use std::fs;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use bytes::Bytes;
+use memforest_io::Storage;
 use memforest_sst::{BoxedSource, MergeIterator, ScanOptions};
 use memforest_wal::{Durability, Wal, WalOptions};
 
@@ -58,9 +58,12 @@ impl Db {
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
         options.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        fs::create_dir_all(&dir).map_err(Error::io("create dir", &dir))?;
+        let storage = Arc::clone(&options.storage);
+        let fs = &*storage;
+        fs.create_dir_all(&dir)
+            .map_err(Error::io("create dir", &dir))?;
         let lock = DirLock::acquire(&dir)?;
-        let (old_manifest, mut mstate) = manifest::load(&dir)?.unwrap_or_default();
+        let (old_manifest, mut mstate) = manifest::load(fs, &dir)?.unwrap_or_default();
         let mut segments = Vec::with_capacity(mstate.segments.len());
         for (level, info) in &mstate.segments {
             let level = usize::from(*level);
@@ -69,16 +72,20 @@ impl Db {
                     "the manifest has more levels than num_levels",
                 ));
             }
-            segments.push((level, Arc::new(Segment::open(&dir, info.clone())?)));
+            segments.push((
+                level,
+                Arc::new(Segment::open(&storage, &dir, info.clone())?),
+            ));
         }
         let version = Version::from_segments(options.num_levels, segments);
-        let max_id = remove_orphans(&dir, &mstate, old_manifest)?;
+        let max_id = remove_orphans(fs, &dir, &mstate, old_manifest)?;
         let wal_options = WalOptions {
             segment_size: options.wal_segment_size,
             recovery_mode: options.recovery_mode,
             ..WalOptions::default()
         };
-        let (wal, recovered) = Wal::open(dir.join(WAL_DIR), wal_options)?;
+        let wal_storage = Arc::clone(&storage);
+        let (wal, recovered) = Wal::open_with(wal_storage, dir.join(WAL_DIR), wal_options)?;
         pad_wal_seqno(&wal, mstate.flushed_seqno)?;
         let mem = MemTable::new();
         for b in &recovered.batches {
@@ -99,10 +106,10 @@ impl Db {
         let manifest_id = next_file_id;
         next_file_id += 1;
         mstate.next_file_id = next_file_id;
-        let manifest = Manifest::create(&dir, manifest_id, mstate)?;
+        let manifest = Manifest::create(&storage, &dir, manifest_id, mstate)?;
         if old_manifest != 0 {
             let old = dir.join(manifest::file_name(old_manifest));
-            fs::remove_file(&old).map_err(Error::io("remove", &old))?;
+            fs.remove_file(&old).map_err(Error::io("remove", &old))?;
         }
         let state = LsmState {
             active: mem,
@@ -405,14 +412,16 @@ fn successor_bound(prefix: &[u8]) -> Bound<Bytes> {
 
 /// Removes segment files the manifest does not list, temporary files, and manifests other
 /// than the current one; returns the largest file id seen (live or removed).
-fn remove_orphans(dir: &Path, state: &ManifestState, current: u64) -> Result<u64> {
+fn remove_orphans(
+    fs: &dyn Storage,
+    dir: &Path,
+    state: &ManifestState,
+    current: u64,
+) -> Result<u64> {
     let mut max_id = 0;
-    let entries = fs::read_dir(dir).map_err(Error::io("read dir", dir))?;
-    for entry in entries {
-        let entry = entry.map_err(Error::io("read dir", dir))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let path: PathBuf = entry.path();
+    let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
+    for name in &names {
+        let path: PathBuf = dir.join(name);
         let orphan = if name.ends_with(".tmp") {
             true
         } else if let Some(id) = name
@@ -428,7 +437,7 @@ fn remove_orphans(dir: &Path, state: &ManifestState, current: u64) -> Result<u64
             false
         };
         if orphan {
-            fs::remove_file(&path).map_err(Error::io("remove", &path))?;
+            fs.remove_file(&path).map_err(Error::io("remove", &path))?;
         }
     }
     Ok(max_id)
@@ -494,7 +503,7 @@ mod tests {
             .all()
             .map(|(_, s)| s.info.id)
             .collect();
-        let on_disk = fs::read_dir(dir.path())
+        let on_disk = std::fs::read_dir(dir.path())
             .unwrap()
             .filter(|e| {
                 let name = e.as_ref().unwrap().file_name();

@@ -1,7 +1,9 @@
 //! Flush: a sealed memtable becomes a level-0 segment file.
 
 use std::path::Path;
+use std::sync::Arc;
 
+use memforest_io::Storage;
 use memforest_sst::{SstBuilder, SstMeta, SstOptions};
 
 use crate::error::Result;
@@ -13,8 +15,14 @@ use crate::memtable::MemTable;
 ///
 /// # Errors
 /// [`crate::Error::Sst`] on I/O errors; the temporary file is removed.
-pub fn write_l0(mem: &MemTable, dir: &Path, id: u64, options: &SstOptions) -> Result<SstMeta> {
-    let mut builder = SstBuilder::new(dir, id, options.clone())?;
+pub fn write_l0(
+    storage: &Arc<dyn Storage>,
+    mem: &MemTable,
+    dir: &Path,
+    id: u64,
+    options: &SstOptions,
+) -> Result<SstMeta> {
+    let mut builder = SstBuilder::new_with(Arc::clone(storage), dir, id, options.clone())?;
     for e in mem.entries() {
         builder.add(&e.user_key, e.seqno, e.kind, &e.value)?;
     }

@@ -10,12 +10,13 @@
 //! it atomically (temporary file, fsync, rename, fsync of the directory). See
 //! `docs/format/engine.md`.
 
-use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use memforest_codec::checksum::{crc32, mask, unmask};
 use memforest_codec::serde_codec;
+use memforest_io::{Storage, WritableFile};
 use memforest_wal::{DamageReason, LogReader, LogWriter, RecordKind};
 use serde::{Deserialize, Serialize};
 
@@ -220,9 +221,10 @@ pub fn replay(data: &[u8], id: u64) -> Result<ManifestState, (u64, String)> {
 /// The manifest being appended to.
 #[derive(Debug)]
 pub struct Manifest {
+    storage: Arc<dyn Storage>,
     dir: PathBuf,
     id: u64,
-    file: File,
+    file: Box<dyn WritableFile>,
     len: u64,
     state: ManifestState,
 }
@@ -233,14 +235,18 @@ impl Manifest {
     ///
     /// # Errors
     /// [`Error::Io`] on any failure (`CURRENT` then still names the previous manifest).
-    pub fn create(dir: &Path, id: u64, state: ManifestState) -> Result<Self> {
+    pub fn create(
+        storage: &Arc<dyn Storage>,
+        dir: &Path,
+        id: u64,
+        state: ManifestState,
+    ) -> Result<Self> {
         let path = dir.join(file_name(id));
-        let file = OpenOptions::new()
-            .create_new(true)
-            .write(true)
-            .open(&path)
+        let file = storage
+            .create_new(&path)
             .map_err(Error::io("create", &path))?;
         let mut m = Self {
+            storage: Arc::clone(storage),
             dir: dir.to_path_buf(),
             id,
             file,
@@ -248,7 +254,7 @@ impl Manifest {
             state: ManifestState::default(),
         };
         m.append(&state.snapshot())?;
-        set_current(dir, id)?;
+        set_current(&**storage, dir, id)?;
         Ok(m)
     }
 
@@ -310,6 +316,12 @@ impl Manifest {
     pub fn path(&self) -> PathBuf {
         self.dir.join(file_name(self.id))
     }
+
+    /// The storage the manifest lives in.
+    #[must_use]
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
 }
 
 /// The bytes of `CURRENT` naming manifest `id`: the file name, a newline, the masked
@@ -345,26 +357,26 @@ pub fn parse_current(data: &[u8]) -> Result<u64, (u64, &'static str)> {
 ///
 /// # Errors
 /// [`Error::Io`] on any failure.
-pub fn set_current(dir: &Path, id: u64) -> Result<()> {
+pub fn set_current(storage: &dyn Storage, dir: &Path, id: u64) -> Result<()> {
     let tmp = dir.join("CURRENT.tmp");
     let path = dir.join(CURRENT);
-    let mut f = File::create(&tmp).map_err(Error::io("create", &tmp))?;
+    let mut f = storage.create(&tmp).map_err(Error::io("create", &tmp))?;
     f.write_all(current_contents(id).as_bytes())
         .map_err(Error::io("write", &tmp))?;
     f.sync_all().map_err(Error::io("fsync", &tmp))?;
     drop(f);
-    fs::rename(&tmp, &path).map_err(Error::io("rename", &tmp))?;
-    sync_dir(dir)
+    storage
+        .rename(&tmp, &path)
+        .map_err(Error::io("rename", &tmp))?;
+    sync_dir(storage, dir)
 }
 
 /// fsyncs directory `dir`.
 ///
 /// # Errors
 /// [`Error::Io`].
-pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(Error::io("fsync dir", dir))
+pub fn sync_dir(storage: &dyn Storage, dir: &Path) -> Result<()> {
+    storage.sync_dir(dir).map_err(Error::io("fsync dir", dir))
 }
 
 /// Reads `CURRENT` and the manifest it names: `(manifest id, state)`, or `None` for a
@@ -372,16 +384,16 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 ///
 /// # Errors
 /// [`Error::Corrupt`] naming `CURRENT` or the manifest and the byte offset; [`Error::Io`].
-pub fn load(dir: &Path) -> Result<Option<(u64, ManifestState)>> {
+pub fn load(storage: &dyn Storage, dir: &Path) -> Result<Option<(u64, ManifestState)>> {
     let current = dir.join(CURRENT);
-    let data = match fs::read(&current) {
+    let data = match storage.read(&current) {
         Ok(data) => data,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("read", &current)(e)),
     };
     let id = parse_current(&data).map_err(|(at, reason)| Error::corrupt(&current, at, reason))?;
     let path = dir.join(file_name(id));
-    let bytes = fs::read(&path).map_err(Error::io("read", &path))?;
+    let bytes = storage.read(&path).map_err(Error::io("read", &path))?;
     let state = replay(&bytes, id).map_err(|(at, reason)| Error::corrupt(&path, at, reason))?;
     Ok(Some((id, state)))
 }
@@ -405,7 +417,8 @@ mod tests {
     #[test]
     fn append_replay_and_current() {
         let dir = tempfile::tempdir().unwrap();
-        let mut m = Manifest::create(dir.path(), 7, ManifestState::default()).unwrap();
+        let fs = memforest_io::default_storage();
+        let mut m = Manifest::create(&fs, dir.path(), 7, ManifestState::default()).unwrap();
         m.append(&[Edit::NewSegment {
             level: 0,
             segment: seg(3),
@@ -419,7 +432,7 @@ mod tests {
             Edit::WalObsolete { up_to: 99 },
         ])
         .unwrap();
-        let (id, state) = load(dir.path()).unwrap().unwrap();
+        let (id, state) = load(&*fs, dir.path()).unwrap().unwrap();
         assert_eq!(id, 7);
         assert_eq!(&state, m.state());
         assert_eq!(state.flushed_seqno, 99);

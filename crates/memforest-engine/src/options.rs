@@ -1,5 +1,8 @@
 //! [`Options`]: the engine's tuning knobs, each named after the RocksDB option it mirrors.
 
+use std::sync::Arc;
+
+use memforest_io::Storage;
 use memforest_sst::SstOptions;
 use memforest_wal::RecoveryMode;
 
@@ -43,6 +46,12 @@ pub struct Options {
     pub sst: SstOptions,
     /// The memory layer (extractor, summarizer, pools, routing thresholds).
     pub memory: crate::memory::MemoryOptions,
+    /// Where every file operation goes: the WAL, segment files, the manifest and
+    /// `CURRENT` (RocksDB `Env` / `FileSystem`). Default: the real filesystem
+    /// ([`memforest_io::StdStorage`]); tests pass a [`memforest_io::FaultStorage`]. The
+    /// lock file is the exception: `flock` needs an OS descriptor, so it is always taken
+    /// on the real filesystem, in `dir` (which must then exist there).
+    pub storage: Arc<dyn Storage>,
 }
 
 impl Default for Options {
@@ -61,6 +70,7 @@ impl Default for Options {
             recovery_mode: RecoveryMode::default(),
             sst: SstOptions::default(),
             memory: crate::memory::MemoryOptions::default(),
+            storage: memforest_io::default_storage(),
         }
     }
 }

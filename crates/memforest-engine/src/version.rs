@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
+use memforest_io::Storage;
 use memforest_sst::{BoxedSource, Kind, Lookup, SstMeta, SstReader};
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +77,8 @@ pub struct Segment {
     /// Its reader.
     pub reader: SstReader,
     obsolete: AtomicBool,
+    /// Where the file lives (to delete it once obsolete).
+    storage: Arc<dyn Storage>,
 }
 
 impl Segment {
@@ -83,12 +86,14 @@ impl Segment {
     ///
     /// # Errors
     /// [`crate::Error::Sst`] when the file is missing or corrupt (naming file and offset).
-    pub fn open(dir: &Path, info: SegmentInfo) -> Result<Self> {
-        let reader = SstReader::open(dir.join(memforest_sst::file_name(info.id)))?;
+    pub fn open(storage: &Arc<dyn Storage>, dir: &Path, info: SegmentInfo) -> Result<Self> {
+        let path = dir.join(memforest_sst::file_name(info.id));
+        let reader = SstReader::open_with(&**storage, path)?;
         Ok(Self {
             info,
             reader,
             obsolete: AtomicBool::new(false),
+            storage: Arc::clone(storage),
         })
     }
 
@@ -102,7 +107,7 @@ impl Drop for Segment {
     fn drop(&mut self) {
         if self.obsolete.load(Ordering::Acquire) {
             // Best effort: a file left behind is an orphan, removed at the next open.
-            let _ = std::fs::remove_file(self.reader.path());
+            let _ = self.storage.remove_file(self.reader.path());
         }
     }
 }
