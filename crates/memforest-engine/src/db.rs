@@ -41,6 +41,8 @@ pub struct Db {
     threads: Vec<JoinHandle<()>>,
     /// The memory layer (scheduler + worker pools); `None` only while opening or closing.
     memory: Option<crate::memory::Runtime>,
+    /// The read path's heat and page cache.
+    pub(crate) recall: crate::recall::RecallState,
     _lock: DirLock,
 }
 
@@ -124,6 +126,7 @@ impl Db {
             core,
             threads,
             memory: None,
+            recall: crate::recall::RecallState::default(),
             _lock: lock,
         };
         db.core.seal(false);

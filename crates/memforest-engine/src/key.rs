@@ -42,11 +42,13 @@ pub enum Table {
     Embeddings = 0x41,
     /// Derived: dirty-mark bookkeeping (regenerable).
     DirtyMarks = 0x42,
+    /// Derived: the read path's lexical postings and fact slots (`crate::recall::index`).
+    Postings = 0x43,
 }
 
 impl Table {
     /// Every table, in tag order.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::Sessions,
         Self::Turns,
         Self::Facts,
@@ -58,10 +60,16 @@ impl Table {
         Self::Summaries,
         Self::Embeddings,
         Self::DirtyMarks,
+        Self::Postings,
     ];
 
     /// The derived tables, which `Db::drop_derived` drops for every tenant.
-    pub const DERIVED: [Self; 3] = [Self::Summaries, Self::Embeddings, Self::DirtyMarks];
+    pub const DERIVED: [Self; 4] = [
+        Self::Summaries,
+        Self::Embeddings,
+        Self::DirtyMarks,
+        Self::Postings,
+    ];
 
     /// The tag byte.
     #[must_use]

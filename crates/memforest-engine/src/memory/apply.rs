@@ -180,7 +180,10 @@ fn commit(
                 continue;
             };
             match what {
-                Upsert::Added => out.facts_added += 1,
+                Upsert::Added => {
+                    out.facts_added += 1;
+                    crate::recall::index::add_fact(router.st, id, &fact_rec)?;
+                }
                 Upsert::Merged => out.facts_merged += 1,
                 Upsert::Unchanged => continue,
             }

@@ -60,9 +60,9 @@ type Backoff = HashMap<(TenantId, u64, u64), (Instant, u32)>;
 /// State shared by ingest callers, the scheduler thread and the worker pools.
 #[derive(Debug)]
 pub struct Shared {
-    kv: Kv,
-    opts: MemoryOptions,
-    forest: Mutex<Forest>,
+    pub(crate) kv: Kv,
+    pub(crate) opts: MemoryOptions,
+    pub(crate) forest: Mutex<Forest>,
     extract_pool: Pool,
     summary_pool: Pool,
     counters: Counters,
@@ -124,7 +124,7 @@ impl Shared {
         self.nodes.lock().remove(&Self::node_key(item));
     }
 
-    fn wake(&self) {
+    pub(crate) fn wake(&self) {
         self.signal.lock().wake = true;
         self.cv.notify_all();
     }

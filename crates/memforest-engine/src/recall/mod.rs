@@ -1,0 +1,48 @@
+//! The memory read path: `Db::query` (BM25 postings, forest recall, beam browse,
+//! knowledge updates, time and snapshot filters), `QueryResult::context`, tree heat and
+//! the heat-managed page cache, and `Db::profile`.
+//!
+//! - [`bm25`]: the one BM25 scorer (and the in-memory [`Bm25Index`] baseline).
+//! - [`index`]: the persistent per-tenant postings (table `Postings`).
+//! - [`search`]: the query pipeline; [`browse`]: beam search in one tree.
+//! - [`heat`], [`cache`]: MemoryOS heat and the page cache it governs.
+//! - [`update`]: knowledge updates; [`context`]: rendering; [`profile`].
+
+pub mod bm25;
+pub mod browse;
+pub mod cache;
+pub mod context;
+pub mod heat;
+pub mod index;
+pub mod profile;
+pub mod query;
+pub mod reader;
+pub mod search;
+pub mod update;
+
+pub use bm25::Bm25Index;
+pub use profile::{EntityProfile, Profile};
+pub use query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
+
+/// The read path's in-memory state of one open `Db`: tree heat and the page cache.
+#[derive(Debug, Default)]
+pub struct RecallState {
+    /// Visit counts per tree.
+    pub heat: heat::HeatMap,
+    /// Decoded node pages.
+    pub cache: cache::PageCache,
+}
+
+impl RecallState {
+    /// Drops everything cached about `tenant`'s trees (after a forget).
+    pub fn forget_tenant(&self, tenant: &crate::key::TenantId) {
+        self.cache.forget_tenant(tenant);
+    }
+}
+
+impl crate::db::Db {
+    /// The read path's state.
+    pub(crate) fn recall_state(&self) -> &RecallState {
+        &self.recall
+    }
+}

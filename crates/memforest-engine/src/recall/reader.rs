@@ -1,0 +1,154 @@
+//! [`Reader`]: one tenant's tables read at one seqno (the query's snapshot, or the latest
+//! published state), plus MemTree pages read through the heat-managed [`PageCache`].
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use memforest_tree::meta::TreeMeta;
+use memforest_tree::page::{self, Page};
+use memforest_tree::{Node, NodeId, PageKey, TreeId};
+
+use crate::core::Core;
+use crate::key::{prefix_successor, Table, TenantId};
+use crate::memory::MemoryError;
+use crate::node_store::page_key;
+use crate::recall::cache::PageCache;
+use crate::scan::Scan;
+
+/// Reads of one tenant at one seqno.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    core: &'a Arc<Core>,
+    tenant: &'a TenantId,
+    seq: u64,
+    cache: &'a PageCache,
+}
+
+impl<'a> Reader<'a> {
+    /// Reads of `tenant` at `seq` (clamped to the latest published seqno).
+    pub(crate) fn new(
+        core: &'a Arc<Core>,
+        tenant: &'a TenantId,
+        seq: Option<u64>,
+        cache: &'a PageCache,
+    ) -> Self {
+        let visible = core.visible();
+        Self {
+            core,
+            tenant,
+            seq: seq.map_or(visible, |s| s.min(visible)),
+            cache,
+        }
+    }
+
+    /// The tenant.
+    #[must_use]
+    pub fn tenant(&self) -> &TenantId {
+        self.tenant
+    }
+
+    /// True when reading the latest state (not an older snapshot).
+    #[must_use]
+    pub fn is_latest(&self) -> bool {
+        self.seq == self.core.visible()
+    }
+
+    /// The value of `key` in `table`.
+    ///
+    /// # Errors
+    /// Engine read errors.
+    pub fn get(&self, table: Table, key: &[u8]) -> Result<Option<Bytes>, MemoryError> {
+        Ok(self.core.get(&self.tenant.key(table, key), self.seq)?)
+    }
+
+    /// A lazy scan of `table`'s keys starting with `prefix` (keys relative to the table).
+    ///
+    /// # Errors
+    /// Engine read errors.
+    pub fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Scan, MemoryError> {
+        let full = self.tenant.key(table, prefix);
+        let upper = match prefix_successor(&full) {
+            Some(end) => Bound::Excluded(Bytes::from(end)),
+            None => Bound::Unbounded,
+        };
+        let strip = self.tenant.table_prefix(table).len();
+        Ok(Scan::new(
+            self.core.state(),
+            Bound::Included(Bytes::from(full)),
+            upper,
+            self.seq,
+            strip,
+        )?)
+    }
+
+    /// The meta page of tree `tree`; `None` when the tree does not exist.
+    ///
+    /// # Errors
+    /// Engine errors; a corrupt meta page.
+    pub fn tree_meta(&self, tree: u64) -> Result<Option<TreeMeta>, MemoryError> {
+        let key = PageKey {
+            tree: TreeId(tree),
+            node: NodeId::META,
+        };
+        let Some(bytes) = self.get(Table::NodePages, &page_key(key))? else {
+            return Ok(None);
+        };
+        match page::decode(&bytes) {
+            Ok(Page::Meta(m)) => Ok(Some(m)),
+            Ok(Page::Node(_)) => Err(corrupt(tree, "node page where the meta page belongs")),
+            Err(e) => Err(MemoryError::Corrupt {
+                what: "tree meta page",
+                detail: e.to_string(),
+            }),
+        }
+    }
+
+    /// Node `node` of tree `tree`, whose page must carry the masked CRC `crc` (from the
+    /// parent's reference or the meta page), served from the page cache when possible;
+    /// `heat` decides whether the page is kept there.
+    ///
+    /// # Errors
+    /// Engine errors; a missing page, a CRC mismatch, or a page that fails to decode.
+    pub fn node(
+        &self,
+        tree: u64,
+        node: NodeId,
+        crc: u32,
+        heat: f64,
+    ) -> Result<Arc<Node>, MemoryError> {
+        if let Some(n) = self.cache.get(self.tenant, tree, node.0, crc) {
+            return Ok(n);
+        }
+        let key = PageKey {
+            tree: TreeId(tree),
+            node,
+        };
+        let bytes = self
+            .get(Table::NodePages, &page_key(key))?
+            .ok_or_else(|| corrupt(tree, "a referenced node page is missing"))?;
+        if page::page_crc(&bytes) != Some(crc) {
+            return Err(corrupt(tree, "node page CRC differs from its reference"));
+        }
+        let n = match page::decode(&bytes) {
+            Ok(Page::Node(n)) => Arc::new(n),
+            Ok(Page::Meta(_)) => return Err(corrupt(tree, "meta page where a node belongs")),
+            Err(e) => {
+                return Err(MemoryError::Corrupt {
+                    what: "tree node page",
+                    detail: e.to_string(),
+                })
+            }
+        };
+        self.cache
+            .insert(self.tenant, tree, node.0, crc, bytes.len(), heat, &n);
+        Ok(n)
+    }
+}
+
+fn corrupt(tree: u64, what: &'static str) -> MemoryError {
+    MemoryError::Corrupt {
+        what: "tree page",
+        detail: format!("tree {tree}: {what}"),
+    }
+}

@@ -1,0 +1,290 @@
+//! `Db::query`: candidate facts from the postings, forest recall, beam browse, knowledge
+//! updates, time filter, short-term memory.
+//!
+//! 1. Every query term's postings give BM25 scores; the best `k * beam` facts (within the
+//!    time range) are the candidates. Only the query terms' postings are read.
+//! 2. Forest recall: the trees holding candidates (from `Memberships`), ranked by hit
+//!    count then heat, plus `entity:user`, plus the hottest visited trees; ranked by hits +
+//!    root-summary score + heat, the best `beam` are browsed.
+//! 3. Each recalled tree is browsed ([`crate::recall::browse`]).
+//! 4. Facts reached by the browse or among the candidates are loaded, filtered
+//!    (time range, `latest_only`) and ranked by score; the recalled trees they came through
+//!    get a visit (heat).
+
+use std::collections::{BTreeSet, HashMap};
+
+use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind, USER_ENTITY};
+
+use crate::db::Db;
+use crate::key::{Table, TenantId};
+use crate::memory::record::{self, FactRecord, SessionRecord, TurnRecord, SESSION_PREFIX};
+use crate::memory::MemoryError;
+use crate::recall::bm25::{query_terms, top_k, Bm25};
+use crate::recall::browse::{browse, Scorer, Target};
+use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
+use crate::recall::reader::Reader;
+use crate::recall::{index, update};
+
+fn range(t: (i64, i64)) -> TimeRange {
+    TimeRange {
+        start: t.0,
+        end: t.1.max(t.0),
+    }
+}
+
+/// A fact record at the reader's seqno.
+pub(crate) fn load_fact(r: &Reader<'_>, id: u64) -> Result<Option<FactRecord>, MemoryError> {
+    r.get(Table::Facts, &id.to_be_bytes())?
+        .map(|b| record::decode(&b, "fact"))
+        .transpose()
+}
+
+/// The trees fact `id` belongs to.
+pub(crate) fn fact_trees(r: &Reader<'_>, id: u64) -> Result<Vec<u64>, MemoryError> {
+    let mut out = Vec::new();
+    for kv in r.scan_prefix(Table::Memberships, &id.to_be_bytes())? {
+        let (k, _) = kv?;
+        if let Some(t) = k.get(8..).and_then(record::be_u64) {
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+impl Db {
+    /// Answers `query` from `tenant`'s memory (see the module docs of
+    /// `memforest_engine::recall` for the steps). Reads only `tenant`'s keys.
+    ///
+    /// # Errors
+    /// [`MemoryError::Engine`] for storage errors; [`MemoryError::Corrupt`] for a corrupt
+    /// record or page; [`MemoryError::Model`] when the mode needs an embedder and none is
+    /// configured or it fails; [`MemoryError::Stopped`] while closing.
+    pub fn query(&self, tenant: &TenantId, query: &Query) -> Result<QueryResult, MemoryError> {
+        let shared = self.memory_runtime().ok_or(MemoryError::Stopped)?.shared();
+        if query.snapshot.is_none() {
+            let _guard = shared.forest.lock();
+            index::ensure(&shared.kv, tenant)?;
+        }
+        let embedding = match query.mode {
+            Mode::Lexical => None,
+            Mode::Embedding | Mode::Hybrid => {
+                let emb = shared
+                    .opts
+                    .embedder
+                    .as_ref()
+                    .ok_or_else(|| MemoryError::Model("no embedder configured".into()))?;
+                let mut e = emb
+                    .embed(std::slice::from_ref(&query.text))
+                    .map_err(|e| MemoryError::Model(e.to_string()))?;
+                e.vectors.pop()
+            }
+        };
+        let state = self.recall_state();
+        let r = Reader::new(self.core(), tenant, query.snapshot, &state.cache);
+        let mut result = QueryResult {
+            reference_time: query.reference_time,
+            ..QueryResult::default()
+        };
+        recent(&r, query.recent_turns, &mut result)?;
+        if query.k == 0 {
+            return Ok(result);
+        }
+        let st = index::stats(&r)?;
+        let bm = Bm25::new(st.docs, st.total_len);
+        let mut terms = Vec::new();
+        let mut scores: HashMap<u64, f32> = HashMap::new();
+        for t in query_terms(&query.text) {
+            let list = index::postings(&r, &t)?;
+            if list.is_empty() {
+                continue;
+            }
+            let idf = bm.idf(list.len() as u64);
+            for p in list {
+                *scores.entry(p.fact).or_default() += bm.term_score(idf, p.tf, p.len);
+            }
+            terms.push((t, idf));
+        }
+        let want = query.k.saturating_mul(query.beam.max(1));
+        let mut facts: HashMap<u64, (f32, FactRecord)> = HashMap::new();
+        for (id, score) in top_k(scores, usize::MAX) {
+            if facts.len() >= want {
+                break;
+            }
+            let Some(rec) = load_fact(&r, id)? else {
+                continue;
+            };
+            if query
+                .time_range
+                .is_some_and(|tr| !tr.overlaps(range(rec.time)))
+            {
+                continue;
+            }
+            facts.insert(id, (score, rec));
+        }
+        // Forest recall.
+        let mut hits: HashMap<u64, Vec<(LeafKey, f32)>> = HashMap::new();
+        for (&id, (score, rec)) in &facts {
+            for t in fact_trees(&r, id)? {
+                hits.entry(t).or_default().push((
+                    LeafKey {
+                        time: range(rec.time),
+                        payload: Payload::fact(id),
+                    },
+                    *score,
+                ));
+            }
+        }
+        let user = record::tree_id(TreeKind::Entity, USER_ENTITY);
+        let mut cands: BTreeSet<u64> = hits.keys().copied().collect();
+        cands.insert(user);
+        let mut hot = state.heat.visited(tenant);
+        hot.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        cands.extend(hot.iter().take(query.beam).map(|h| h.0));
+        let scorer = Scorer {
+            bm,
+            terms: &terms,
+            embedding: embedding.as_deref(),
+            lexical: query.mode != Mode::Embedding,
+            time: query.time_range,
+            beam: query.beam.max(1),
+        };
+        let mut ranked = Vec::new();
+        for tree in cands {
+            let Some(meta) = r.tree_meta(tree)? else {
+                continue;
+            };
+            let heat = state.heat.heat(tenant, tree, meta.items);
+            let n = hits.get(&tree).map_or(0, Vec::len) as f32;
+            let root_score = match meta.root {
+                Some(root) => {
+                    let node = r.node(tree, root.id, root.crc, heat)?;
+                    match node.summary.as_ref().filter(|_| !node.dirty) {
+                        Some(s) => scorer.bm.score_text(&terms, &s.text),
+                        None => 0.0,
+                    }
+                }
+                None => continue,
+            };
+            ranked.push((n + root_score, heat, tree, meta));
+        }
+        ranked.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then(a.2.cmp(&b.2))
+        });
+        ranked.truncate(query.beam.max(1));
+        // Browse.
+        let mut through: HashMap<u64, Vec<u64>> = HashMap::new();
+        let mut found: HashMap<u64, f32> = HashMap::new();
+        for (_, heat, tree, meta) in &ranked {
+            let empty = Vec::new();
+            let target = Target {
+                tree: *tree,
+                meta,
+                heat: *heat,
+                hits: hits.get(tree).unwrap_or(&empty),
+            };
+            for (id, score) in browse(&r, &scorer, &target)? {
+                through.entry(id).or_default().push(*tree);
+                found.insert(id, score);
+            }
+        }
+        for (&id, (score, _)) in &facts {
+            found.entry(id).or_insert(*score);
+        }
+        let labels: HashMap<u64, String> = ranked
+            .iter()
+            .map(|(_, _, t, m)| (*t, format!("{}:{}", m.kind, m.label)))
+            .collect();
+        let mut out = Vec::new();
+        for (id, score) in top_k(found, usize::MAX) {
+            if out.len() >= query.k {
+                break;
+            }
+            let rec = match facts.remove(&id) {
+                Some((_, rec)) => rec,
+                None => match load_fact(&r, id)? {
+                    Some(rec) => rec,
+                    None => continue,
+                },
+            };
+            let time = range(rec.time);
+            if query.time_range.is_some_and(|tr| !tr.overlaps(time)) {
+                continue;
+            }
+            let valid_until = update::superseded(&r, id, &rec)?;
+            if query.latest_only && valid_until.is_some() {
+                continue;
+            }
+            let mut trees = through.remove(&id).unwrap_or_default();
+            if trees.is_empty() {
+                trees = fact_trees(&r, id)?
+                    .into_iter()
+                    .filter(|t| labels.contains_key(t))
+                    .collect();
+            }
+            trees.sort_unstable();
+            trees.dedup();
+            if r.is_latest() {
+                state.heat.visit(tenant, trees.iter().copied());
+            }
+            out.push(RecalledFact {
+                id,
+                score,
+                time,
+                current: valid_until.is_none(),
+                valid_until,
+                provenance: rec
+                    .occurrences
+                    .iter()
+                    .map(|o| Provenance {
+                        session: o.session.clone(),
+                        turns: o.turns.clone(),
+                    })
+                    .collect(),
+                trees: trees
+                    .iter()
+                    .filter_map(|t| labels.get(t).cloned())
+                    .collect(),
+                text: rec.text,
+            });
+        }
+        result.facts = out;
+        Ok(result)
+    }
+}
+
+/// Fills the short-term memory: the last `n` turns of the session with the latest turn.
+fn recent(r: &Reader<'_>, n: usize, out: &mut QueryResult) -> Result<(), MemoryError> {
+    if n == 0 {
+        return Ok(());
+    }
+    let mut latest: Option<SessionRecord> = None;
+    for kv in r.scan_prefix(Table::Sessions, &[SESSION_PREFIX])? {
+        let (_, v) = kv?;
+        let s: SessionRecord = record::decode(&v, "session")?;
+        if latest
+            .as_ref()
+            .is_none_or(|l| (s.last_time, &s.id) > (l.last_time, &l.id))
+        {
+            latest = Some(s);
+        }
+    }
+    let Some(s) = latest else {
+        return Ok(());
+    };
+    let first = s.turns.saturating_sub(u32::try_from(n).unwrap_or(u32::MAX));
+    for i in first..s.turns {
+        if let Some(b) = r.get(Table::Turns, &record::turn_key(&s.id, i))? {
+            let t: TurnRecord = record::decode(&b, "turn")?;
+            out.recent_turns.push(RecentTurn {
+                id: t.id,
+                speaker: t.speaker,
+                text: t.text,
+                time: t.time,
+            });
+        }
+    }
+    out.recent_session = Some(s.id);
+    Ok(())
+}
