@@ -363,6 +363,19 @@ impl Core {
         if m.len() <= self.options.max_manifest_size {
             return Ok(());
         }
+        self.rewrite_manifest_locked(m)
+    }
+
+    /// Replaces the manifest with a snapshot of the live state (`Db::purge`: the old edit
+    /// log still names the key ranges of deleted files).
+    ///
+    /// # Errors
+    /// I/O errors creating the new manifest or removing the old one.
+    pub fn rewrite_manifest(&self) -> Result<()> {
+        self.rewrite_manifest_locked(&mut self.manifest.lock())
+    }
+
+    fn rewrite_manifest_locked(&self, m: &mut Manifest) -> Result<()> {
         let id = self.alloc_id();
         let mut state = m.state().clone();
         state.next_file_id = self.next_file_id.load(Ordering::Relaxed);

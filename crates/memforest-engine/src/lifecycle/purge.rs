@@ -1,7 +1,8 @@
 //! `Db::purge`: make forgotten bytes leave the directory. Waits for every dirty summary to
 //! be regenerated (so no node page keeps a stale summary), rotates the WAL, compacts every
 //! segment file into the bottom level (dropping every shadowed version and tombstone no
-//! snapshot needs), then deletes the WAL segments closed by the rotation.
+//! snapshot needs), deletes the WAL segments closed by the rotation, and rewrites the
+//! manifest as a snapshot (its edit log names the key ranges of deleted files).
 
 use std::path::Path;
 
@@ -62,6 +63,7 @@ impl Db {
         let rotated = core.wal.last_seqno();
         self.compact_all()?;
         let removed = core.wal.purge_up_to(rotated).map_err(crate::Error::from)?;
+        core.rewrite_manifest()?;
         let (files_after, bytes_after) = usage(self.dir())?;
         Ok(PurgeReport {
             files_before,
