@@ -4,7 +4,7 @@
 //!
 //! `cargo bench -p memforest-benches --bench llm_json`
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{black_box, criterion_main, Criterion, Throughput};
 use memforest_engine::llm::items::parse_items;
 use memforest_engine::llm::json::extract_json;
 use serde_json::{json, Value};
@@ -49,5 +49,8 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+/// Private, so the generated `pub fn` needs no doc comment.
+mod group {
+    criterion::criterion_group!(benches, super::bench);
+}
+criterion_main!(group::benches);
