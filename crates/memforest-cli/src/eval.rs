@@ -1,0 +1,223 @@
+//! Retrieval evaluation: evidence recall@k per question category and overall, for
+//! MemForest and for the flat BM25 baseline over the same raw turns, in the same run.
+//!
+//! Turn recall@k of a question = |evidence turns among the first k retrieved turns| /
+//! |evidence turns| (MemForest's turns are the source turns of its facts, best fact
+//! first). Session recall@k = the same over the first k distinct sessions of the ranked
+//! turns against `answer_session_ids`. Questions without evidence, and LongMemEval
+//! abstention questions (`_abs`, as the official retrieval evaluation does), are skipped
+//! and counted.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use memforest_engine::{Db, TenantId};
+use serde::Serialize;
+
+use crate::baseline::{session_of, Baseline};
+use crate::error::Result;
+use crate::import::{Dataset, Question};
+use crate::retrieve;
+
+/// Turns retrieved per question when ranking sessions (their first k distinct sessions).
+const SESSION_DEPTH: usize = 200;
+
+/// Mean recall per category plus `all`.
+pub type Table = BTreeMap<String, f64>;
+
+/// The result of an evaluation run.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    /// k of the turn recall.
+    pub k: usize,
+    /// Questions scored for turn recall.
+    pub questions: usize,
+    /// Questions skipped (no evidence turn, or abstention).
+    pub skipped: usize,
+    /// Questions scored per category.
+    pub questions_by_category: BTreeMap<String, usize>,
+    /// MemForest turn recall@k by category and `all`.
+    pub recall_at_k: Table,
+    /// Flat BM25 turn recall@k, same shape.
+    pub baseline_recall_at_k: Table,
+    /// k of the session recall (only with session evidence).
+    pub session_k: usize,
+    /// Questions scored for session recall.
+    pub session_questions: usize,
+    /// MemForest session recall@session_k (empty without session evidence).
+    pub session_recall_at_k: Table,
+    /// Flat BM25 session recall@session_k.
+    pub baseline_session_recall_at_k: Table,
+    /// Wall time of the question loop, seconds.
+    pub seconds: f64,
+}
+
+#[derive(Default)]
+struct Acc {
+    sum: BTreeMap<String, f64>,
+    n: BTreeMap<String, usize>,
+}
+
+impl Acc {
+    fn add(&mut self, cat: &str, v: f64) {
+        for c in [cat, "all"] {
+            *self.sum.entry(c.to_owned()).or_default() += v;
+            *self.n.entry(c.to_owned()).or_default() += 1;
+        }
+    }
+
+    fn table(&self) -> Table {
+        self.sum
+            .iter()
+            .map(|(c, s)| {
+                (
+                    c.clone(),
+                    s / self.n.get(c).copied().unwrap_or(1).max(1) as f64,
+                )
+            })
+            .collect()
+    }
+}
+
+fn recall(ranked: &[String], gold: &[String], k: usize) -> f64 {
+    let top: HashSet<&String> = ranked.iter().take(k).collect();
+    let hit = gold.iter().filter(|g| top.contains(g)).count();
+    hit as f64 / gold.len().max(1) as f64
+}
+
+/// The first `k` distinct sessions of `turns`.
+fn sessions(turns: &[String], of: &HashMap<String, String>, k: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in turns.iter().filter_map(|t| of.get(t)) {
+        if out.len() == k {
+            break;
+        }
+        if !out.contains(s) {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
+fn abstention(q: &Question) -> bool {
+    q.tenant.ends_with("_abs")
+}
+
+/// Runs every question of `data` against `db` and the baseline; `progress` is called
+/// after each question with (done, total).
+///
+/// # Errors
+/// Retrieval errors ([`crate::error::CliError::NotAvailable`] until `Db::query` lands).
+pub fn run(
+    db: &Db,
+    data: &Dataset,
+    k: usize,
+    session_k: usize,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<EvalReport> {
+    let started = std::time::Instant::now();
+    let mut by_tenant: HashMap<&str, Vec<&Question>> = HashMap::new();
+    for q in &data.questions {
+        by_tenant.entry(q.tenant.as_str()).or_default().push(q);
+    }
+    let (mut mf, mut bl, mut mfs, mut bls) = (
+        Acc::default(),
+        Acc::default(),
+        Acc::default(),
+        Acc::default(),
+    );
+    let (mut skipped, mut done) = (0, 0);
+    let total = data.questions.len();
+    for t in &data.tenants {
+        let Some(qs) = by_tenant.get(t.name.as_str()) else {
+            continue;
+        };
+        let tenant = TenantId::new(&t.name)?;
+        let base = Baseline::build(t);
+        let of = session_of(t);
+        for q in qs {
+            done += 1;
+            progress(done, total);
+            let scored_turns = !q.evidence_turns.is_empty() && !abstention(q);
+            let scored_sessions = !q.evidence_sessions.is_empty() && !abstention(q);
+            if !scored_turns {
+                skipped += 1;
+            }
+            if !scored_turns && !scored_sessions {
+                continue;
+            }
+            let depth = if scored_sessions {
+                SESSION_DEPTH.max(k)
+            } else {
+                k
+            };
+            let ours = retrieve::query(db, &tenant, &q.text, q.time, depth)?.turns;
+            let theirs = base.search(&q.text, depth);
+            if scored_turns {
+                mf.add(&q.category, recall(&ours, &q.evidence_turns, k));
+                bl.add(&q.category, recall(&theirs, &q.evidence_turns, k));
+            }
+            if scored_sessions {
+                let gold = &q.evidence_sessions;
+                mfs.add(
+                    &q.category,
+                    recall(&sessions(&ours, &of, session_k), gold, session_k),
+                );
+                bls.add(
+                    &q.category,
+                    recall(&sessions(&theirs, &of, session_k), gold, session_k),
+                );
+            }
+        }
+    }
+    Ok(EvalReport {
+        k,
+        questions: mf.n.get("all").copied().unwrap_or(0),
+        skipped,
+        questions_by_category: mf.n.clone(),
+        recall_at_k: mf.table(),
+        baseline_recall_at_k: bl.table(),
+        session_k,
+        session_questions: mfs.n.get("all").copied().unwrap_or(0),
+        session_recall_at_k: mfs.table(),
+        baseline_session_recall_at_k: bls.table(),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The report as a text table.
+#[must_use]
+pub fn render(r: &EvalReport) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "evidence turn recall@{} over {} questions ({} skipped), {:.1} s",
+        r.k, r.questions, r.skipped, r.seconds
+    );
+    let _ = writeln!(
+        s,
+        "{:<28} {:>6} {:>10} {:>10} {:>8}",
+        "category", "n", "memforest", "bm25", "delta"
+    );
+    for (c, v) in &r.recall_at_k {
+        let b = r.baseline_recall_at_k.get(c).copied().unwrap_or(0.0);
+        let n = r.questions_by_category.get(c).copied().unwrap_or(0);
+        let _ = writeln!(s, "{c:<28} {n:>6} {v:>10.3} {b:>10.3} {:>+8.3}", v - b);
+    }
+    if r.session_questions > 0 {
+        let _ = writeln!(
+            s,
+            "session recall@{} over {} questions",
+            r.session_k, r.session_questions
+        );
+        for (c, v) in &r.session_recall_at_k {
+            let b = r
+                .baseline_session_recall_at_k
+                .get(c)
+                .copied()
+                .unwrap_or(0.0);
+            let _ = writeln!(s, "{c:<28} {:>6} {v:>10.3} {b:>10.3} {:>+8.3}", "", v - b);
+        }
+    }
+    s
+}

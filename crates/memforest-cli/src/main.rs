@@ -1,0 +1,401 @@
+//! `memforest`: the MemForest command line. See `memforest --help` and the README's
+//! "Quick start".
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use memforest_cli::import::{self, Format};
+use memforest_cli::store::{self, ModelArgs};
+use memforest_cli::{demo, eval, ingest, retrieve, stats, verify, walcmd, CliError};
+use memforest_engine::{Durability, TenantId};
+use serde::Serialize;
+
+/// MemForest: durable long-term memory for AI agents.
+#[derive(Debug, Parser)]
+#[command(name = "memforest", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ingest the bundled LongMemEval oracle data, evaluate retrieval against flat BM25,
+    /// and show two example queries.
+    Demo {
+        /// Store directory (absent or empty); default: a fresh `memforest-demo-<time>` here.
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Use only the first N question instances (CI runs a small slice).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// k of the turn recall.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ingest a LoCoMo, LongMemEval or JSONL file into a store.
+    Ingest {
+        /// Store directory (created when absent).
+        #[arg(long)]
+        db: PathBuf,
+        /// Input format.
+        #[arg(long, value_enum)]
+        format: Format,
+        /// Input file (`.zst` is decompressed).
+        file: PathBuf,
+        /// Ingest only the first N tenants.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[command(flatten)]
+        models: ModelArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Retrieve the facts and rendered context for a question.
+    Query {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// Tenant to search.
+        #[arg(long)]
+        tenant: String,
+        /// Facts to return.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The question.
+        question: String,
+    },
+    /// Evidence recall@k of MemForest vs a flat BM25 baseline (ingests into an empty store).
+    Eval {
+        /// Store directory (ingested into when empty).
+        #[arg(long)]
+        db: PathBuf,
+        /// Input format (locomo or longmemeval).
+        #[arg(long, value_enum)]
+        format: Format,
+        /// Benchmark file.
+        file: PathBuf,
+        /// k of the turn recall.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        /// k of the session recall (LongMemEval).
+        #[arg(long, default_value_t = 5)]
+        session_k: usize,
+        /// Use only the first N tenants.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[command(flatten)]
+        models: ModelArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record counts per tenant, levels, WAL and memory-layer statistics.
+    Stats {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every checksum of every file and every tree's invariants.
+    Verify {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a tenant's session, fact, or everything.
+    Forget {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// Tenant.
+        #[arg(long)]
+        tenant: String,
+        /// Forget this session id.
+        #[arg(long, group = "what")]
+        session: Option<String>,
+        /// Forget this fact id.
+        #[arg(long, group = "what")]
+        fact: Option<String>,
+        /// Forget everything of the tenant.
+        #[arg(long, group = "what")]
+        all: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compact every segment file into the deepest level.
+    Compact {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// Also purge forgotten data physically from every file.
+        #[arg(long)]
+        purge: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inspect a write-ahead log directory without opening the store.
+    Wal {
+        #[command(subcommand)]
+        action: WalAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum WalAction {
+    /// Print every entry (seqno, segment, offset, op, tenant, table, sizes).
+    Dump {
+        /// The WAL directory, or a store directory holding `wal/`.
+        dir: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replay the log refusing any damage; exit non-zero naming segment and offset.
+    Check {
+        /// The WAL directory, or a store directory holding `wal/`.
+        dir: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn print<T: Serialize>(
+    json: bool,
+    value: &T,
+    text: impl FnOnce(&T) -> String,
+) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let body = if json {
+        format!("{}\n", serde_json::to_string_pretty(value)?)
+    } else {
+        text(value)
+    };
+    match std::io::stdout().lock().write_all(body.as_bytes()) {
+        // A closed pipe (`memforest wal dump | head`) is not a failure of the command.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r.context("write to stdout")?),
+    }
+}
+
+fn tenant(name: &str) -> anyhow::Result<TenantId> {
+    TenantId::new(name).with_context(|| format!("bad tenant name {name:?}"))
+}
+
+fn load(format: Format, file: &Path, limit: Option<usize>) -> anyhow::Result<import::Dataset> {
+    let mut d = import::load(format, file)?;
+    if let Some(n) = limit {
+        d.truncate(n);
+    }
+    if d.warnings.total() > 0 {
+        eprintln!(
+            "{}: {} tolerated defects:",
+            file.display(),
+            d.warnings.total()
+        );
+        for (kind, n) in &d.warnings.0 {
+            eprintln!("  {n:>6}  {kind}");
+        }
+    }
+    Ok(d)
+}
+
+fn is_tty() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stderr().is_terminal()
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Demo { db, limit, k, json } => {
+            let db = db.unwrap_or_else(|| {
+                let t = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                PathBuf::from(format!("memforest-demo-{t}"))
+            });
+            let r = demo::run(&db, limit, k, is_tty())?;
+            print(json, &r, demo::render)
+        }
+        Command::Ingest {
+            db,
+            format,
+            file,
+            limit,
+            models,
+            json,
+        } => {
+            let data = load(format, &file, limit)?;
+            let handle = store::open(&db, models.options()?, false)?;
+            let s = ingest::run(&handle, &data, is_tty())?;
+            handle.close()?;
+            print(json, &s, |s| {
+                format!(
+                    "ingested {} turns ({} sessions, {} tenants): {} facts, {} trees, {} model calls ({} failed), {:.1} s, {:.0} turns/s, {} warnings\n",
+                    s.turns, s.sessions, s.tenants, s.facts, s.trees, s.llm_calls, s.llm_errors, s.seconds, s.turns_per_sec, s.warnings
+                )
+            })
+        }
+        Command::Query {
+            db,
+            tenant: t,
+            k,
+            json,
+            question,
+        } => {
+            let handle = store::open_existing(&db)?;
+            let r = retrieve::query(&handle, &tenant(&t)?, &question, None, k)?;
+            handle.close()?;
+            print(json, &r, |r| {
+                let mut s = String::new();
+                for (i, f) in r.facts.iter().enumerate() {
+                    s.push_str(&format!("{:>3}. [{:.3}] {}\n", i + 1, f.score, f.text));
+                }
+                s.push_str("\ncontext:\n");
+                s.push_str(&r.context);
+                s.push('\n');
+                s
+            })
+        }
+        Command::Eval {
+            db,
+            format,
+            file,
+            k,
+            session_k,
+            limit,
+            models,
+            json,
+        } => {
+            if format == Format::Jsonl {
+                anyhow::bail!("eval needs questions: --format locomo or longmemeval");
+            }
+            let data = load(format, &file, limit)?;
+            let fresh = std::fs::read_dir(&db).map_or(true, |mut d| d.next().is_none());
+            let handle = store::open(&db, models.options()?, false)?;
+            if fresh {
+                let s = ingest::run(&handle, &data, is_tty())?;
+                eprintln!(
+                    "ingested {} turns: {} facts, {} trees in {:.1} s ({:.0} turns/s)",
+                    s.turns, s.facts, s.trees, s.seconds, s.turns_per_sec
+                );
+            }
+            let r = eval::run(&handle, &data, k, session_k, |_, _| {})?;
+            handle.close()?;
+            print(json, &r, eval::render)
+        }
+        Command::Stats { db, json } => {
+            let handle = store::open_existing(&db)?;
+            let s = stats::collect(&handle)?;
+            handle.close()?;
+            print(json, &s, stats::render)
+        }
+        Command::Verify { db, json } => {
+            let r = verify::run(&db)?;
+            print(json, &r, |r| {
+                format!(
+                    "clean: {} segment files ({} entries, {} bytes), {} WAL files ({} batches), {} trees ({} nodes)\n",
+                    r.segment_files, r.entries, r.segment_bytes, r.wal_files, r.wal_batches, r.trees, r.tree_nodes
+                )
+            })
+        }
+        Command::Forget {
+            db,
+            tenant: t,
+            session,
+            fact,
+            all,
+            json,
+        } => {
+            let id = tenant(&t)?;
+            let handle = store::open_existing(&db)?;
+            let what = if all {
+                let seqno = handle.drop_tenant(&id, Durability::SyncData)?;
+                serde_json::json!({"tenant": t, "forgot": "all", "seqno": seqno})
+            } else if session.is_some() || fact.is_some() {
+                return Err(CliError::NotAvailable(
+                    "forget --session/--fact (the engine's lifecycle module) is not in memforest-engine yet",
+                )
+                .into());
+            } else {
+                anyhow::bail!("forget needs one of --session, --fact or --all");
+            };
+            handle.close()?;
+            print(json, &what, |w| format!("{w}\n"))
+        }
+        Command::Compact { db, purge, json } => {
+            if purge {
+                return Err(CliError::NotAvailable(
+                    "compact --purge (the engine's lifecycle purge) is not in memforest-engine yet",
+                )
+                .into());
+            }
+            let handle = store::open_existing(&db)?;
+            handle.compact_all()?;
+            let s = stats::collect(&handle)?;
+            handle.close()?;
+            print(json, &s, stats::render)
+        }
+        Command::Wal { action } => match action {
+            WalAction::Dump { dir, json } => {
+                let entries = walcmd::dump(&walcmd::wal_dir(&dir))?;
+                print(json, &entries, |es| {
+                    es.iter()
+                        .map(|e| {
+                            format!(
+                                "{:>10} seg {} @{} {:<12} {} {} key {} B value {} B\n",
+                                e.seqno,
+                                e.segment,
+                                e.offset,
+                                e.op,
+                                e.tenant,
+                                e.table,
+                                e.key_len,
+                                e.value_len
+                            )
+                        })
+                        .collect()
+                })
+            }
+            WalAction::Check { dir, json } => {
+                let (p, files) = walcmd::check(&walcmd::wal_dir(&dir))?;
+                let v = serde_json::json!({"clean": true, "files": files, "batches": p.batches.len(), "last_seqno": p.last_seqno});
+                print(json, &v, |_| {
+                    format!(
+                        "clean: {files} WAL files, {} batches, last seqno {}\n",
+                        p.batches.len(),
+                        p.last_seqno
+                    )
+                })
+            }
+        },
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

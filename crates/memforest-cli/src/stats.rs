@@ -1,0 +1,99 @@
+//! `stats`: per-tenant record counts, engine statistics (levels, WAL, amplification) and
+//! the memory layer's counters.
+
+use std::collections::BTreeMap;
+
+use memforest_engine::{Db, Table};
+use serde::Serialize;
+
+use crate::error::Result;
+
+/// Record counts of one tenant, by table name.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TenantStats {
+    /// Tenant name (lossy UTF-8).
+    pub tenant: String,
+    /// Live keys per table (`Sessions` also holds cells; `Turns` raw turns; `Facts`
+    /// canonical facts; `Trees` tree descriptors; ...).
+    pub keys: BTreeMap<String, u64>,
+}
+
+/// The store's statistics.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StoreStats {
+    /// One entry per tenant.
+    pub tenants: Vec<TenantStats>,
+    /// Segment files per level.
+    pub level_files: Vec<usize>,
+    /// Segment bytes per level.
+    pub level_bytes: Vec<u64>,
+    /// Bytes of WAL files on disk.
+    pub wal_bytes: u64,
+    /// Bytes held by memtables.
+    pub memtable_bytes: u64,
+    /// Space amplification estimate (total / deepest level).
+    pub space_amplification: f64,
+    /// Last published seqno.
+    pub seqno: u64,
+}
+
+/// Collects the statistics of `db`.
+///
+/// # Errors
+/// Engine read errors.
+pub fn collect(db: &Db) -> Result<StoreStats> {
+    let mut out = StoreStats::default();
+    for tenant in db.tenants()? {
+        let mut t = TenantStats {
+            tenant: String::from_utf8_lossy(tenant.name()).into_owned(),
+            keys: BTreeMap::new(),
+        };
+        for kv in db.scan_tenant(&tenant, None)? {
+            let (k, _) = kv?;
+            let table = k
+                .first()
+                .and_then(|&tag| Table::from_tag(tag))
+                .map_or_else(|| "unknown".to_owned(), |t| format!("{t:?}"));
+            *t.keys.entry(table).or_default() += 1;
+        }
+        out.tenants.push(t);
+    }
+    let s = db.stats();
+    out.level_files = s.levels.iter().map(|l| l.files).collect();
+    out.level_bytes = s.levels.iter().map(|l| l.bytes).collect();
+    out.wal_bytes = s.wal_bytes;
+    out.memtable_bytes = s.memtable_bytes;
+    out.space_amplification = s.space_amplification;
+    out.seqno = db.seqno();
+    Ok(out)
+}
+
+/// The statistics as text.
+#[must_use]
+pub fn render(s: &StoreStats) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "tenants: {}  seqno: {}", s.tenants.len(), s.seqno);
+    let _ = writeln!(
+        out,
+        "levels (files/bytes): {}",
+        s.level_files
+            .iter()
+            .zip(&s.level_bytes)
+            .enumerate()
+            .filter(|(_, (f, _))| **f > 0)
+            .map(|(l, (f, b))| format!("L{l} {f}/{b}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "wal bytes: {}  memtable bytes: {}  space amplification: {:.2}",
+        s.wal_bytes, s.memtable_bytes, s.space_amplification
+    );
+    for t in &s.tenants {
+        let keys: Vec<String> = t.keys.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(out, "  {}: {}", t.tenant, keys.join(" "));
+    }
+    out
+}

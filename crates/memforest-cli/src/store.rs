@@ -1,0 +1,185 @@
+//! Opening a store from command-line settings: durability, extractor, summarizer,
+//! embedder and pool sizes become [`memforest_engine::Options`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use memforest_engine::llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
+use memforest_engine::memory::model::ModelError;
+use memforest_engine::memory::summarize::{header, Summarizer, SummaryOutput, SummaryRequest};
+use memforest_engine::{Db, Durability, Options};
+
+use crate::error::{CliError, Result};
+
+/// `--durability`: how each ingest write is persisted (see docs/durability.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum DurabilityArg {
+    /// In the OS page cache: survives a process crash (default).
+    #[default]
+    Buffered,
+    /// `fdatasync` per write group: survives power loss.
+    SyncData,
+    /// `fsync` per write group.
+    SyncAll,
+}
+
+/// `--extractor`: turns cells of turns into facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ExtractorArg {
+    /// The rule-based extractor (no model calls; default).
+    #[default]
+    Heuristic,
+    /// An OpenAI-compatible chat model (`--llm-url`, `--llm-model`).
+    Openai,
+}
+
+/// `--summarizer`: writes the summaries of tree nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SummarizerArg {
+    /// Sentence selection from the children (no model calls; default).
+    #[default]
+    Extractive,
+    /// An OpenAI-compatible chat model (`--llm-url`, `--llm-model`).
+    Openai,
+    /// No summary text: each node keeps only its `[time | label]` header.
+    None,
+}
+
+/// `--embedder`: embeds facts and summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum EmbedderArg {
+    /// No embeddings (lexical retrieval only; default).
+    #[default]
+    None,
+    /// An OpenAI-compatible embeddings endpoint (`--llm-url`, `--embed-model`).
+    Openai,
+}
+
+/// Model and pool settings of a store that ingests.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ModelArgs {
+    /// Write durability.
+    #[arg(long, value_enum, default_value_t)]
+    pub durability: DurabilityArg,
+    /// Fact extractor.
+    #[arg(long, value_enum, default_value_t)]
+    pub extractor: ExtractorArg,
+    /// Node summarizer.
+    #[arg(long, value_enum, default_value_t)]
+    pub summarizer: SummarizerArg,
+    /// Embedder.
+    #[arg(long, value_enum, default_value_t)]
+    pub embedder: EmbedderArg,
+    /// Base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1).
+    #[arg(long)]
+    pub llm_url: Option<String>,
+    /// Chat model name for `openai` extractor/summarizer.
+    #[arg(long)]
+    pub llm_model: Option<String>,
+    /// Embedding model name for `--embedder openai`.
+    #[arg(long)]
+    pub embed_model: Option<String>,
+    /// Environment variable holding the API key (e.g. OPENAI_API_KEY); none by default.
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// Worker threads for extraction and for summaries (each pool).
+    #[arg(long, default_value_t = 4)]
+    pub pool: usize,
+}
+
+/// The `none` summarizer: a node's summary is its header only (no model, no text).
+#[derive(Debug)]
+struct HeaderOnly;
+
+impl Summarizer for HeaderOnly {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn summarize(&self, r: &SummaryRequest) -> std::result::Result<SummaryOutput, ModelError> {
+        Ok(SummaryOutput {
+            text: header(r.time, &r.label),
+            usage: Default::default(),
+        })
+    }
+}
+
+impl ModelArgs {
+    fn llm(&self, model: Option<&String>, what: &str) -> Result<LlmConfig> {
+        let (Some(url), Some(model)) = (&self.llm_url, model) else {
+            return Err(CliError::Usage(format!(
+                "{what} needs --llm-url and its model flag"
+            )));
+        };
+        let mut c = LlmConfig::new(url.clone(), model.clone());
+        if let Some(var) = &self.api_key_env {
+            c = c.with_api_key_env(var.clone());
+        }
+        Ok(c)
+    }
+
+    /// Engine options for these settings.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for an `openai` choice without URL/model, a zero pool;
+    /// [`CliError::Llm`] when a client cannot be built.
+    pub fn options(&self) -> Result<Options> {
+        if self.pool == 0 {
+            return Err(CliError::Usage("--pool must be at least 1".into()));
+        }
+        let mut o = Options::default();
+        let m = &mut o.memory;
+        m.extract_pool = self.pool;
+        m.summary_pool = self.pool;
+        m.durability = match self.durability {
+            DurabilityArg::Buffered => Durability::Buffered,
+            DurabilityArg::SyncData => Durability::SyncData,
+            DurabilityArg::SyncAll => Durability::SyncAll,
+        };
+        if self.extractor == ExtractorArg::Openai {
+            let c = self.llm(self.llm_model.as_ref(), "--extractor openai")?;
+            m.extractor = Arc::new(OpenAiExtractor::new(c)?);
+        }
+        match self.summarizer {
+            SummarizerArg::Extractive => {}
+            SummarizerArg::Openai => {
+                let c = self.llm(self.llm_model.as_ref(), "--summarizer openai")?;
+                m.summarizer = Arc::new(OpenAiSummarizer::new(c)?);
+            }
+            SummarizerArg::None => m.summarizer = Arc::new(HeaderOnly),
+        }
+        if self.embedder == EmbedderArg::Openai {
+            let c = self.llm(self.embed_model.as_ref(), "--embedder openai")?;
+            m.embedder = Some(Arc::new(OpenAiEmbedder::new(c)?));
+        }
+        Ok(o)
+    }
+}
+
+/// Opens the store in `dir` with `options`. With `must_exist`, a directory that is not a
+/// MemForest store (no `CURRENT` file) is refused instead of created.
+///
+/// # Errors
+/// [`CliError::Usage`] for a missing store; the engine's errors (lock held by another
+/// process, corruption naming file and offset).
+pub fn open(dir: &Path, options: Options, must_exist: bool) -> Result<Db> {
+    if must_exist && !dir.join("CURRENT").is_file() {
+        return Err(CliError::Usage(format!(
+            "{} is not a MemForest store (no CURRENT file)",
+            dir.display()
+        )));
+    }
+    Ok(Db::open(dir, options)?)
+}
+
+/// Opens an existing store with default options, for reading and maintenance (small
+/// pools: nothing is extracted).
+///
+/// # Errors
+/// As [`open`].
+pub fn open_existing(dir: &Path) -> Result<Db> {
+    let mut o = Options::default();
+    o.memory.extract_pool = 1;
+    o.memory.summary_pool = 2;
+    open(dir, o, true)
+}
