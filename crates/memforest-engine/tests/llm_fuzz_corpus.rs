@@ -48,11 +48,11 @@ fn regenerate_llm_reply_seeds() {
     let seeds: Vec<(&str, Vec<u8>)> = vec![
         ("chat_items", chat(&items).into_bytes()),
         ("chat_fenced_cut", chat(&fenced_cut).into_bytes()),
-        ("chat_body_cut", chat(&items)[..150].as_bytes().to_vec()),
+        ("chat_body_cut", chat(&items).as_bytes()[..150].to_vec()),
         ("items_plain", items.clone().into_bytes()),
         ("items_fenced_cut", fenced_cut.into_bytes()),
         ("embeddings", embeddings.clone().into_bytes()),
-        ("embeddings_cut", embeddings[..60].as_bytes().to_vec()),
+        ("embeddings_cut", embeddings.as_bytes()[..60].to_vec()),
         (
             "summary",
             chat(r#"{"summary": "Alice: Paris -> Berlin (2023-06-17)."}"#).into_bytes(),
