@@ -119,6 +119,11 @@ fn shared_fact_survives_one_source_and_goes_with_the_last() {
     let r = db.forget(&t, &Forget::Session("b".into())).unwrap();
     assert_eq!(r.facts_removed, 1);
     assert!(cat().facts.is_empty());
+    assert_eq!(
+        cat().recent_session.as_deref(),
+        Some("a"),
+        "STM moves to the latest left"
+    );
     let rex = db.query(&t, &Query::new("dog barks")).unwrap();
     assert_eq!(rex.facts.len(), 1);
     db.flush_summaries().unwrap();

@@ -13,6 +13,7 @@ use crate::memory::record::{
 };
 use crate::memory::store::{Kv, Staged};
 use crate::memory::MemoryError;
+use crate::recall::index;
 
 fn count(report: &mut ForgetReport, outcome: Outcome, removed: &mut Vec<u64>, id: u64) {
     match outcome {
@@ -118,6 +119,13 @@ pub(crate) fn forget_session(
         Table::Sessions,
         &record::prefixed(SESSION_PREFIX, session.as_bytes()),
     );
+    st.delete(Table::Postings, index::LATEST_SESSION_KEY);
+    for (_, v) in kv.scan_prefix(st.tenant(), Table::Sessions, &[SESSION_PREFIX])? {
+        let s: SessionRecord = record::decode(&v, "session")?;
+        if s.id != session {
+            index::note_session(st, &s.id, s.last_time)?;
+        }
+    }
     Ok(())
 }
 

@@ -175,6 +175,7 @@ fn stage_turns(
     srec.turns += u32::try_from(new.len()).map_err(|_| MemoryError::Invariant("too many turns"))?;
     srec.last_time = last;
     st.put(Table::Sessions, &skey, record::encode(&srec)?);
+    crate::recall::index::note_session(&mut st, &srec.id, srec.last_time)?;
     receipt.seqno = st.commit(shared.opts.durability)?;
     Ok((receipt, cells))
 }

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::key::Table;
-use crate::memory::record::{self, FactRecord};
+use crate::memory::record::{self, FactRecord, SessionRecord, SESSION_PREFIX};
 use crate::memory::store::{Kv, Staged};
 use crate::memory::text::normalize;
 use crate::memory::MemoryError;
@@ -21,6 +21,8 @@ pub const STATS_KEY: &[u8] = b"#";
 pub const TERM_PREFIX: u8 = b't';
 /// Prefix of knowledge-update slots.
 pub const SLOT_PREFIX: u8 = b'k';
+/// Key of the tenant's latest session: `(last turn time, session id)`.
+pub const LATEST_SESSION_KEY: &[u8] = b"L";
 
 /// Collection statistics: indexed facts and their total length in terms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -146,6 +148,37 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
     Ok(())
 }
 
+/// Records that `session`'s last turn is at `last_time` (microseconds); keeps the latest
+/// session by `(last_time, id)` under [`LATEST_SESSION_KEY`] (the short-term memory's
+/// session, found without scanning the sessions).
+///
+/// # Errors
+/// Engine read errors; a corrupt record.
+pub fn note_session(st: &mut Staged<'_>, session: &str, last_time: i64) -> Result<(), MemoryError> {
+    let cur: Option<(i64, String)> = st
+        .get(Table::Postings, LATEST_SESSION_KEY)?
+        .map(|b| record::decode(&b, "latest session"))
+        .transpose()?;
+    if cur
+        .as_ref()
+        .is_none_or(|c| (last_time, session) >= (c.0, c.1.as_str()))
+    {
+        let v = record::encode(&(last_time, session.to_owned()))?;
+        st.put(Table::Postings, LATEST_SESSION_KEY, v);
+    }
+    Ok(())
+}
+
+/// The latest session id at the reader's seqno (`None` when no session was recorded).
+///
+/// # Errors
+/// Engine read errors; a corrupt record.
+pub fn latest_session(r: &Reader<'_>) -> Result<Option<String>, MemoryError> {
+    r.get(Table::Postings, LATEST_SESSION_KEY)?
+        .map(|b| record::decode::<(i64, String)>(&b, "latest session").map(|x| x.1))
+        .transpose()
+}
+
 /// The collection statistics at the reader's seqno.
 ///
 /// # Errors
@@ -227,6 +260,10 @@ pub fn ensure(kv: &Kv, tenant: &crate::key::TenantId) -> Result<bool, MemoryErro
         return Ok(false);
     }
     let mut st = Staged::new(kv, tenant.clone());
+    for (_, v) in kv.scan_prefix(tenant, Table::Sessions, &[SESSION_PREFIX])? {
+        let s: SessionRecord = record::decode(&v, "session")?;
+        note_session(&mut st, &s.id, s.last_time)?;
+    }
     for (k, v) in facts {
         let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
         let rec: FactRecord = record::decode(&v, "fact")?;

@@ -254,25 +254,19 @@ impl Db {
     }
 }
 
-/// Fills the short-term memory: the last `n` turns of the session with the latest turn.
+/// Fills the short-term memory: the last `n` turns of the latest session.
 fn recent(r: &Reader<'_>, n: usize, out: &mut QueryResult) -> Result<(), MemoryError> {
     if n == 0 {
         return Ok(());
     }
-    let mut latest: Option<SessionRecord> = None;
-    for kv in r.scan_prefix(Table::Sessions, &[SESSION_PREFIX])? {
-        let (_, v) = kv?;
-        let s: SessionRecord = record::decode(&v, "session")?;
-        if latest
-            .as_ref()
-            .is_none_or(|l| (s.last_time, &s.id) > (l.last_time, &l.id))
-        {
-            latest = Some(s);
-        }
-    }
-    let Some(s) = latest else {
+    let Some(id) = index::latest_session(r)? else {
         return Ok(());
     };
+    let key = record::prefixed(SESSION_PREFIX, id.as_bytes());
+    let Some(b) = r.get(Table::Sessions, &key)? else {
+        return Ok(());
+    };
+    let s: SessionRecord = record::decode(&b, "session")?;
     let first = s.turns.saturating_sub(u32::try_from(n).unwrap_or(u32::MAX));
     for i in first..s.turns {
         if let Some(b) = r.get(Table::Turns, &record::turn_key(&s.id, i))? {
