@@ -93,19 +93,24 @@ impl From<LlmError> for Failure {
 }
 
 impl LlmClient {
-    /// Builds a client, reading the API key from the environment now.
+    /// Builds a client, reading the API key from the environment now. Proxies named by the
+    /// `HTTP_PROXY` / `HTTPS_PROXY` / `ALL_PROXY` variables (minus `NO_PROXY`) are used, except
+    /// for a loopback `base_url` (`localhost`, `127.x.x.x`, `[::1]`).
     ///
     /// # Errors
     /// [`LlmError::Config`] for unusable settings, [`LlmError::MissingApiKey`] when the
     /// named key variable is unset.
     pub fn new(config: LlmConfig) -> Result<Self, LlmError> {
         let api_key = config.resolve_api_key()?;
-        let agent = ureq::Agent::config_builder()
+        let mut builder = ureq::Agent::config_builder()
             .timeout_global(Some(config.timeout))
             .http_status_as_error(false)
-            .user_agent(concat!("memforest/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+            .user_agent(concat!("memforest/", env!("CARGO_PKG_VERSION")));
+        if config.is_loopback() {
+            // A local server is never reached through an `HTTP(S)_PROXY` from the environment.
+            builder = builder.proxy(None);
+        }
+        let agent = builder.build().into();
         Ok(Self {
             agent,
             config,

@@ -92,6 +92,25 @@ impl LlmConfig {
         format!("{}/{}", self.base_url.trim_end_matches('/'), path)
     }
 
+    /// True when `base_url`'s host is `localhost`, an IPv4 loopback address or `[::1]`.
+    pub(crate) fn is_loopback(&self) -> bool {
+        let rest = self.base_url.split_once("://").map_or("", |(_, rest)| rest);
+        let authority = rest.split('/').next().unwrap_or("");
+        let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let host = if host_port.starts_with('[') {
+            host_port
+                .split_once(']')
+                .map_or(host_port, |(h, _)| h)
+                .trim_start_matches('[')
+        } else {
+            host_port.split(':').next().unwrap_or("")
+        };
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+
     /// Checks the settings and reads the API key from the environment.
     ///
     /// # Errors
@@ -117,6 +136,32 @@ impl LlmConfig {
                 Ok(key) if !key.is_empty() => Ok(Some(key)),
                 _ => Err(LlmError::MissingApiKey { var: var.clone() }),
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for url in [
+            "http://127.0.0.1:8000/v1",
+            "http://localhost/v1",
+            "http://[::1]:80/v1",
+            "http://127.1.2.3/v1",
+            "http://u:p@LOCALHOST:1",
+        ] {
+            assert!(LlmConfig::new(url, "m").is_loopback(), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "http://10.0.0.1:8000/v1",
+            "http://localhost.example.com/v1",
+            "nonsense",
+        ] {
+            assert!(!LlmConfig::new(url, "m").is_loopback(), "{url}");
         }
     }
 }
