@@ -31,6 +31,23 @@
 //! model's message is recovered by [`json::extract_json`] even from code fences, leading
 //! prose, or an item array cut off by `max_tokens` (the complete items are kept and the cut
 //! reported). Servers without `response_format` support: `LlmConfig::with_json_mode(false)`.
+//!
+//! The memory layer's model traits are implemented by:
+//! - [`OpenAiExtractor`] (`Extractor`): one chat call per MemCell asking for
+//!   `{"items": [...]}` with the paper's item fields; each item is validated by
+//!   [`items::parse_items`] (bad items dropped, bad optional fields cleared, both logged in
+//!   [`OpenAiExtractor::recent_notes`]).
+//! - [`OpenAiSummarizer`] (`Summarizer`): one chat call per dirty node with the paper's rules
+//!   (every number and date kept, state changes as "X -> Y", latest state last, ~220 words);
+//!   the `[Mon YYYY - Mon YYYY | label]` header is ours, not the model's.
+//! - [`OpenAiEmbedder`] (`Embedder`): batched `/embeddings` calls, vector count and
+//!   dimension checked.
+//!
+//! Their failures reach the memory layer as `ModelError` (`From<LlmError>`): `Timeout` for
+//! timeouts (also after retries), `Malformed` for unusable reply content, `Backend` for
+//! HTTP and transport failures; in every case the work item stays pending and is retried.
+//! Token usage is the server's `usage` when it sends one, else the memory layer's
+//! bytes / 4 estimate (`Usage::reported` tells which).
 
 mod client;
 mod config;
