@@ -237,6 +237,7 @@ impl LlmClient {
             header("retry-after-ms").as_deref(),
             header("retry-after").as_deref(),
             self.config.backoff_max,
+            std::time::SystemTime::now(),
         );
         let snippet = response
             .body_mut()

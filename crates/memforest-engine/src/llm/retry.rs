@@ -1,6 +1,6 @@
 //! Retry timing: exponential backoff with full jitter, and the server's `Retry-After`.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use rand::Rng;
 
@@ -15,20 +15,28 @@ pub(crate) fn backoff(retry: u32, base: Duration, max: Duration) -> Duration {
 }
 
 /// The wait a 429/503 reply asks for, from `retry-after-ms` (milliseconds, sent by OpenAI)
-/// or `Retry-After` (whole or fractional seconds; the HTTP-date form is not honoured and
-/// falls back to the backoff). Capped at `max`. `None` when absent or unparsable.
+/// or `Retry-After` (seconds, or an HTTP-date such as `Wed, 21 Oct 2015 07:28:00 GMT`,
+/// counted from `now`). Capped at `max`. `None` when absent or unparsable.
 pub(crate) fn retry_after(
     ms_header: Option<&str>,
     secs_header: Option<&str>,
     max: Duration,
+    now: SystemTime,
 ) -> Option<Duration> {
     let parse = |text: Option<&str>, scale: f64| {
         let value: f64 = text?.trim().parse().ok()?;
         (value.is_finite() && value >= 0.0)
             .then(|| Duration::from_secs_f64((value * scale).min(max.as_secs_f64())))
     };
+    let http_date = || {
+        let at = chrono::DateTime::parse_from_rfc2822(secs_header?.trim()).ok()?;
+        let at = SystemTime::UNIX_EPOCH
+            .checked_add(Duration::from_secs(u64::try_from(at.timestamp()).ok()?))?;
+        Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    };
     parse(ms_header, 1e-3)
         .or_else(|| parse(secs_header, 1.0))
+        .or_else(http_date)
         .map(|d| d.min(max))
 }
 
@@ -59,6 +67,8 @@ mod tests {
     #[test]
     fn retry_after_forms() {
         let max = Duration::from_secs(30);
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_470); // 07:27:50 GMT
+        let retry_after = |ms, secs, max| retry_after(ms, secs, max, now);
         assert_eq!(
             retry_after(None, Some("2"), max),
             Some(Duration::from_secs(2))
@@ -74,8 +84,14 @@ mod tests {
         assert_eq!(retry_after(None, Some("3600"), max), Some(max));
         assert_eq!(
             retry_after(None, Some("Wed, 21 Oct 2015 07:28:00 GMT"), max),
-            None
+            Some(Duration::from_secs(10))
         );
+        assert_eq!(
+            retry_after(None, Some("Wed, 21 Oct 2015 07:00:00 GMT"), max),
+            Some(Duration::ZERO),
+            "a date in the past means now"
+        );
+        assert_eq!(retry_after(None, Some("Wed, 21 Oct 2015"), max), None);
         assert_eq!(retry_after(None, Some("-1"), max), None);
         assert_eq!(retry_after(None, Some("NaN"), max), None);
         assert_eq!(retry_after(Some("inf"), None, max), None);
