@@ -73,6 +73,13 @@ impl WriteBatch {
         &self.entries
     }
 
+    /// The entries, in insertion order, consuming the batch (so a caller can keep the
+    /// key and value buffers without copying them).
+    #[must_use]
+    pub fn into_entries(self) -> Vec<Entry> {
+        self.entries
+    }
+
     /// Number of entries.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -29,6 +29,8 @@ pub(crate) struct Pending {
 #[derive(Debug)]
 struct QueueState {
     pending: Vec<Pending>,
+    /// The last group's emptied vector, reused so queueing allocates nothing.
+    spare: Vec<Pending>,
     next_seqno: u64,
     /// Tickets are issued in arrival order; all tickets up to `done` are written.
     next_ticket: u64,
@@ -50,6 +52,7 @@ impl CommitQueue {
         Self {
             state: Mutex::new(QueueState {
                 pending: Vec::new(),
+                spare: Vec::new(),
                 next_seqno,
                 next_ticket: 1,
                 done: 0,
@@ -70,7 +73,7 @@ impl CommitQueue {
         mut payload: Vec<u8>,
         span: u64,
         durability: Durability,
-        write_group: impl FnOnce(Vec<Pending>) -> Result<()>,
+        write_group: impl FnOnce(&[Pending]) -> Result<()>,
     ) -> Result<u64> {
         let mut st = self.state.lock();
         if let Some(cause) = &st.poisoned {
@@ -97,9 +100,12 @@ impl CommitQueue {
             if !st.leader_active {
                 if let Some(write) = write_group.take() {
                     st.leader_active = true;
-                    let group = std::mem::take(&mut st.pending);
+                    let spare = std::mem::take(&mut st.spare);
+                    let mut group = std::mem::replace(&mut st.pending, spare);
                     let last_ticket = st.next_ticket - 1;
-                    let result = parking_lot::MutexGuard::unlocked(&mut st, || write(group));
+                    let result = parking_lot::MutexGuard::unlocked(&mut st, || write(&group));
+                    group.clear();
+                    st.spare = group;
                     st.leader_active = false;
                     match result {
                         Ok(()) => st.done = last_ticket,

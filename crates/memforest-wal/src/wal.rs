@@ -274,13 +274,13 @@ impl Wal {
     /// The leader's work: one buffered write of the whole group, then at most one sync.
     /// If either fails, the segment is abandoned and cut back to where the group started,
     /// so the group is not visible after a reopen.
-    fn write_group(&self, group: Vec<Pending>) -> Result<()> {
+    fn write_group(&self, group: &[Pending]) -> Result<()> {
         let mut active = self.active.lock();
         if active.writer.len() >= self.options.segment_size {
             self.rotate_locked(&mut active)?;
         }
         let before = active.writer.len();
-        let written = self.write_locked(&mut active, &group, before);
+        let written = self.write_locked(&mut active, group, before);
         if written.is_err() {
             segment::abandon(&mut active.writer, before);
         }
@@ -290,20 +290,15 @@ impl Wal {
     fn write_locked(&self, active: &mut Active, group: &[Pending], before: u64) -> Result<()> {
         let mut durability = Durability::Buffered;
         let mut last = active.last_written;
-        let path = segment::path(&self.dir, active.id);
+        // The path is built only on failure: formatting it costs more than the write.
+        let id = active.id;
+        let io = |e| WalError::io(segment::path(&self.dir, id), e);
         for pending in group {
-            active
-                .writer
-                .add_record(&pending.payload)
-                .map_err(|e| WalError::io(&path, e))?;
+            active.writer.add_record(&pending.payload).map_err(io)?;
             durability = durability.max(pending.durability);
             last = pending.last_seqno;
         }
-        active
-            .writer
-            .get_mut()
-            .flush()
-            .map_err(|e| WalError::io(&path, e))?;
+        active.writer.get_mut().flush().map_err(io)?;
         active.last_written = last;
         let c = &self.counters;
         c.batches.fetch_add(group.len() as u64, Ordering::Relaxed);
@@ -319,8 +314,8 @@ impl Wal {
 
     /// Flushes and syncs the active segment at `durability` (`SyncData` or `SyncAll`).
     fn sync_active(&self, active: &mut Active, durability: Durability) -> Result<()> {
-        let path = segment::path(&self.dir, active.id);
-        let io = |e| WalError::io(&path, e);
+        let id = active.id;
+        let io = |e| WalError::io(segment::path(&self.dir, id), e);
         active.writer.get_mut().flush().map_err(io)?;
         #[cfg(test)]
         if self.fail_next_sync.swap(false, Ordering::SeqCst) {
