@@ -210,6 +210,25 @@ fn truncated() -> Reply {
 }
 
 #[test]
+fn a_body_that_stalls_mid_way_times_out() {
+    let head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"choices\": [";
+    let stall = Reply::Stall(head.to_vec(), Duration::from_millis(800));
+    let server = TestServer::start(vec![stall.clone(), stall]);
+    let started = Instant::now();
+    match ask(&LlmClient::new(config(&server, 1)).unwrap()) {
+        Err(LlmError::GaveUp { attempts: 2, last }) => {
+            assert!(matches!(*last, LlmError::Timeout { .. }), "{last:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "the timeout covers the body: {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn truncated_body_is_retried() {
     let server = TestServer::start(vec![
         truncated(),

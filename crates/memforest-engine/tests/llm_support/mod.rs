@@ -29,6 +29,8 @@ pub enum Reply {
     Raw(Vec<u8>),
     /// Wait, then answer.
     Delayed(Duration, Box<Reply>),
+    /// Send these bytes, then hold the connection open for the duration before closing.
+    Stall(Vec<u8>, Duration),
 }
 
 impl Reply {
@@ -89,7 +91,7 @@ impl Reply {
                 out.extend_from_slice(body);
                 out
             }
-            Self::Raw(bytes) => bytes.clone(),
+            Self::Raw(bytes) | Self::Stall(bytes, _) => bytes.clone(),
             Self::Delayed(_, inner) => inner.bytes(),
         }
     }
@@ -234,6 +236,9 @@ fn serve(mut stream: TcpStream, reply: Reply, requests: &Mutex<Vec<Request>>) {
     }
     let _ = stream.write_all(&reply.bytes());
     let _ = stream.flush();
+    if let Reply::Stall(_, hold) = reply {
+        std::thread::sleep(*hold);
+    }
     let _ = stream.shutdown(std::net::Shutdown::Both);
 }
 
