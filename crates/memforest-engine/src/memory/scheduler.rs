@@ -95,8 +95,8 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
             .into_iter()
             .filter(|i| shared.node_due(i, now))
             .collect();
-        let jobs = read_inputs(shared, &items)?;
-        did |= !items.is_empty();
+        let (jobs, reused) = read_inputs(shared, &items)?;
+        did |= !jobs.is_empty() || reused > 0;
         let (tx, rx) = unbounded();
         for (item, input) in jobs {
             let (s, tx) = (Arc::clone(shared), tx.clone());
@@ -159,7 +159,10 @@ fn summarize(
 
 /// Reads every item's summary input; applies reusable summaries at once (one batch per
 /// tenant) and returns the rest as jobs.
-fn read_inputs(shared: &Shared, items: &[Item]) -> Result<Vec<(Item, SummaryInput)>, MemoryError> {
+fn read_inputs(
+    shared: &Shared,
+    items: &[Item],
+) -> Result<(Vec<(Item, SummaryInput)>, u64), MemoryError> {
     let mut forest = shared.forest.lock();
     let mut jobs = Vec::new();
     let mut reused = 0;
@@ -194,7 +197,7 @@ fn read_inputs(shared: &Shared, items: &[Item]) -> Result<Vec<(Item, SummaryInpu
         finish(shared, &mut forest.tenants, &tenant, st, result)?;
     }
     shared.counters.summaries(reused, 0);
-    Ok(jobs)
+    Ok((jobs, reused))
 }
 
 type Outcome = (

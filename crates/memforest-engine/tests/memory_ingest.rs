@@ -1,0 +1,226 @@
+//! Memory write path: re-ingest no-op, append, dedup merge, entity activation with
+//! backfill, summaries current after flush, and the summarizer off the write path.
+#![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
+
+#[path = "memory_common/mod.rs"]
+mod common;
+
+use std::sync::{Arc, Condvar, Mutex};
+
+use common::*;
+use memforest_engine::memory::model::{ModelError, Usage};
+use memforest_engine::memory::record::{self, EntityState, ENTITY_PREFIX};
+use memforest_engine::memory::summarize::{Summarizer, SummaryOutput, SummaryRequest};
+use memforest_engine::{Db, Table};
+use memforest_tree::TreeKind;
+
+#[test]
+fn reingest_is_a_noop_and_append_extends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(None)).unwrap();
+    let s = session(
+        "s1",
+        0,
+        &[
+            "I adopted a dog named Rex last week.",
+            "That is lovely news for you.",
+        ],
+    );
+    let r1 = db.ingest_session(&tenant(), &s).unwrap();
+    assert_eq!((r1.turns, r1.cells), (2, 1));
+    assert_eq!(r1.facts_added, 2);
+    let before = facts(&db);
+    let r2 = db.ingest_session(&tenant(), &s).unwrap();
+    assert_eq!((r2.turns, r2.cells, r2.facts_added, r2.seqno), (0, 0, 0, 0));
+    assert_eq!(facts(&db), before);
+    let longer = session(
+        "s1",
+        0,
+        &[
+            "I adopted a dog named Rex last week.",
+            "That is lovely news for you.",
+            "Rex loves the park near my house.",
+        ],
+    );
+    let r3 = db.ingest_session(&tenant(), &longer).unwrap();
+    assert_eq!((r3.turns, r3.cells, r3.facts_added), (1, 1, 1));
+    assert_eq!(facts(&db).len(), 3);
+    // "last week" resolved against the turn time (2023-03-01, a Wednesday): Feb 20-26.
+    let rex = facts(&db)
+        .into_iter()
+        .find(|(_, f)| f.text.contains("adopted"))
+        .unwrap()
+        .1;
+    assert_eq!(rex.time.0, T0 - 9 * DAY);
+    db.close().unwrap();
+}
+
+#[test]
+fn exact_duplicates_merge_occurrences() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(None)).unwrap();
+    db.ingest_session(
+        &tenant(),
+        &session("a", 0, &["My sister lives in Denver now."]),
+    )
+    .unwrap();
+    let r = db
+        .ingest_session(
+            &tenant(),
+            &session("b", 1, &["my sister lives in denver now!"]),
+        )
+        .unwrap();
+    assert_eq!((r.facts_added, r.facts_merged), (0, 1));
+    let all = facts(&db);
+    assert_eq!(all.len(), 1);
+    let f = &all[0].1;
+    assert_eq!(f.occurrences.len(), 2);
+    assert_eq!(f.text, "Alice: My sister lives in Denver now.");
+    assert_eq!(f.time, (T0, T0 + DAY));
+    db.close().unwrap();
+}
+
+#[test]
+fn entity_activates_after_three_facts_in_two_sessions_and_backfills() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(None)).unwrap();
+    let t = tenant();
+    db.ingest_session(&t, &session("a", 0, &["I called Melanie about the trip."]))
+        .unwrap();
+    db.ingest_session(
+        &t,
+        &session("a2", 0, &["Then I visited Melanie on Friday evening."]),
+    )
+    .unwrap();
+    let entity_tree = record::tree_id(TreeKind::Entity, "melanie");
+    assert!(
+        !trees(&db).iter().any(|(id, _)| *id == entity_tree),
+        "2 facts: still inactive"
+    );
+    db.ingest_session(
+        &t,
+        &session("b", 3, &["Melanie gave me a painting yesterday."]),
+    )
+    .unwrap();
+    let tree = trees(&db).into_iter().find(|(id, _)| *id == entity_tree);
+    assert_eq!(tree.unwrap().1.label, "melanie");
+    let members: Vec<u64> = facts(&db)
+        .iter()
+        .filter(|(id, _)| {
+            db.get(&t, Table::Memberships, &record::pair_key(*id, entity_tree))
+                .unwrap()
+                .is_some()
+        })
+        .map(|(id, _)| *id)
+        .collect();
+    assert_eq!(members.len(), 3, "backfill inserted the two earlier facts");
+    let state = db
+        .get(
+            &t,
+            Table::RouterState,
+            &record::prefixed(ENTITY_PREFIX, b"melanie"),
+        )
+        .unwrap()
+        .unwrap();
+    let state: EntityState = record::decode(&state, "entity").unwrap();
+    assert!(state.active && state.facts.is_empty());
+    db.ingest_session(&t, &session("c", 4, &["Melanie is moving to Austin soon."]))
+        .unwrap();
+    let count = facts(&db)
+        .iter()
+        .filter(|(id, _)| {
+            db.get(&t, Table::Memberships, &record::pair_key(*id, entity_tree))
+                .unwrap()
+                .is_some()
+        })
+        .count();
+    assert_eq!(count, 4, "an active entity takes new facts directly");
+    db.close().unwrap();
+}
+
+#[test]
+fn flush_summaries_leaves_every_summary_current_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), options(None)).unwrap();
+        for i in 0..30 {
+            let text = format!("I ran {i} km with Jordan in the Central Park loop today.");
+            db.ingest_session(
+                &tenant(),
+                &session(&format!("s{i}"), i, &[&text, "Nice pace for a long run."]),
+            )
+            .unwrap();
+        }
+        db.flush_summaries().unwrap();
+        assert!(assert_summaries_current(&db) > 0);
+        let stats = db.memory_stats();
+        assert!(stats.dirty_by_level.iter().all(|n| *n == 0));
+        let usage = &stats.usage["t"];
+        assert!(usage.values().any(|u| u.calls > 0));
+        drop(db);
+    }
+    let db = Db::open(dir.path(), options(None)).unwrap();
+    assert!(assert_summaries_current(&db) > 0);
+    db.close().unwrap();
+}
+
+/// Blocks every call until the test opens the gate.
+#[derive(Debug, Default)]
+struct Gated {
+    open: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Gated {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+}
+
+impl Summarizer for Gated {
+    fn name(&self) -> &str {
+        "gated"
+    }
+    fn summarize(&self, r: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.cv.wait(open).unwrap();
+        }
+        Ok(SummaryOutput {
+            text: format!("{} children", r.children.len()),
+            usage: Usage::default(),
+        })
+    }
+}
+
+/// Opens the gate when dropped, so a failing assertion cannot leave the summarizer (and
+/// with it `Db`'s drop) blocked.
+struct OpenOnDrop(Arc<Gated>);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
+#[test]
+fn ingest_completes_while_the_summarizer_is_blocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Arc::new(Gated::default());
+    let summarizer: Arc<dyn Summarizer> = Arc::clone(&gate) as Arc<dyn Summarizer>;
+    let db = Db::open(dir.path(), options(Some(summarizer))).unwrap();
+    let _guard = OpenOnDrop(Arc::clone(&gate));
+    for i in 0..5 {
+        let text = format!("We planted {i} rows of tomatoes in the garden.");
+        let s = session(&format!("s{i}"), i, &[&text, "Tomatoes need sun."]);
+        let r = db.ingest_session(&tenant(), &s).unwrap();
+        assert!(r.facts_added > 0);
+    }
+    // Every ingest returned although no summary call can finish while the gate is shut.
+    assert!(db.memory_stats().dirty_by_level.iter().sum::<u64>() > 0);
+    gate.open();
+    db.flush_summaries().unwrap();
+    assert!(assert_summaries_current(&db) > 0);
+    db.close().unwrap();
+}
