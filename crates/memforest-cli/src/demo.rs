@@ -21,6 +21,10 @@ pub const BUNDLED: &[u8] = include_bytes!(concat!(
     "/../../data/longmemeval_oracle.json.zst"
 ));
 
+/// The text output shows at most this many characters of each example's context (the JSON
+/// output has all of it).
+const SHOWN_CONTEXT_CHARS: usize = 2500;
+
 /// Question types the two examples are taken from (first instance of each).
 const EXAMPLE_TYPES: [&str; 2] = ["multi-session", "temporal-reasoning"];
 
@@ -157,9 +161,20 @@ pub fn render(r: &DemoReport) -> String {
             r.eval.k,
             e.evidence_found.0,
             e.evidence_found.1,
-            e.context
+            shorten(&e.context)
         );
     }
     let _ = writeln!(s, "\ndemo finished in {:.1} s", r.seconds);
     s
+}
+
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CONTEXT_CHARS) {
+        Some((at, _)) => format!(
+            "{}\n[... {} more characters; --json prints all]",
+            text.get(..at).unwrap_or(text),
+            text.len() - at
+        ),
+        None => text.to_owned(),
+    }
 }

@@ -58,9 +58,6 @@ pub enum CliError {
         /// What is wrong.
         reason: String,
     },
-    /// The engine piece this command needs has not been built yet.
-    #[error("not available yet: {0}")]
-    NotAvailable(&'static str),
     /// A bad command-line value (unknown tenant, empty store, ...).
     #[error("{0}")]
     Usage(String),

@@ -21,6 +21,10 @@ use crate::retrieve;
 /// Turns retrieved per question when ranking sessions (their first k distinct sessions).
 const SESSION_DEPTH: usize = 200;
 
+/// Facts asked of MemForest per wanted turn: facts that share source turns would
+/// otherwise leave fewer than k distinct turns to score.
+const FACTS_PER_TURN: usize = 2;
+
 /// Mean recall per category plus `all`.
 pub type Table = BTreeMap<String, f64>;
 
@@ -106,7 +110,7 @@ fn abstention(q: &Question) -> bool {
 /// after each question with (done, total).
 ///
 /// # Errors
-/// Retrieval errors ([`crate::error::CliError::NotAvailable`] until `Db::query` lands).
+/// Retrieval errors; an invalid tenant name.
 pub fn run(
     db: &Db,
     data: &Dataset,
@@ -150,7 +154,7 @@ pub fn run(
             } else {
                 k
             };
-            let ours = retrieve::query(db, &tenant, &q.text, q.time, depth)?.turns;
+            let ours = retrieve::query(db, &tenant, &q.text, q.time, depth * FACTS_PER_TURN)?.turns;
             let theirs = base.search(&q.text, depth);
             if scored_turns {
                 mf.add(&q.category, recall(&ours, &q.evidence_turns, k));

@@ -8,8 +8,9 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use memforest_cli::import::{self, Format};
 use memforest_cli::store::{self, ModelArgs};
-use memforest_cli::{demo, eval, ingest, retrieve, stats, verify, walcmd, CliError};
-use memforest_engine::{Durability, TenantId};
+use memforest_cli::{demo, eval, ingest, retrieve, stats, verify, walcmd};
+use memforest_engine::lifecycle::Forget;
+use memforest_engine::TenantId;
 use serde::Serialize;
 
 /// MemForest: durable long-term memory for AI agents.
@@ -242,8 +243,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             models,
             json,
         } => {
+            let options = models.options()?;
             let data = load(format, &file, limit)?;
-            let handle = store::open(&db, models.options()?, false)?;
+            let handle = store::open(&db, options, false)?;
             let s = ingest::run(&handle, &data, is_tty())?;
             handle.close()?;
             print(json, &s, |s| {
@@ -266,7 +268,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print(json, &r, |r| {
                 let mut s = String::new();
                 for (i, f) in r.facts.iter().enumerate() {
-                    s.push_str(&format!("{:>3}. [{:.3}] {}\n", i + 1, f.score, f.text));
+                    s.push_str(&format!(
+                        "{:>3}. [{:.3}] {} (fact {}, turns {})\n",
+                        i + 1,
+                        f.score,
+                        f.text,
+                        f.id,
+                        f.turns.join(" ")
+                    ));
                 }
                 s.push_str("\ncontext:\n");
                 s.push_str(&r.context);
@@ -287,9 +296,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if format == Format::Jsonl {
                 anyhow::bail!("eval needs questions: --format locomo or longmemeval");
             }
+            let options = models.options()?;
             let data = load(format, &file, limit)?;
             let fresh = std::fs::read_dir(&db).map_or(true, |mut d| d.next().is_none());
-            let handle = store::open(&db, models.options()?, false)?;
+            let handle = store::open(&db, options, false)?;
             if fresh {
                 let s = ingest::run(&handle, &data, is_tty())?;
                 eprintln!(
@@ -326,32 +336,45 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             let id = tenant(&t)?;
             let handle = store::open_existing(&db)?;
-            let what = if all {
-                let seqno = handle.drop_tenant(&id, Durability::SyncData)?;
-                serde_json::json!({"tenant": t, "forgot": "all", "seqno": seqno})
-            } else if session.is_some() || fact.is_some() {
-                return Err(CliError::NotAvailable(
-                    "forget --session/--fact (the engine's lifecycle module) is not in memforest-engine yet",
-                )
-                .into());
-            } else {
-                anyhow::bail!("forget needs one of --session, --fact or --all");
+            let what = match (session, fact, all) {
+                (_, _, true) => Forget::Tenant,
+                (Some(s), _, _) => Forget::Session(s),
+                (_, Some(f), _) => Forget::Fact(
+                    f.parse()
+                        .with_context(|| format!("--fact {f:?} is not a fact id (a u64)"))?,
+                ),
+                _ => anyhow::bail!("forget needs one of --session, --fact or --all"),
             };
+            let r = handle.forget(&id, &what)?;
+            let what = serde_json::json!({
+                "tenant": t,
+                "turns": r.turns,
+                "facts_removed": r.facts_removed,
+                "facts_updated": r.facts_updated,
+                "leaves_removed": r.leaves_removed,
+                "seqno": r.seqno,
+            });
             handle.close()?;
             print(json, &what, |w| format!("{w}\n"))
         }
         Command::Compact { db, purge, json } => {
-            if purge {
-                return Err(CliError::NotAvailable(
-                    "compact --purge (the engine's lifecycle purge) is not in memforest-engine yet",
-                )
-                .into());
-            }
             let handle = store::open_existing(&db)?;
-            handle.compact_all()?;
-            let s = stats::collect(&handle)?;
+            let report = if purge {
+                let r = handle.purge()?;
+                serde_json::json!({
+                    "purged": true,
+                    "files_before": r.files_before,
+                    "bytes_before": r.bytes_before,
+                    "files_after": r.files_after,
+                    "bytes_after": r.bytes_after,
+                    "wal_segments_removed": r.wal_segments_removed,
+                })
+            } else {
+                handle.compact_all()?;
+                serde_json::to_value(stats::collect(&handle)?)?
+            };
             handle.close()?;
-            print(json, &s, stats::render)
+            print(json, &report, |r| format!("compacted: {r}\n"))
         }
         Command::Wal { action } => match action {
             WalAction::Dump { dir, json } => {

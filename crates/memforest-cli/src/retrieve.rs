@@ -1,20 +1,26 @@
-//! MemForest retrieval for the CLI: `Db::query` (the read path) mapped to what `query`
-//! prints and what `eval` scores (the source turns of the retrieved facts, best first).
+//! MemForest retrieval for the CLI: [`Db::query`] (lexical mode) mapped to what `query`
+//! prints and what `eval` scores: the source turns of the retrieved facts, best fact
+//! first.
 
+use memforest_engine::recall::Query;
 use memforest_engine::{Db, TenantId};
 use serde::Serialize;
 
-use crate::error::{CliError, Result};
+use crate::error::Result;
 
 /// One retrieved fact.
 #[derive(Debug, Clone, Serialize)]
 pub struct FactHit {
+    /// Fact id (`forget --fact`).
+    pub id: u64,
     /// Fact text.
     pub text: String,
-    /// Relevance score (higher is better).
-    pub score: f64,
-    /// Source turn ids.
+    /// BM25 score of the fact text for the question.
+    pub score: f32,
+    /// Source turn ids, first occurrence first.
     pub turns: Vec<String>,
+    /// Trees (`kind:label`) it was found through.
+    pub trees: Vec<String>,
 }
 
 /// What a query returned.
@@ -22,25 +28,52 @@ pub struct FactHit {
 pub struct Recall {
     /// Facts, best first.
     pub facts: Vec<FactHit>,
-    /// Source turn ids of the facts, best first, without repeats.
+    /// Source turn ids of the facts, best fact first, without repeats.
     pub turns: Vec<String>,
-    /// The rendered context (summaries and facts in time order), for an LLM prompt.
+    /// The rendered context (facts in time order, recent turns), for an LLM prompt.
     pub context: String,
 }
 
-/// Retrieves the `k` best facts of `tenant` for `question`, asked at `time`
-/// (microseconds; `None` = now).
+/// Retrieves the `k` best facts of `tenant` for `question` asked at `time` (microseconds
+/// since the epoch; `None` = now).
 ///
 /// # Errors
-/// [`CliError::NotAvailable`] until the engine's read path (`Db::query`) lands.
+/// The engine's query errors (storage, corrupt records).
 pub fn query(
-    _db: &Db,
-    _tenant: &TenantId,
-    _question: &str,
-    _time: Option<i64>,
-    _k: usize,
+    db: &Db,
+    tenant: &TenantId,
+    question: &str,
+    time: Option<i64>,
+    k: usize,
 ) -> Result<Recall> {
-    Err(CliError::NotAvailable(
-        "MemForest retrieval (Db::query, the engine's read path) is not in memforest-engine yet",
-    ))
+    let mut q = Query::new(question);
+    q.k = k.max(1);
+    q.reference_time = time;
+    let r = db.query(tenant, &q)?;
+    let mut turns: Vec<String> = Vec::new();
+    let mut facts = Vec::with_capacity(r.facts.len());
+    for f in &r.facts {
+        let ids: Vec<String> = f
+            .provenance
+            .iter()
+            .flat_map(|p| p.turns.iter().cloned())
+            .collect();
+        for t in &ids {
+            if !turns.contains(t) {
+                turns.push(t.clone());
+            }
+        }
+        facts.push(FactHit {
+            id: f.id,
+            text: f.text.clone(),
+            score: f.score,
+            turns: ids,
+            trees: f.trees.clone(),
+        });
+    }
+    Ok(Recall {
+        facts,
+        turns,
+        context: r.context(),
+    })
 }
