@@ -1,6 +1,7 @@
 //! [`Core`]: the state shared by the `Db` handle and its background threads, and the write,
 //! read, seal, flush and compaction steps that act on it.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -180,6 +181,18 @@ impl Core {
     /// [`Error::InvalidArgument`] for an oversized key or value; WAL errors; a background
     /// error recorded earlier.
     pub fn write(&self, batch: &WriteBatch, durability: Durability) -> Result<u64> {
+        self.write_cow(Cow::Borrowed(batch), durability)
+    }
+
+    /// As [`Core::write`], consuming `batch`: its values move into the memtable uncopied.
+    ///
+    /// # Errors
+    /// As [`Core::write`].
+    pub fn write_owned(&self, batch: WriteBatch, durability: Durability) -> Result<u64> {
+        self.write_cow(Cow::Owned(batch), durability)
+    }
+
+    fn write_cow(&self, batch: Cow<'_, WriteBatch>, durability: Durability) -> Result<u64> {
         if batch.is_empty() {
             return Ok(self.visible());
         }
@@ -197,6 +210,7 @@ impl Core {
         self.maybe_stall()?;
         let mem;
         let last;
+        let user_bytes;
         {
             let _gate = self.write_gate.read();
             mem = Arc::clone(&self.state.read().active);
@@ -209,13 +223,26 @@ impl Core {
                     return Err(e.into());
                 }
             };
+            last = first + batch.len() as u64 - 1;
+            user_bytes = batch.user_bytes();
             let mut added = Vec::new();
-            for (seqno, e) in (first..).zip(batch.wal_batch().entries()) {
-                if let Some(Some(t)) = apply_entry(&mem, e, seqno) {
+            let mut note = |t: Option<Option<RangeTombstone>>| {
+                if let Some(Some(t)) = t {
                     added.push(t);
                 }
+            };
+            match batch {
+                Cow::Borrowed(b) => {
+                    for (seqno, e) in (first..).zip(b.wal_batch().entries()) {
+                        note(apply_entry(&mem, e, seqno));
+                    }
+                }
+                Cow::Owned(b) => {
+                    for (seqno, e) in (first..).zip(b.into_wal_batch().into_entries()) {
+                        note(apply(&mem, e.kind, &e.key, Bytes::from(e.value), seqno));
+                    }
+                }
             }
-            last = first + batch.len() as u64 - 1;
             if !added.is_empty() {
                 self.update_state(|s| s.tombstones = s.tombstones.with(added));
             }
@@ -223,7 +250,7 @@ impl Core {
         }
         self.counters
             .user_bytes
-            .fetch_add(batch.user_bytes(), Ordering::Relaxed);
+            .fetch_add(user_bytes, Ordering::Relaxed);
         if mem.approximate_size() >= self.options.memtable_size {
             self.seal(false);
         }
@@ -572,14 +599,25 @@ fn open_outputs(
 /// Inserts one WAL entry into `mem` at `seqno`. Returns `None` for an unknown op code,
 /// `Some(Some(t))` for a range delete.
 pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<RangeTombstone>> {
-    match Op::from_byte(e.kind)? {
-        Op::Put => mem.insert(&e.key, seqno, Kind::Put, Bytes::copy_from_slice(&e.value)),
-        Op::Delete => mem.insert(&e.key, seqno, Kind::Tombstone, Bytes::new()),
+    apply(mem, e.kind, &e.key, Bytes::copy_from_slice(&e.value), seqno)
+}
+
+/// [`apply_entry`] over an entry's parts, the value already in a `Bytes`.
+fn apply(
+    mem: &MemTable,
+    kind: u8,
+    key: &[u8],
+    value: Bytes,
+    seqno: u64,
+) -> Option<Option<RangeTombstone>> {
+    match Op::from_byte(kind)? {
+        Op::Put => mem.insert(key, seqno, Kind::Put, value),
+        Op::Delete => mem.insert(key, seqno, Kind::Tombstone, Bytes::new()),
         Op::Noop => {}
         Op::RangeDelete => {
             let t = RangeTombstone {
-                start: Bytes::copy_from_slice(&e.key),
-                end: Bytes::copy_from_slice(&e.value),
+                start: Bytes::copy_from_slice(key),
+                end: value,
                 seqno,
             };
             mem.insert(&t.storage_key(), seqno, Kind::Put, t.storage_value().into());

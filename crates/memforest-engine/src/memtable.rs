@@ -18,12 +18,22 @@ const ENTRY_OVERHEAD: usize = 64;
 
 /// Keys up to this many bytes are stored inside the skip-list node, so comparing them
 /// costs no extra pointer chase (and inserting them no allocation).
-const INLINE_KEY: usize = 46;
+const INLINE_KEY: usize = 40;
 
-/// Key bytes, inline when short.
+/// 8-byte words of an inline key.
+const INLINE_WORDS: usize = INLINE_KEY / 8;
+
+/// Key bytes: inline when short, as big-endian words zero-padded to [`INLINE_KEY`] bytes,
+/// so two inline keys compare with a few integer comparisons instead of a `memcmp` call.
+///
+/// Comparing the zero-padded words, then the lengths, orders keys exactly as comparing
+/// their bytes: where the padded forms first differ inside both keys that byte decides;
+/// past the shorter key's end the longer key has a non-zero byte against padding, and the
+/// shorter key is its prefix either way; equal padded forms mean one key is the other
+/// followed by zeros, so the shorter is first.
 #[derive(Debug, Clone)]
 enum KeyBytes {
-    Inline(u8, [u8; INLINE_KEY]),
+    Inline { words: [u64; INLINE_WORDS], len: u8 },
     Heap(Bytes),
 }
 
@@ -35,26 +45,65 @@ impl KeyBytes {
                 if let Some(dst) = buf.get_mut(..key.len()) {
                     dst.copy_from_slice(key);
                 }
-                Self::Inline(len, buf)
+                let mut words = [0u64; INLINE_WORDS];
+                for (w, chunk) in words.iter_mut().zip(buf.chunks_exact(8)) {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(chunk);
+                    *w = u64::from_be_bytes(b);
+                }
+                Self::Inline { words, len }
             }
             _ => Self::Heap(Bytes::copy_from_slice(key)),
         }
     }
 
-    fn as_slice(&self) -> &[u8] {
+    /// Calls `f` with the key's bytes.
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
         match self {
-            Self::Inline(len, buf) => buf.get(..usize::from(*len)).unwrap_or_default(),
-            Self::Heap(b) => b,
+            Self::Inline { words, len } => {
+                let mut buf = [0u8; INLINE_KEY];
+                for (chunk, w) in buf.chunks_exact_mut(8).zip(words) {
+                    chunk.copy_from_slice(&w.to_be_bytes());
+                }
+                f(buf.get(..usize::from(*len)).unwrap_or_default())
+            }
+            Self::Heap(b) => f(b),
         }
     }
 
     fn to_bytes(&self) -> Bytes {
         match self {
-            Self::Inline(..) => Bytes::copy_from_slice(self.as_slice()),
+            Self::Inline { .. } => self.with_bytes(Bytes::copy_from_slice),
             Self::Heap(b) => b.clone(),
         }
     }
 }
+
+impl Ord for KeyBytes {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Self::Inline { words: a, len: la }, Self::Inline { words: b, len: lb }) => {
+                a.cmp(b).then(la.cmp(lb))
+            }
+            (Self::Heap(a), Self::Heap(b)) => a.cmp(b),
+            _ => self.with_bytes(|a| other.with_bytes(|b| a.cmp(b))),
+        }
+    }
+}
+
+impl PartialOrd for KeyBytes {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for KeyBytes {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for KeyBytes {}
 
 /// A key version: user key ascending, then seqno descending (newest first).
 #[derive(Debug, Clone)]
@@ -83,8 +132,7 @@ impl Eq for MemKey {}
 impl Ord for MemKey {
     fn cmp(&self, other: &Self) -> Ordering {
         self.key
-            .as_slice()
-            .cmp(other.key.as_slice())
+            .cmp(&other.key)
             .then_with(|| other.seqno.cmp(&self.seqno))
     }
 }
@@ -123,8 +171,9 @@ impl MemTable {
     /// The newest version of `key` with seqno `<= snapshot`: `(seqno, kind, value)`.
     #[must_use]
     pub fn get(&self, key: &[u8], snapshot: u64) -> Option<(u64, Kind, Bytes)> {
-        let found = self.map.range(MemKey::new(key, snapshot)..).next()?;
-        if found.key().key.as_slice() != key {
+        let probe = MemKey::new(key, snapshot);
+        let found = self.map.range(&probe..).next()?;
+        if found.key().key != probe.key {
             return None;
         }
         let (kind, value) = found.value();
@@ -205,6 +254,23 @@ impl EntrySource for MemCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        // Keys share a prefix (up to past the inline limit) and end in short tails, so
+        // prefixes, zero bytes and inline/heap pairs all occur.
+        fn key_order_is_byte_order(
+            prefix in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0xff]), 0..44),
+            ta in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0xff]), 0..5),
+            tb in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0xff]), 0..5),
+        ) {
+            let a = [prefix.as_slice(), &ta].concat();
+            let b = [prefix.as_slice(), &tb].concat();
+            let (ka, kb) = (KeyBytes::new(&a), KeyBytes::new(&b));
+            proptest::prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
+            proptest::prop_assert_eq!(ka.to_bytes(), Bytes::from(a));
+        }
+    }
 
     #[test]
     fn newest_visible_version_wins() {
