@@ -6,6 +6,7 @@
 
 pub mod apply;
 pub mod cell;
+pub mod dataset;
 pub mod embed;
 mod error;
 pub mod extract;

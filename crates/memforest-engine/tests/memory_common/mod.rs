@@ -1,5 +1,11 @@
 //! Helpers shared by the memory-layer tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
 
 use std::ops::Bound;
 use std::sync::Arc;
