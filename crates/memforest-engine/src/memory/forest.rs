@@ -19,6 +19,8 @@ pub struct TenantForest {
     pub trees: HashMap<u64, MemTree>,
     /// Scene number -> state, loaded on first use.
     pub scenes: Option<HashMap<u64, SceneState>>,
+    /// Ids of loaded trees that have dirty nodes (what the scheduler looks at).
+    pub dirty: std::collections::HashSet<u64>,
     /// Keyword -> scene numbers whose facts carry it (built with `scenes`).
     pub scene_index: HashMap<String, Vec<u64>>,
 }
@@ -35,7 +37,7 @@ impl Forest {
     #[must_use]
     pub fn dirty_by_level(&self) -> Vec<u64> {
         let mut out: Vec<u64> = Vec::new();
-        for t in self.tenants.values().flat_map(|f| f.trees.values()) {
+        for t in self.dirty_trees() {
             let top = t.dirty().top_level();
             for level in 1..=top {
                 let n = t.dirty().level(level).len() as u64;
@@ -54,11 +56,14 @@ impl Forest {
     /// Total dirty nodes.
     #[must_use]
     pub fn dirty_total(&self) -> u64 {
+        self.dirty_trees().map(|t| t.dirty().len() as u64).sum()
+    }
+
+    /// The loaded trees with dirty nodes.
+    pub fn dirty_trees(&self) -> impl Iterator<Item = &MemTree> {
         self.tenants
             .values()
-            .flat_map(|f| f.trees.values())
-            .map(|t| t.dirty().len() as u64)
-            .sum()
+            .flat_map(|f| f.dirty.iter().filter_map(|id| f.trees.get(id)))
     }
 }
 

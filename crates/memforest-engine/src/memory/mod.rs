@@ -206,6 +206,7 @@ impl Runtime {
             for (k, _) in marks {
                 if let Some(id) = record::be_u64(&k) {
                     tf.trees.insert(id, MemTree::open(&st, TreeId(id))?);
+                    tf.dirty.insert(id);
                 }
             }
         }

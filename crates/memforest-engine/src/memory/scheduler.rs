@@ -17,7 +17,7 @@ use crate::memory::forest::TenantForest;
 use crate::memory::record;
 use crate::memory::stats::CallKind;
 use crate::memory::store::Staged;
-use crate::memory::summarize::{SummaryOutput, SummaryRequest};
+use crate::memory::summarize::{header, SummaryOutput, SummaryRequest};
 use crate::memory::{apply, MemoryError, Shared};
 
 /// A node to summarize: tenant, tree id, node.
@@ -72,11 +72,7 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
     {
         let forest = shared.forest.lock();
         for (tenant, tf) in &forest.tenants {
-            let trees: Vec<_> = tf
-                .trees
-                .values()
-                .filter(|t| !t.dirty().is_empty())
-                .collect();
+            let trees: Vec<_> = tf.dirty.iter().filter_map(|id| tf.trees.get(id)).collect();
             for level in refresh_plan(&trees).levels {
                 let items = levels.entry(level.level).or_default();
                 items.extend(
@@ -165,7 +161,7 @@ fn read_inputs(
 ) -> Result<(Vec<(Item, SummaryInput)>, u64), MemoryError> {
     let mut forest = shared.forest.lock();
     let mut jobs = Vec::new();
-    let mut reused = 0;
+    let (mut reused, mut copied) = (0, 0);
     for (tenant, group) in by_tenant(items) {
         let Some(tf) = forest.tenants.get_mut(&tenant) else {
             continue;
@@ -182,11 +178,17 @@ fn read_inputs(
                     Err(TreeError::ChildDirty { .. } | TreeError::UnknownNode { .. }) => continue,
                     Err(e) => return Err(MemoryError::from(e)),
                 };
-                match &input.previous {
-                    Some(prev) if prev.input_hash == input.hash => {
+                match (&input.previous, input.children.as_slice()) {
+                    (Some(prev), _) if prev.input_hash == input.hash => {
                         let text = prev.text.clone();
                         tree.apply_summary(&mut st, item.2, input.hash, &text)?;
                         reused += 1;
+                    }
+                    // One child: its text is the summary, no model call needed.
+                    (_, [only]) => {
+                        let text = format!("{} {}", header(input.time, &input.label), only.text);
+                        tree.apply_summary(&mut st, item.2, input.hash, &text)?;
+                        copied += 1;
                     }
                     _ => jobs.push((item.clone(), input)),
                 }
@@ -197,7 +199,8 @@ fn read_inputs(
         finish(shared, &mut forest.tenants, &tenant, st, result)?;
     }
     shared.counters.summaries(reused, 0);
-    Ok((jobs, reused))
+    shared.counters.copied(copied);
+    Ok((jobs, reused + copied))
 }
 
 type Outcome = (
@@ -265,9 +268,9 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
 }
 
 /// Deletes the dirty-mark rows of clean trees.
-fn clear_marks(st: &mut Staged<'_>, tf: &TenantForest, ids: &[u64]) {
+fn clear_marks(st: &mut Staged<'_>, tf: &mut TenantForest, ids: &[u64]) {
     for id in ids {
-        if tf.trees.get(id).is_some_and(|t| t.dirty().is_empty()) {
+        if tf.trees.get(id).is_some_and(|t| t.dirty().is_empty()) && tf.dirty.remove(id) {
             st.delete(Table::DirtyMarks, &id.to_be_bytes());
         }
     }

@@ -49,6 +49,8 @@ pub struct MemoryStats {
     pub summary_lag: Duration,
     /// Summaries reused because the node's input hash was unchanged.
     pub summaries_reused: u64,
+    /// Single-child nodes whose summary is their child's text (no model call).
+    pub summaries_copied: u64,
     /// Summary results dropped because the node changed meanwhile.
     pub summaries_stale: u64,
     /// Ingest calls that waited for the summary backlog.
@@ -92,6 +94,11 @@ impl Counters {
         let mut s = self.inner.lock();
         s.summaries_reused += reused;
         s.summaries_stale += stale;
+    }
+
+    /// Adds to the single-child copy counter.
+    pub fn copied(&self, n: u64) {
+        self.inner.lock().summaries_copied += n;
     }
 
     /// Records a stall of `d` for `reason`.

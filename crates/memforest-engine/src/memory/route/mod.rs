@@ -84,6 +84,7 @@ impl Router<'_, '_> {
         }
         self.st
             .put(Table::DirtyMarks, &tree_id.to_be_bytes(), Vec::new());
+        self.forest.dirty.insert(tree_id);
         self.touched.insert(tree_id);
         Ok(())
     }
