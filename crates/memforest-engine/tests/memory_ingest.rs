@@ -8,8 +8,12 @@ mod common;
 use std::sync::{Arc, Condvar, Mutex};
 
 use common::*;
+use memforest_engine::memory::extract::{
+    Extraction, ExtractionInput, Extractor, HeuristicExtractor,
+};
 use memforest_engine::memory::model::{ModelError, Usage};
 use memforest_engine::memory::record::{self, EntityState, ENTITY_PREFIX};
+use memforest_engine::memory::stats::CallKind;
 use memforest_engine::memory::summarize::{Summarizer, SummaryOutput, SummaryRequest};
 use memforest_engine::{Db, Table};
 use memforest_tree::TreeKind;
@@ -223,4 +227,126 @@ fn ingest_completes_while_the_summarizer_is_blocked() {
     db.flush_summaries().unwrap();
     assert!(assert_summaries_current(&db) > 0);
     db.close().unwrap();
+}
+
+/// Fails its first `fail` calls, then delegates to the default implementation.
+#[derive(Debug)]
+struct Flaky {
+    fail: u64,
+    calls: std::sync::atomic::AtomicU64,
+}
+
+impl Flaky {
+    fn new(fail: u64) -> Self {
+        Self {
+            fail,
+            calls: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+    fn failing(&self) -> bool {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < self.fail
+    }
+}
+
+impl Summarizer for Flaky {
+    fn name(&self) -> &str {
+        "flaky"
+    }
+    fn summarize(&self, r: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
+        if self.failing() {
+            return Err(ModelError::Timeout(std::time::Duration::from_millis(1)));
+        }
+        memforest_engine::memory::summarize::ExtractiveSummarizer::default().summarize(r)
+    }
+}
+
+impl Extractor for Flaky {
+    fn name(&self) -> &str {
+        "flaky"
+    }
+    fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
+        if self.failing() {
+            return Err(ModelError::Malformed {
+                offset: 3,
+                what: "items".into(),
+            });
+        }
+        HeuristicExtractor.extract(input)
+    }
+}
+
+fn fast_retry(summarizer: Option<Arc<dyn Summarizer>>) -> memforest_engine::Options {
+    let mut o = options(summarizer);
+    o.memory.retry_backoff = std::time::Duration::from_millis(1);
+    o
+}
+
+#[test]
+fn failed_summaries_stay_dirty_and_are_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), fast_retry(Some(Arc::new(Flaky::new(5))))).unwrap();
+    for i in 0..6 {
+        let text = format!("I swam {i} laps at the Riverside pool with Maya.");
+        db.ingest_session(
+            &tenant(),
+            &session(&format!("s{i}"), i, &[&text, "Great effort."]),
+        )
+        .unwrap();
+    }
+    db.flush_summaries().unwrap();
+    assert!(assert_summaries_current(&db) > 0);
+    let usage = db.memory_stats().usage["t"][&CallKind::Summary];
+    assert_eq!(usage.errors, 5);
+    assert!(usage.calls > 0);
+    db.close().unwrap();
+}
+
+#[test]
+fn failed_extraction_keeps_the_cell_pending_until_a_retry_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = fast_retry(None);
+    o.memory.extractor = Arc::new(Flaky::new(1));
+    let db = Db::open(dir.path(), o).unwrap();
+    let r = db
+        .ingest_session(
+            &tenant(),
+            &session("s", 0, &["My cat Luna turned 4 years old today."]),
+        )
+        .unwrap();
+    assert_eq!((r.cells, r.cells_pending, r.facts_added), (1, 1, 0));
+    db.flush_summaries().unwrap();
+    assert_eq!(facts(&db).len(), 1);
+    assert_eq!(db.memory_stats().pending_cells, 0);
+    db.close().unwrap();
+}
+
+#[test]
+fn ingest_waits_when_the_backlog_exceeds_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Arc::new(Gated::default());
+    let mut o = options(Some(Arc::clone(&gate) as Arc<dyn Summarizer>));
+    o.memory.backlog_limit = 0;
+    let db = Arc::new(Db::open(dir.path(), o).unwrap());
+    let _guard = OpenOnDrop(Arc::clone(&gate));
+    let writer = {
+        let db = Arc::clone(&db);
+        std::thread::spawn(move || {
+            // Two user facts: entity:user gets a node with two children, which needs a call.
+            let user = "Jordan bought a red bike in Denver. He rides it to work daily.";
+            let s = session("s", 0, &[user, "Nice."]);
+            db.ingest_session(&tenant(), &s).unwrap()
+        })
+    };
+    // The writer must stall: the summarizer cannot finish while the gate is shut.
+    while db.memory_stats().stalls == 0 {
+        std::thread::yield_now();
+    }
+    assert!(!writer.is_finished());
+    let reason = db.memory_stats().last_stall_reason.unwrap();
+    assert!(reason.contains("backlog"), "{reason}");
+    gate.open();
+    let receipt = writer.join().unwrap();
+    assert!(receipt.facts_added > 0);
+    // It returned only once nothing was dirty (limit 0).
+    assert!(db.memory_stats().dirty_by_level.iter().all(|n| *n == 0));
 }

@@ -186,18 +186,17 @@ impl Shared {
         let limit = self.opts.backlog_limit;
         let started = Instant::now();
         let mut stalled = false;
-        loop {
-            let dirty = self.forest.lock().dirty_total();
-            if dirty <= limit || self.stopping() {
-                break;
+        while self.forest.lock().dirty_total() > limit && !self.stopping() {
+            if !stalled {
+                stalled = true;
+                self.counters
+                    .stall_begin(format!("summary backlog over {limit} dirty nodes"));
             }
-            stalled = true;
             self.wake();
             self.wait_signal(std::time::Duration::from_millis(20));
         }
         if stalled {
-            let reason = format!("summary backlog over {limit} dirty nodes");
-            self.counters.stall(reason, started.elapsed());
+            self.counters.stall_end(started.elapsed());
         }
     }
 }

@@ -101,12 +101,16 @@ impl Counters {
         self.inner.lock().summaries_copied += n;
     }
 
-    /// Records a stall of `d` for `reason`.
-    pub fn stall(&self, reason: String, d: Duration) {
+    /// Records the start of a stall for `reason`.
+    pub fn stall_begin(&self, reason: String) {
         let mut s = self.inner.lock();
         s.stalls += 1;
-        s.stall_micros += u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         s.last_stall_reason = Some(reason);
+    }
+
+    /// Records that a stall lasted `d`.
+    pub fn stall_end(&self, d: Duration) {
+        self.inner.lock().stall_micros += u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
     }
 
     /// Notes whether anything is dirty now (starts or stops the lag clock).
