@@ -179,6 +179,7 @@ pub(crate) fn forget_turn(
             };
             t.insert(st, leaf, &lines.join("\n"))?;
             st.put(Table::DirtyMarks, &tree.to_be_bytes(), Vec::new());
+            tf.dirty.insert(tree);
         }
     }
     let removed = edit_facts(kv, st, tf, report, |o| {

@@ -71,6 +71,7 @@ pub fn remove_leaf(
         delete_tree(kv, st, tf, id)?;
     } else if removed {
         st.put(Table::DirtyMarks, &id.to_be_bytes(), Vec::new());
+        tf.dirty.insert(id);
     }
     Ok(removed)
 }
@@ -87,6 +88,7 @@ pub fn delete_tree(
     id: u64,
 ) -> Result<(), MemoryError> {
     tf.trees.remove(&id);
+    tf.dirty.remove(&id);
     let tenant = st.tenant().clone();
     for table in [Table::NodePages, Table::Embeddings] {
         for (k, _) in kv.scan_prefix(&tenant, table, &id.to_be_bytes())? {

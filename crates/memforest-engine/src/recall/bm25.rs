@@ -93,18 +93,20 @@ impl Bm25 {
         idf * tf * (self.k1 + 1.0) / (tf + self.k1 * norm)
     }
 
-    /// The score of `text` for query terms with their idfs (`(term, idf)`), computed from
+    /// The score of `text` for query terms with their idfs (`(term hash, idf)`, hashes from
+    /// [`crate::recall::page::term_hash`]), computed from
     /// the text alone (used for summaries and leaf texts met during a browse).
     #[must_use]
-    pub fn score_text(&self, query: &[(String, f32)], text: &str) -> f32 {
-        let counts = term_counts(text);
-        let len: u32 = counts.iter().map(|c| c.1).sum();
+    pub fn score_text(&self, query: &[(u64, f32)], text: &str) -> f32 {
+        self.score_terms(query, &crate::recall::page::Terms::of(text))
+    }
+
+    /// As [`Bm25::score_text`], over precomputed term counts.
+    #[must_use]
+    pub fn score_terms(&self, query: &[(u64, f32)], terms: &crate::recall::page::Terms) -> f32 {
         query
             .iter()
-            .filter_map(|(t, idf)| {
-                let tf = counts.binary_search_by(|c| c.0.as_str().cmp(t)).ok()?;
-                Some(self.term_score(*idf, counts.get(tf)?.1, len))
-            })
+            .filter_map(|(t, idf)| Some(self.term_score(*idf, terms.tf(*t)?, terms.len)))
             .sum()
     }
 }

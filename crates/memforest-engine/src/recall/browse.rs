@@ -12,6 +12,7 @@ use memforest_tree::{LeafKey, NodeBody, NodeId, PayloadKind, TimeRange};
 use crate::memory::embed::cosine;
 use crate::memory::MemoryError;
 use crate::recall::bm25::Bm25;
+use crate::recall::page::Terms;
 use crate::recall::reader::Reader;
 
 /// What the browse scores with.
@@ -19,8 +20,8 @@ use crate::recall::reader::Reader;
 pub struct Scorer<'a> {
     /// BM25 statistics.
     pub bm: Bm25,
-    /// Query terms with their idf.
-    pub terms: &'a [(String, f32)],
+    /// Query term hashes with their idf.
+    pub terms: &'a [(u64, f32)],
     /// The query's embedding (embedding and hybrid modes).
     pub embedding: Option<&'a [f32]>,
     /// Whether node summaries are scored lexically.
@@ -44,18 +45,18 @@ pub struct Target<'a> {
     pub hits: &'a [(LeafKey, f32)],
 }
 
-/// Scores of `node`'s summary.
+/// Score of a node's summary (`summary`: its term counts when clean).
 fn summary_score(
     r: &Reader<'_>,
     s: &Scorer<'_>,
     tree: u64,
     node: NodeId,
-    summary: Option<&str>,
+    summary: Option<&Terms>,
 ) -> Result<f32, MemoryError> {
     let mut score = 0.0;
-    if let Some(text) = summary {
+    if let Some(terms) = summary {
         if s.lexical {
-            score += s.bm.score_text(s.terms, text);
+            score += s.bm.score_terms(s.terms, terms);
         }
     }
     if let Some(q) = s.embedding {
@@ -90,9 +91,9 @@ pub fn browse(
     while !frontier.is_empty() {
         let mut next: Vec<(f32, u64, NodeId, u32)> = Vec::new();
         for node in &frontier {
-            match &node.body {
+            match &node.node.body {
                 NodeBody::Leaves(leaves) => {
-                    for leaf in leaves {
+                    for (leaf, terms) in leaves.iter().zip(&node.leaves) {
                         if leaf.key.payload.kind != PayloadKind::Fact
                             || s.time.is_some_and(|tr| !tr.overlaps(leaf.key.time))
                         {
@@ -101,7 +102,7 @@ pub fn browse(
                         let score = known
                             .get(&leaf.key)
                             .copied()
-                            .unwrap_or_else(|| s.bm.score_text(s.terms, &leaf.text));
+                            .unwrap_or_else(|| s.bm.score_terms(s.terms, terms));
                         if score > 0.0 {
                             out.push((leaf.key.payload.id, score));
                         }
@@ -129,12 +130,7 @@ pub fn browse(
         let mut scored = Vec::with_capacity(next.len());
         for (routed, order, id, crc) in next {
             let n = r.node(t.tree, id, crc, t.heat)?;
-            let summary = n
-                .summary
-                .as_ref()
-                .filter(|_| !n.dirty)
-                .map(|x| x.text.as_str());
-            let sc = routed + summary_score(r, s, t.tree, id, summary)?;
+            let sc = routed + summary_score(r, s, t.tree, id, n.summary.as_ref())?;
             scored.push((sc, order, n));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));

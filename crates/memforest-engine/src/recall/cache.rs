@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use memforest_tree::Node;
+use crate::recall::page::IndexedNode;
 use parking_lot::Mutex;
 
 use crate::key::TenantId;
@@ -15,18 +15,20 @@ use crate::key::TenantId;
 /// Default capacity: 32 MiB of encoded pages.
 pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
 
-type Key = (TenantId, u64, u64, u32);
+/// (tree, node, crc) within a tenant.
+type PageId = (u64, u64, u32);
+type Key = (TenantId, PageId);
 
 #[derive(Debug)]
 struct Slot {
-    node: Arc<Node>,
+    node: Arc<IndexedNode>,
     bytes: usize,
     order: (u64, u64),
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    map: HashMap<Key, Slot>,
+    map: HashMap<TenantId, HashMap<PageId, Slot>>,
     /// (heat bits, stamp) -> key: eviction order, coldest first.
     order: BTreeMap<(u64, u64), Key>,
     used: usize,
@@ -58,11 +60,18 @@ impl PageCache {
 
     /// The cached node `node` of `tree` whose page has CRC `crc`.
     #[must_use]
-    pub fn get(&self, tenant: &TenantId, tree: u64, node: u64, crc: u32) -> Option<Arc<Node>> {
+    pub fn get(
+        &self,
+        tenant: &TenantId,
+        tree: u64,
+        node: u64,
+        crc: u32,
+    ) -> Option<Arc<IndexedNode>> {
         let inner = self.inner.lock();
         inner
             .map
-            .get(&(tenant.clone(), tree, node, crc))
+            .get(tenant)?
+            .get(&(tree, node, crc))
             .map(|s| Arc::clone(&s.node))
     }
 
@@ -76,15 +85,15 @@ impl PageCache {
         crc: u32,
         bytes: usize,
         heat: f64,
-        n: &Arc<Node>,
+        n: &Arc<IndexedNode>,
     ) {
         if bytes > self.capacity {
             return;
         }
         let heat_bits = heat.max(0.0).to_bits();
         let mut inner = self.inner.lock();
-        let key = (tenant.clone(), tree, node, crc);
-        if inner.map.contains_key(&key) {
+        let id = (tree, node, crc);
+        if inner.map.get(tenant).is_some_and(|m| m.contains_key(&id)) {
             return;
         }
         while inner.used + bytes > self.capacity {
@@ -94,18 +103,18 @@ impl PageCache {
             if order.0 > heat_bits {
                 return;
             }
-            if let Some(victim) = inner.order.remove(&order) {
-                if let Some(s) = inner.map.remove(&victim) {
+            if let Some((t, victim)) = inner.order.remove(&order) {
+                if let Some(s) = inner.map.get_mut(&t).and_then(|m| m.remove(&victim)) {
                     inner.used -= s.bytes;
                 }
             }
         }
         inner.stamp += 1;
         let order = (heat_bits, inner.stamp);
-        inner.order.insert(order, key.clone());
+        inner.order.insert(order, (tenant.clone(), id));
         inner.used += bytes;
-        inner.map.insert(
-            key,
+        inner.map.entry(tenant.clone()).or_default().insert(
+            id,
             Slot {
                 node: Arc::clone(n),
                 bytes,
@@ -117,17 +126,12 @@ impl PageCache {
     /// Drops every page of `tenant`.
     pub fn forget_tenant(&self, tenant: &TenantId) {
         let mut inner = self.inner.lock();
-        let victims: Vec<Key> = inner
-            .map
-            .keys()
-            .filter(|k| &k.0 == tenant)
-            .cloned()
-            .collect();
-        for k in victims {
-            if let Some(s) = inner.map.remove(&k) {
-                inner.used -= s.bytes;
-                inner.order.remove(&s.order);
-            }
+        let Some(pages) = inner.map.remove(tenant) else {
+            return;
+        };
+        for s in pages.into_values() {
+            inner.used -= s.bytes;
+            inner.order.remove(&s.order);
         }
     }
 
@@ -141,12 +145,16 @@ impl PageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memforest_tree::NodeBody;
+    use memforest_tree::{Node, NodeBody};
 
     #[test]
     fn full_cache_admits_only_hotter_pages_and_evicts_the_coldest() {
         let t = TenantId::new("t").unwrap();
-        let n = Arc::new(Node::new(1, 0, NodeBody::Leaves(Vec::new())));
+        let n = Arc::new(IndexedNode::new(Node::new(
+            1,
+            0,
+            NodeBody::Leaves(Vec::new()),
+        )));
         let c = PageCache::new(100);
         c.insert(&t, 1, 1, 7, 60, 1.0, &n);
         c.insert(&t, 2, 1, 7, 60, 0.5, &n);

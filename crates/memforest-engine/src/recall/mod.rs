@@ -14,6 +14,7 @@ pub mod cache;
 pub mod context;
 pub mod heat;
 pub mod index;
+pub mod page;
 pub mod profile;
 pub mod query;
 pub mod reader;

@@ -40,10 +40,7 @@ fn root_summary(r: &Reader<'_>, tree: u64, heat: f64) -> Result<Option<String>, 
         return Ok(None);
     };
     let n = r.node(tree, root.id, root.crc, heat)?;
-    Ok(n.summary
-        .as_ref()
-        .filter(|_| !n.dirty)
-        .map(|s| s.text.clone()))
+    Ok(n.clean_summary().map(str::to_owned))
 }
 
 impl Db {

@@ -7,13 +7,14 @@ use std::sync::Arc;
 use bytes::Bytes;
 use memforest_tree::meta::TreeMeta;
 use memforest_tree::page::{self, Page};
-use memforest_tree::{Node, NodeId, PageKey, TreeId};
+use memforest_tree::{NodeId, PageKey, TreeId};
 
 use crate::core::Core;
 use crate::key::{prefix_successor, Table, TenantId};
 use crate::memory::MemoryError;
 use crate::node_store::page_key;
 use crate::recall::cache::PageCache;
+use crate::recall::page::IndexedNode;
 use crate::scan::Scan;
 
 /// Reads of one tenant at one seqno.
@@ -116,7 +117,7 @@ impl<'a> Reader<'a> {
         node: NodeId,
         crc: u32,
         heat: f64,
-    ) -> Result<Arc<Node>, MemoryError> {
+    ) -> Result<Arc<IndexedNode>, MemoryError> {
         if let Some(n) = self.cache.get(self.tenant, tree, node.0, crc) {
             return Ok(n);
         }
@@ -131,7 +132,7 @@ impl<'a> Reader<'a> {
             return Err(corrupt(tree, "node page CRC differs from its reference"));
         }
         let n = match page::decode(&bytes) {
-            Ok(Page::Node(n)) => Arc::new(n),
+            Ok(Page::Node(n)) => Arc::new(IndexedNode::new(n)),
             Ok(Page::Meta(_)) => return Err(corrupt(tree, "meta page where a node belongs")),
             Err(e) => {
                 return Err(MemoryError::Corrupt {

@@ -1,7 +1,7 @@
 //! `Db::query`: candidate facts from the postings, forest recall, beam browse, knowledge
 //! updates, time filter, short-term memory.
 //!
-//! 1. Every query term's postings give BM25 scores; the best `k * beam` facts (within the
+//! 1. Every query term's postings give BM25 scores; the best `k + beam` facts (within the
 //!    time range) are the candidates. Only the query terms' postings are read.
 //! 2. Forest recall: the trees holding candidates (from `Memberships`), ranked by hit
 //!    count then heat, plus `entity:user`, plus the hottest visited trees; ranked by hits +
@@ -21,6 +21,7 @@ use crate::memory::record::{self, FactRecord, SessionRecord, TurnRecord, SESSION
 use crate::memory::MemoryError;
 use crate::recall::bm25::{query_terms, top_k, Bm25};
 use crate::recall::browse::{browse, Scorer, Target};
+use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
 use crate::recall::{index, update};
@@ -102,11 +103,18 @@ impl Db {
             for p in list {
                 *scores.entry(p.fact).or_default() += bm.term_score(idf, p.tf, p.len);
             }
-            terms.push((t, idf));
+            terms.push((term_hash(&t), idf));
         }
-        let want = query.k.saturating_mul(query.beam.max(1));
+        let want = query.k.saturating_add(query.beam);
         let mut facts: HashMap<u64, (f32, FactRecord)> = HashMap::new();
-        for (id, score) in top_k(scores, usize::MAX) {
+        // Without a time filter the best `want` are the candidates; with one, facts are
+        // taken in score order until `want` pass it.
+        let limit = if query.time_range.is_some() {
+            usize::MAX
+        } else {
+            want
+        };
+        for (id, score) in top_k(scores, limit) {
             if facts.len() >= want {
                 break;
             }
@@ -158,10 +166,9 @@ impl Db {
             let root_score = match meta.root {
                 Some(root) => {
                     let node = r.node(tree, root.id, root.crc, heat)?;
-                    match node.summary.as_ref().filter(|_| !node.dirty) {
-                        Some(s) => scorer.bm.score_text(&terms, &s.text),
-                        None => 0.0,
-                    }
+                    node.summary
+                        .as_ref()
+                        .map_or(0.0, |s| scorer.bm.score_terms(&terms, s))
                 }
                 None => continue,
             };
