@@ -23,8 +23,6 @@ pub fn write_l0(
     options: &SstOptions,
 ) -> Result<SstMeta> {
     let mut builder = SstBuilder::new_with(Arc::clone(storage), dir, id, options.clone())?;
-    for e in mem.entries() {
-        builder.add(&e.user_key, e.seqno, e.kind, &e.value)?;
-    }
+    mem.try_for_each_version(|key, seqno, kind, value| builder.add(key, seqno, kind, value))?;
     Ok(builder.finish()?)
 }
