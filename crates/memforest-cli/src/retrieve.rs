@@ -1,6 +1,5 @@
 //! MemForest retrieval for the CLI: [`Db::query`] (lexical mode) mapped to what `query`
-//! prints and what `eval` scores: the source turns of the retrieved facts, best fact
-//! first.
+//! prints and what `eval` scores: the source turns of the retrieved facts.
 
 use memforest_engine::recall::Query;
 use memforest_engine::{Db, TenantId};
@@ -28,7 +27,7 @@ pub struct FactHit {
 pub struct Recall {
     /// Facts, best first.
     pub facts: Vec<FactHit>,
-    /// Source turn ids of the facts, best fact first, without repeats.
+    /// Source turn ids of the facts, ranked by their best fact, without repeats.
     pub turns: Vec<String>,
     /// The rendered context (facts in time order, recent turns), for an LLM prompt.
     pub context: String,
