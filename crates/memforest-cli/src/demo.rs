@@ -98,7 +98,7 @@ pub fn run(db: &Path, limit: Option<usize>, k: usize, progress: bool) -> Result<
     opts.memory.summarize_on_shutdown = true;
     let handle = store::open(db, opts, false)?;
     let summary = ingest::run(&handle, &data, progress)?;
-    let report = eval::run(&handle, &data, k, 5, |_, _| {})?;
+    let report = eval::run(&handle, &data, k, 5)?;
     let mut examples = Vec::new();
     for ty in EXAMPLE_TYPES {
         let Some(q) = data

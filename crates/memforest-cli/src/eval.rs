@@ -110,18 +110,11 @@ fn abstention(q: &Question) -> bool {
     q.tenant.ends_with("_abs")
 }
 
-/// Runs every question of `data` against `db` and the baseline; `progress` is called
-/// after each question with (done, total).
+/// Runs every question of `data` against `db` and the baseline.
 ///
 /// # Errors
 /// Retrieval errors; an invalid tenant name.
-pub fn run(
-    db: &Db,
-    data: &Dataset,
-    k: usize,
-    session_k: usize,
-    mut progress: impl FnMut(usize, usize),
-) -> Result<EvalReport> {
+pub fn run(db: &Db, data: &Dataset, k: usize, session_k: usize) -> Result<EvalReport> {
     let started = std::time::Instant::now();
     let mut by_tenant: HashMap<&str, Vec<&Question>> = HashMap::new();
     for q in &data.questions {
@@ -133,8 +126,7 @@ pub fn run(
         Acc::default(),
         Acc::default(),
     );
-    let (mut skipped, mut done) = (0, 0);
-    let total = data.questions.len();
+    let mut skipped = 0;
     for t in &data.tenants {
         let Some(qs) = by_tenant.get(t.name.as_str()) else {
             continue;
@@ -143,8 +135,6 @@ pub fn run(
         let base = Baseline::build(t);
         let of = session_of(t);
         for q in qs {
-            done += 1;
-            progress(done, total);
             let scored_turns = !q.evidence_turns.is_empty() && !abstention(q);
             let scored_sessions = !q.evidence_sessions.is_empty() && !abstention(q);
             if !scored_turns {
@@ -153,7 +143,7 @@ pub fn run(
             if !scored_turns && !scored_sessions {
                 continue;
             }
-            let turn_facts = k * FACTS_PER_TURN;
+            let turn_facts = k.saturating_mul(FACTS_PER_TURN);
             let depth = if scored_sessions {
                 SESSION_DEPTH.max(turn_facts)
             } else {

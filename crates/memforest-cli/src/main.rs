@@ -13,6 +13,9 @@ use memforest_engine::lifecycle::Forget;
 use memforest_engine::TenantId;
 use serde::Serialize;
 
+/// Largest `--k` accepted (facts or turns per question).
+const MAX_K: i64 = 1000;
+
 /// MemForest: durable long-term memory for AI agents.
 #[derive(Debug, Parser)]
 #[command(name = "memforest", version, about)]
@@ -33,8 +36,8 @@ enum Command {
         #[arg(long)]
         limit: Option<usize>,
         /// k of the turn recall.
-        #[arg(long, default_value_t = 10)]
-        k: usize,
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=MAX_K))]
+        k: u16,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -67,8 +70,8 @@ enum Command {
         #[arg(long)]
         tenant: String,
         /// Facts to return.
-        #[arg(long, default_value_t = 10)]
-        k: usize,
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=MAX_K))]
+        k: u16,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -86,11 +89,11 @@ enum Command {
         /// Benchmark file.
         file: PathBuf,
         /// k of the turn recall.
-        #[arg(long, default_value_t = 10)]
-        k: usize,
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=MAX_K))]
+        k: u16,
         /// k of the session recall (LongMemEval).
-        #[arg(long, default_value_t = 5)]
-        session_k: usize,
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=MAX_K))]
+        session_k: u16,
         /// Use only the first N tenants.
         #[arg(long)]
         limit: Option<usize>,
@@ -232,7 +235,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     .map_or(0, |d| d.as_secs());
                 PathBuf::from(format!("memforest-demo-{t}"))
             });
-            let r = demo::run(&db, limit, k, is_tty())?;
+            let r = demo::run(&db, limit, usize::from(k), is_tty())?;
             print(json, &r, demo::render)
         }
         Command::Ingest {
@@ -263,7 +266,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             question,
         } => {
             let handle = store::open_existing(&db)?;
-            let r = retrieve::query(&handle, &tenant(&t)?, &question, None, k)?;
+            let r = retrieve::query(&handle, &tenant(&t)?, &question, None, usize::from(k))?;
             handle.close()?;
             print(json, &r, |r| {
                 let mut s = String::new();
@@ -307,7 +310,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     s.turns, s.facts, s.trees, s.seconds, s.turns_per_sec
                 );
             }
-            let r = eval::run(&handle, &data, k, session_k, |_, _| {})?;
+            let r = eval::run(&handle, &data, usize::from(k), usize::from(session_k))?;
             handle.close()?;
             print(json, &r, eval::render)
         }
