@@ -27,7 +27,8 @@ pub struct IngestSummary {
     pub cells_pending: u64,
     /// Trees in the ingested tenants after the run.
     pub trees: u64,
-    /// Model calls (extraction, summary, embedding), successful.
+    /// Extractor, summarizer and embedder calls that succeeded (LLM requests with the
+    /// `openai` choices; local calls with `heuristic` / `extractive`).
     pub llm_calls: u64,
     /// Model calls that failed (and were retried).
     pub llm_errors: u64,

@@ -221,3 +221,64 @@ fn bundled_data_decodes() {
     assert_eq!(d.questions.len(), 3);
     assert!(d.turn_count() > 0);
 }
+
+mod never_panic {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// JSON-ish text built from the tokens the formats use, so parsing gets past the
+    /// first byte often.
+    fn jsonish() -> impl Strategy<Value = String> {
+        let tok = prop::sample::select(vec![
+            "[",
+            "]",
+            "{",
+            "}",
+            ",",
+            ":",
+            "\"",
+            "null",
+            "1",
+            "-7",
+            "2.5",
+            "true",
+            "\"conversation\"",
+            "\"session_1\"",
+            "\"session_1_date_time\"",
+            "\"qa\"",
+            "\"evidence\"",
+            "\"D1:1\"",
+            "\"text\"",
+            "\"blip_caption\"",
+            "\"haystack_sessions\"",
+            "\"haystack_dates\"",
+            "\"content\"",
+            "\"has_answer\"",
+            "\"tenant\"",
+            "\"session\"",
+            "\"turns\"",
+            "\"start\"",
+            "\"t\"",
+            "\n",
+        ]);
+        prop::collection::vec(tok, 0..60).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+            for f in [Format::Locomo, Format::Longmemeval, Format::Jsonl] {
+                let _ = import::parse(f, Path::new("fuzz.json"), &bytes);
+            }
+        }
+
+        #[test]
+        fn jsonish_text(text in jsonish()) {
+            for f in [Format::Locomo, Format::Longmemeval, Format::Jsonl] {
+                let _ = import::parse(f, Path::new("fuzz.json"), text.as_bytes());
+            }
+        }
+    }
+}
