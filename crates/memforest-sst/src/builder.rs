@@ -201,7 +201,8 @@ impl SstBuilder {
         self.block
             .add(&key, value)
             .map_err(|reason| self.invalid(reason))?;
-        self.last_key = key;
+        // The old last key becomes the spare buffer, so steady-state `add` never allocates.
+        self.key_buf = std::mem::replace(&mut self.last_key, key);
         if self.block.estimated_len() >= self.options.block_size {
             self.flush_block()?;
         }
