@@ -282,3 +282,64 @@ mod never_panic {
         }
     }
 }
+
+/// The real LoCoMo file, when the development data is present (CC BY-NC: not bundled).
+#[test]
+fn real_locomo_matches_its_documented_statistics() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo/locomo10.json");
+    if !path.is_file() {
+        eprintln!("skipped: {} is absent", path.display());
+        return;
+    }
+    let d = import::load(Format::Locomo, &path).unwrap();
+    assert_eq!(d.tenants.len(), 10);
+    assert_eq!(
+        d.tenants.iter().map(|t| t.sessions.len()).sum::<usize>(),
+        272
+    );
+    assert_eq!(d.turn_count(), 5882);
+    assert_eq!(d.questions.len(), 1986);
+    assert_eq!(d.warnings.get("session date key with no session"), 16);
+    assert_eq!(
+        d.warnings.get("image turn (blip_caption used as text)"),
+        1226
+    );
+    // after splitting and normalising, only D10:19, D and D4:36 match no turn
+    assert_eq!(d.warnings.get("evidence id that matches no turn"), 3);
+    let with_evidence = d
+        .questions
+        .iter()
+        .filter(|q| !q.evidence_turns.is_empty())
+        .count();
+    assert_eq!(with_evidence, 1982);
+}
+
+#[test]
+fn bundled_longmemeval_matches_its_documented_statistics() {
+    let d = memforest_cli::demo::dataset(None).unwrap();
+    assert_eq!(d.tenants.len(), 500);
+    assert_eq!(
+        d.tenants.iter().map(|t| t.sessions.len()).sum::<usize>(),
+        948
+    );
+    let empty = d.warnings.get("empty turn (skipped)");
+    assert_eq!(d.turn_count() + empty as usize, 10_960);
+    let evidence: usize = d.questions.iter().map(|q| q.evidence_turns.len()).sum();
+    assert_eq!(evidence, 896);
+    assert_eq!(
+        d.questions
+            .iter()
+            .filter(|q| !q.evidence_turns.is_empty())
+            .count(),
+        479
+    );
+    assert_eq!(d.warnings.get("numeric answer"), 32);
+    for t in &d.tenants {
+        assert!(
+            t.sessions.windows(2).all(|w| w[0].start <= w[1].start),
+            "{}",
+            t.name
+        );
+    }
+}
