@@ -324,7 +324,7 @@ fn bundled_longmemeval_matches_its_documented_statistics() {
         948
     );
     let empty = d.warnings.get("empty turn (skipped)");
-    assert_eq!(d.turn_count() + empty as usize, 10_960);
+    assert_eq!(d.turn_count() as u64 + empty, 10_960);
     let evidence: usize = d.questions.iter().map(|q| q.evidence_turns.len()).sum();
     assert_eq!(evidence, 896);
     assert_eq!(
