@@ -58,7 +58,10 @@ impl Storage for StdStorage {
     fn create(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {
         // `O_APPEND` cannot be combined with truncation; a fresh file written only by this
         // handle appends anyway.
-        open(OpenOptions::new().write(true).create(true).truncate(true), path)
+        open(
+            OpenOptions::new().write(true).create(true).truncate(true),
+            path,
+        )
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WritableFile>> {

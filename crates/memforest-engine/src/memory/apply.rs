@@ -210,6 +210,8 @@ fn commit(
             return Err(e.into());
         }
     }
-    shared.counters.dirty_now(!out.trees.is_empty() || forest.dirty_total() > 0);
+    shared
+        .counters
+        .dirty_now(!out.trees.is_empty() || forest.dirty_total() > 0);
     Ok(out)
 }
