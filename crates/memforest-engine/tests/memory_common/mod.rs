@@ -65,41 +65,29 @@ pub fn session(id: &str, day: i64, texts: &[&str]) -> Session {
 }
 
 pub fn facts(db: &Db) -> Vec<(u64, FactRecord)> {
-    db.scan(
-        &tenant(),
-        Table::Facts,
-        Bound::Unbounded,
-        Bound::Unbounded,
-        None,
-    )
-    .unwrap()
-    .map(|r| {
-        let (k, v) = r.unwrap();
-        (
-            record::be_u64(&k).unwrap(),
-            record::decode(&v, "fact").unwrap(),
-        )
-    })
-    .collect()
+    records(db, Table::Facts, "fact")
 }
 
 pub fn trees(db: &Db) -> Vec<(u64, TreeRecord)> {
-    db.scan(
-        &tenant(),
-        Table::Trees,
-        Bound::Unbounded,
-        Bound::Unbounded,
-        None,
-    )
-    .unwrap()
-    .map(|r| {
-        let (k, v) = r.unwrap();
-        (
-            record::be_u64(&k).unwrap(),
-            record::decode(&v, "tree").unwrap(),
-        )
-    })
-    .collect()
+    records(db, Table::Trees, "tree")
+}
+
+/// Every row of `table` for the test tenant, keyed by its big-endian u64 id.
+fn records<T: serde::de::DeserializeOwned>(
+    db: &Db,
+    table: Table,
+    what: &'static str,
+) -> Vec<(u64, T)> {
+    db.scan(&tenant(), table, Bound::Unbounded, Bound::Unbounded, None)
+        .unwrap()
+        .map(|r| {
+            let (k, v) = r.unwrap();
+            (
+                record::be_u64(&k).unwrap(),
+                record::decode(&v, what).unwrap(),
+            )
+        })
+        .collect()
 }
 
 /// Asserts every tree is clean and every internal node's summary hash matches its current
