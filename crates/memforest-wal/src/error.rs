@@ -44,6 +44,11 @@ pub enum DamageReason {
     /// A `First` (and maybe `Middle`s) not completed by a `Last`.
     #[error("fragmented record without its Last fragment")]
     UnfinishedRecord,
+    /// The segment file holds no bytes at all: a rotation was interrupted between creating
+    /// the file and writing its metadata record. Not a valid record, so as the last segment
+    /// it is a torn tail.
+    #[error("empty segment (no metadata record)")]
+    EmptySegment,
     /// The segment does not start with a valid segment metadata record.
     #[error("segment metadata record missing or invalid: {0}")]
     BadMetadata(&'static str),

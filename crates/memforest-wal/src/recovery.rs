@@ -167,7 +167,7 @@ fn events(image: SegmentImage<'_>) -> Vec<Event> {
     if out.is_empty() {
         out.push(Event::Damage(Damage {
             offset: 0,
-            reason: DamageReason::BadMetadata("empty segment"),
+            reason: DamageReason::EmptySegment,
         }));
     }
     out

@@ -167,3 +167,35 @@ fn purge_never_deletes_the_active_segment() {
         2
     );
 }
+
+/// A kill between creating a new segment file and writing its metadata record leaves an
+/// empty last segment: the default mode drops it and opens (the wal_crash kill loop found
+/// this when the empty file was reported as a valid record and open refused).
+#[test]
+fn empty_last_segment_from_an_interrupted_rotation_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = options(RecoveryMode::TolerateCorruptedTail);
+    let (wal, _) = Wal::open(dir.path(), opts).unwrap();
+    let first = wal.append(&batch(0, 2, 300), Durability::SyncData).unwrap();
+    let ids = wal.segment_ids();
+    drop(wal);
+    let next = ids.last().unwrap() + 1;
+    let empty = dir.path().join(memforest_wal::segment::file_name(next));
+    std::fs::File::create(&empty).unwrap();
+
+    let (wal, rec) = Wal::open(dir.path(), opts).unwrap();
+    assert_eq!(
+        rec.batches
+            .iter()
+            .map(|b| b.first_seqno)
+            .collect::<Vec<_>>(),
+        vec![first]
+    );
+    assert!(!empty.exists(), "the empty segment is deleted");
+    assert_eq!(wal.segment_ids(), ids);
+    drop(wal);
+
+    std::fs::File::create(&empty).unwrap();
+    let strict = options(RecoveryMode::AbsoluteConsistency);
+    assert!(Wal::open(dir.path(), strict).is_err());
+}
