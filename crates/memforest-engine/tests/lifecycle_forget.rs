@@ -30,6 +30,9 @@ fn rows<T: serde::de::DeserializeOwned>(db: &Db, t: &TenantId, table: Table) -> 
 /// Checks every tree against the facts and memberships; returns every leaf and summary
 /// text of the fact trees (session trees hold raw turns, which a fact's forget keeps).
 fn check_forest(db: &Db, t: &TenantId) -> String {
+    // The pages below are read one `get` at a time, not at one snapshot: let the summary
+    // scheduler finish first, or a page it rewrites between two reads fails its parent's CRC.
+    db.flush_summaries().unwrap();
     let facts: BTreeMap<u64, FactRecord> = rows(db, t, Table::Facts).into_iter().collect();
     let mut members: BTreeSet<(u64, u64)> = BTreeSet::new();
     for kv in db.scan_prefix(t, Table::Memberships, b"", None).unwrap() {
