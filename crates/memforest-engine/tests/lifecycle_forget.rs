@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use memforest_engine::lifecycle::Forget;
 use memforest_engine::memory::record::{self, FactRecord, TreeRecord};
-use memforest_engine::recall::Query;
-use memforest_engine::{Db, Durability, EngineNodeStore, Table, TenantId};
+use memforest_engine::recall::{index, Query};
+use memforest_engine::{Db, Durability, EngineNodeStore, Table, TenantId, WriteBatch};
 use memforest_tree::{MemTree, NodeBody, NodeId, PayloadKind, TreeConfig, TreeId, TreeKind};
 use recall_common::{options, session};
 
@@ -194,4 +194,97 @@ fn forgetting_a_tenant_leaves_the_other_intact() {
     db.ingest_session(&a, &session("s2", 1, &["Rex is back"]))
         .unwrap();
     assert_eq!(db.query(&a, &Query::new("Rex")).unwrap().facts.len(), 1);
+}
+
+/// The ids of the facts whose text contains `word`.
+fn facts_with(db: &Db, t: &TenantId, word: &str) -> Vec<u64> {
+    rows::<FactRecord>(db, t, Table::Facts)
+        .into_iter()
+        .filter(|(_, f)| f.text.contains(word))
+        .map(|(id, _)| id)
+        .collect()
+}
+
+#[test]
+fn forgetting_a_session_reads_only_the_facts_it_sourced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(true, None)).unwrap();
+    let t = TenantId::new("t").unwrap();
+    db.ingest_session(&t, &session("a", 0, &["Tom plays the oboe", "Ada paints"]))
+        .unwrap();
+    db.ingest_session(&t, &session("b", 1, &["tom plays the oboe!", "Kim sings"]))
+        .unwrap();
+    db.ingest_session(&t, &session("c", 2, &["Lou rows boats"]))
+        .unwrap();
+    // Session c's fact becomes unreadable: a forget that looked at it would fail.
+    let [lou] = facts_with(&db, &t, "Lou")[..] else {
+        panic!("one Lou fact")
+    };
+    db.put(
+        &t,
+        Table::Facts,
+        &lou.to_be_bytes(),
+        b"\xff",
+        Durability::Buffered,
+    )
+    .unwrap();
+
+    let r = db.forget(&t, &Forget::Session("a".into())).unwrap();
+    assert_eq!((r.facts_removed, r.facts_updated), (1, 1), "{r:?}");
+    assert!(db
+        .query(&t, &Query::new("Ada paints"))
+        .unwrap()
+        .facts
+        .is_empty());
+    let oboe = db.query(&t, &Query::new("oboe")).unwrap();
+    assert_eq!(oboe.facts.len(), 1);
+    let sessions: Vec<&str> = oboe.facts[0]
+        .provenance
+        .iter()
+        .map(|p| p.session.as_str())
+        .collect();
+    assert_eq!(sessions, ["b"], "the merged fact keeps only b's occurrence");
+
+    // b's occurrence of the merged fact was indexed when it merged: forgetting b removes it.
+    let r = db.forget(&t, &Forget::Session("b".into())).unwrap();
+    assert_eq!((r.facts_removed, r.facts_updated), (2, 0), "{r:?}");
+    assert!(db.query(&t, &Query::new("oboe")).unwrap().facts.is_empty());
+    assert!(facts_with_raw(&db, &t).contains(&lou), "c's fact untouched");
+}
+
+/// Every fact id, without decoding the records.
+fn facts_with_raw(db: &Db, t: &TenantId) -> Vec<u64> {
+    db.scan_prefix(t, Table::Facts, b"", None)
+        .unwrap()
+        .map(|r| record::be_u64(&r.unwrap().0).unwrap())
+        .collect()
+}
+
+#[test]
+fn forgetting_a_session_backfills_an_index_written_before_occurrences() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(true, None)).unwrap();
+    let t = TenantId::new("t").unwrap();
+    db.ingest_session(&t, &session("a", 0, &["Tom plays the oboe", "Ada paints"]))
+        .unwrap();
+    db.ingest_session(&t, &session("b", 1, &["tom plays the oboe!", "Kim sings"]))
+        .unwrap();
+    // What a store indexed before the occurrence index looks like: no entries, no marker.
+    let mut batch = WriteBatch::new();
+    batch.delete(&t, Table::Postings, index::OCCURRENCES_COMPLETE_KEY);
+    for kv in db
+        .scan_prefix(&t, Table::Postings, &[index::OCCURRENCE_PREFIX], None)
+        .unwrap()
+    {
+        batch.delete(&t, Table::Postings, &kv.unwrap().0);
+    }
+    assert!(batch.len() > 4, "occurrence entries were written");
+    db.write(&batch, Durability::Buffered).unwrap();
+
+    let r = db.forget(&t, &Forget::Session("a".into())).unwrap();
+    assert_eq!((r.facts_removed, r.facts_updated), (1, 1), "{r:?}");
+    let r = db.forget(&t, &Forget::Session("b".into())).unwrap();
+    assert_eq!((r.facts_removed, r.facts_updated), (2, 0), "{r:?}");
+    assert!(facts_with_raw(&db, &t).is_empty());
+    check_forest(&db, &t);
 }

@@ -99,6 +99,11 @@ pub fn drop_occurrences(
     if kept.is_empty() {
         return Ok(Outcome::Removed(remove_fact(kv, st, tf, id, &rec)?));
     }
+    for o in &before {
+        if !kept.iter().any(|k| k.session == o.session) {
+            index::drop_occurrence(st, &o.session, id);
+        }
+    }
     let old_start = rec.time.0;
     rec.time = kept.iter().fold((i64::MAX, i64::MIN), |a, o| {
         (a.0.min(o.time.0), a.1.max(o.time.1))

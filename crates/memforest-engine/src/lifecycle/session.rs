@@ -1,5 +1,7 @@
 //! Forgetting a fact, a turn or a session (staged into one batch).
 
+use std::collections::BTreeSet;
+
 use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind};
 
 use crate::key::Table;
@@ -12,8 +14,15 @@ use crate::memory::record::{
     PENDING_PREFIX, SESSION_PREFIX,
 };
 use crate::memory::store::{Kv, Staged};
+use crate::memory::text::normalize;
 use crate::memory::MemoryError;
 use crate::recall::index;
+
+/// The normalized keys of `rec`'s entities (a superset of the entity states naming it:
+/// rejected keys have none).
+fn entity_keys(rec: &FactRecord) -> BTreeSet<String> {
+    rec.entities.iter().map(|e| normalize(e)).collect()
+}
 
 fn count(report: &mut ForgetReport, outcome: Outcome, removed: &mut Vec<u64>, id: u64) {
     match outcome {
@@ -41,26 +50,35 @@ pub(crate) fn forget_fact(
     let rec: FactRecord = record::decode(&b, "fact")?;
     report.leaves_removed += remove_fact(kv, st, tf, id, &rec)?;
     report.facts_removed += 1;
-    scrub_entities(kv, st, &[id], None)
+    scrub_entities(st, &entity_keys(&rec), &[id], None)
 }
 
-/// Applies `edit` to the occurrences of every fact of the tenant (a forget is rare; the
-/// scan is the price of not keeping a session-to-fact index).
+/// Applies `edit` to the occurrences of every fact `session` sourced (found through the
+/// occurrence index, so the cost follows the session's size, not the tenant's). Returns
+/// the removed facts and the normalized entity keys of every fact it changed.
 fn edit_facts(
     kv: &Kv,
     st: &mut Staged<'_>,
     tf: &mut TenantForest,
     report: &mut ForgetReport,
+    session: &str,
     edit: impl Fn(&mut Occurrence) -> bool,
-) -> Result<Vec<u64>, MemoryError> {
+) -> Result<(Vec<u64>, BTreeSet<String>), MemoryError> {
     let mut removed = Vec::new();
-    for (k, v) in kv.scan_prefix(st.tenant(), Table::Facts, &[])? {
-        let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
+    let mut entities = BTreeSet::new();
+    for id in index::session_facts(kv, st, session)? {
+        let Some(v) = st.get(Table::Facts, &id.to_be_bytes())? else {
+            continue;
+        };
         let rec: FactRecord = record::decode(&v, "fact")?;
+        let keys = entity_keys(&rec);
         let outcome = drop_occurrences(kv, st, tf, id, rec, &edit)?;
+        if outcome != Outcome::Untouched {
+            entities.extend(keys);
+        }
         count(report, outcome, &mut removed, id);
     }
-    Ok(removed)
+    Ok((removed, entities))
 }
 
 fn session_record(st: &Staged<'_>, session: &str) -> Result<Option<SessionRecord>, MemoryError> {
@@ -113,17 +131,20 @@ pub(crate) fn forget_session(
         report.leaves_removed += t.len();
         delete_tree(kv, st, tf, tree)?;
     }
-    let removed = edit_facts(kv, st, tf, report, |o| o.session != session)?;
-    scrub_entities(kv, st, &removed, Some(session))?;
+    let (removed, entities) = edit_facts(kv, st, tf, report, session, |o| o.session != session)?;
+    scrub_entities(st, &entities, &removed, Some(session))?;
     st.delete(
         Table::Sessions,
         &record::prefixed(SESSION_PREFIX, session.as_bytes()),
     );
-    st.delete(Table::Postings, index::LATEST_SESSION_KEY);
-    for (_, v) in kv.scan_prefix(st.tenant(), Table::Sessions, &[SESSION_PREFIX])? {
-        let s: SessionRecord = record::decode(&v, "session")?;
-        if s.id != session {
-            index::note_session(st, &s.id, s.last_time)?;
+    // Only forgetting the latest session makes the short-term memory look for another.
+    if index::latest_session_staged(st)?.as_deref() == Some(session) {
+        st.delete(Table::Postings, index::LATEST_SESSION_KEY);
+        for (_, v) in kv.scan_prefix(st.tenant(), Table::Sessions, &[SESSION_PREFIX])? {
+            let s: SessionRecord = record::decode(&v, "session")?;
+            if s.id != session {
+                index::note_session(st, &s.id, s.last_time)?;
+            }
         }
     }
     Ok(())
@@ -182,7 +203,7 @@ pub(crate) fn forget_turn(
             tf.dirty.insert(tree);
         }
     }
-    let removed = edit_facts(kv, st, tf, report, |o| {
+    let (removed, entities) = edit_facts(kv, st, tf, report, session, |o| {
         if o.session == session {
             let had = o.turns.contains(&turn.id);
             o.turns.retain(|t| *t != turn.id);
@@ -191,5 +212,5 @@ pub(crate) fn forget_turn(
             true
         }
     })?;
-    scrub_entities(kv, st, &removed, None)
+    scrub_entities(st, &entities, &removed, None)
 }

@@ -2,6 +2,8 @@
 //! changed node and its ancestors dirty so the scheduler regenerates their summaries) and
 //! deleting a tree that became empty with everything that names it.
 
+use std::collections::BTreeSet;
+
 use memforest_tree::{LeafKey, MemTree, NodeBody, NodeId, Payload, TimeRange, TreeKind};
 
 use crate::key::Table;
@@ -125,20 +127,20 @@ pub fn delete_tree(
     Ok(())
 }
 
-/// Removes fact `id` from every entity state's pending list (and `session`, when given,
-/// from their session lists); deletes inactive states left with no fact.
+/// Removes `facts` from the pending lists of the entity states under `keys` (normalized
+/// entity keys; absent ones are skipped) and, when given, `session` from their session
+/// lists; deletes inactive states left with no fact.
 ///
 /// # Errors
 /// Engine and record errors.
 pub fn scrub_entities(
-    kv: &Kv,
     st: &mut Staged<'_>,
+    keys: &BTreeSet<String>,
     facts: &[u64],
     session: Option<&str>,
 ) -> Result<(), MemoryError> {
-    let tenant = st.tenant().clone();
-    for (k, _) in kv.scan_prefix(&tenant, Table::RouterState, &[ENTITY_PREFIX])? {
-        // Scanned from the engine: `None` here means deleted earlier in this batch.
+    for key in keys {
+        let k = record::prefixed(ENTITY_PREFIX, key.as_bytes());
         let Some(v) = st.get(Table::RouterState, &k)? else {
             continue;
         };

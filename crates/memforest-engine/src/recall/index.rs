@@ -1,9 +1,11 @@
 //! The persistent per-tenant lexical index (table [`Table::Postings`], derived): postings
 //! `t | term | 0x00 | fact id BE -> tf u32 LE | doc length u32 LE`, collection statistics
-//! under `#`, and knowledge-update slots `k | entity | 0x00 | attribute | 0x00 | fact id BE
-//! -> start time i64 LE`. Written in the same batch as the fact itself (so a fact is
-//! searchable the moment its ingest returns) and removed with it; rebuilt from the facts
-//! only when the table was dropped (`Db::drop_derived`). Layout: `docs/format/memory.md`.
+//! under `#`, knowledge-update slots `k | entity | 0x00 | attribute | 0x00 | fact id BE
+//! -> start time i64 LE`, and the occurrence index `o | session hash BE | fact id BE -> ()`
+//! (the facts a session sourced, so forgetting a session reads only its facts). Written in
+//! the same batch as the fact itself (so a fact is searchable the moment its ingest
+//! returns) and removed with it; rebuilt from the facts only when the table was dropped
+//! (`Db::drop_derived`). Layout: `docs/format/memory.md`.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +25,12 @@ pub const TERM_PREFIX: u8 = b't';
 pub const SLOT_PREFIX: u8 = b'k';
 /// Key of the tenant's latest session: `(last turn time, session id)`.
 pub const LATEST_SESSION_KEY: &[u8] = b"L";
+/// Prefix of occurrence entries (`o | session hash BE | fact id BE`, empty value).
+pub const OCCURRENCE_PREFIX: u8 = b'o';
+/// Present (empty value) once the occurrence index covers every fact: written with the
+/// first fact of an empty index; a store indexed before the occurrence index existed lacks
+/// it until [`session_facts`] backfills.
+pub const OCCURRENCES_COMPLETE_KEY: &[u8] = b"O";
 
 /// Collection statistics: indexed facts and their total length in terms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,6 +100,70 @@ fn with_id(mut prefix: Vec<u8>, id: u64) -> Vec<u8> {
     prefix
 }
 
+/// `o | session hash BE` (the prefix of `session`'s occurrence entries; sessions whose
+/// ids hash alike share it, so callers check each fact's occurrences).
+#[must_use]
+pub fn occurrence_prefix(session: &str) -> Vec<u8> {
+    record::prefixed(
+        OCCURRENCE_PREFIX,
+        &record::session_hash(session).to_be_bytes(),
+    )
+}
+
+/// Stages the occurrence entry saying `session` sourced fact `fact` (called for a fact
+/// that gains an occurrence: [`add_fact`] covers the occurrences of a new fact).
+pub fn note_occurrence(st: &mut Staged<'_>, session: &str, fact: u64) {
+    st.put(
+        Table::Postings,
+        &with_id(occurrence_prefix(session), fact),
+        Vec::new(),
+    );
+}
+
+/// Stages the removal of the entry saying `session` sourced fact `fact`.
+pub fn drop_occurrence(st: &mut Staged<'_>, session: &str, fact: u64) {
+    st.delete(Table::Postings, &with_id(occurrence_prefix(session), fact));
+}
+
+/// The ids of the facts with an occurrence in `session` (a superset when another session
+/// id hashes alike), in id order. Reads the occurrence index; on a store indexed before it
+/// existed, scans every fact once and stages the backfilled index (committed with the
+/// caller's batch). Call with the forest lock held.
+///
+/// # Errors
+/// Engine read errors; corrupt fact records.
+pub fn session_facts(kv: &Kv, st: &mut Staged<'_>, session: &str) -> Result<Vec<u64>, MemoryError> {
+    let tenant = st.tenant().clone();
+    if st.get(Table::Postings, OCCURRENCES_COMPLETE_KEY)?.is_some() {
+        let prefix = occurrence_prefix(session);
+        return kv
+            .scan_prefix(&tenant, Table::Postings, &prefix)?
+            .iter()
+            .map(|(k, _)| {
+                k.get(prefix.len()..)
+                    .and_then(record::be_u64)
+                    .ok_or_else(|| MemoryError::Corrupt {
+                        what: "occurrence entry",
+                        detail: format!("key of {} bytes", k.len()),
+                    })
+            })
+            .collect();
+    }
+    let mut out = Vec::new();
+    for (k, v) in kv.scan_prefix(&tenant, Table::Facts, &[])? {
+        let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
+        let rec: FactRecord = record::decode(&v, "fact")?;
+        for o in &rec.occurrences {
+            note_occurrence(st, &o.session, id);
+        }
+        if rec.occurrences.iter().any(|o| o.session == session) {
+            out.push(id);
+        }
+    }
+    st.put(Table::Postings, OCCURRENCES_COMPLETE_KEY, Vec::new());
+    Ok(out)
+}
+
 fn read_stats(bytes: Option<Vec<u8>>) -> Result<IndexStats, MemoryError> {
     bytes.map_or(Ok(IndexStats::default()), |b| {
         record::decode(&b, "postings stats")
@@ -136,7 +208,17 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
             st.delete(Table::Postings, &key);
         }
     }
+    for o in &rec.occurrences {
+        if add {
+            note_occurrence(st, &o.session, id);
+        } else {
+            drop_occurrence(st, &o.session, id);
+        }
+    }
     let mut stats = read_stats(st.get(Table::Postings, STATS_KEY)?)?;
+    if add && stats.docs == 0 {
+        st.put(Table::Postings, OCCURRENCES_COMPLETE_KEY, Vec::new());
+    }
     if add {
         stats.docs += 1;
         stats.total_len += u64::from(len);
@@ -175,6 +257,17 @@ pub fn note_session(st: &mut Staged<'_>, session: &str, last_time: i64) -> Resul
 /// Engine read errors; a corrupt record.
 pub fn latest_session(r: &Reader<'_>) -> Result<Option<String>, MemoryError> {
     r.get(Table::Postings, LATEST_SESSION_KEY)?
+        .map(|b| record::decode::<(i64, String)>(&b, "latest session").map(|x| x.1))
+        .transpose()
+}
+
+/// The latest session id as staged in `st` (the forget path's view of
+/// [`latest_session`]).
+///
+/// # Errors
+/// Engine read errors; a corrupt record.
+pub fn latest_session_staged(st: &Staged<'_>) -> Result<Option<String>, MemoryError> {
+    st.get(Table::Postings, LATEST_SESSION_KEY)?
         .map(|b| record::decode::<(i64, String)>(&b, "latest session").map(|x| x.1))
         .transpose()
 }
