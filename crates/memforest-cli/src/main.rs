@@ -1,6 +1,8 @@
 //! `memforest`: the MemForest command line. See `memforest --help` and the README's
 //! "Quick start".
 
+mod bench;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -153,6 +155,11 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Benchmarks against peers measured in the same run (docs/benchmarks.md).
+    Bench {
+        #[command(subcommand)]
+        workload: bench::BenchCommand,
     },
     /// Inspect a write-ahead log directory without opening the store.
     Wal {
@@ -379,6 +386,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             handle.close()?;
             print(json, &report, |r| format!("compacted: {r}\n"))
         }
+        Command::Bench { workload } => bench::run(workload),
         Command::Wal { action } => match action {
             WalAction::Dump { dir, json } => {
                 let entries = walcmd::dump(&walcmd::wal_dir(&dir))?;

@@ -1,0 +1,273 @@
+//! `memforest bench ingest`: the full memory write path (`Db::ingest_session`: WAL, turns,
+//! cells, facts, routing, tree inserts, dirty marks) on synthetic multi-tenant facts
+//! ([`crate::bench::synth`]), extraction excluded ([`PreExtracted`]), summarizer `none`
+//! (a node's summary is its header; the refresh machinery still runs).
+//!
+//! Each size runs in a child process (`memforest bench ingest --one N`), so the peak RSS
+//! (`VmHWM`) of one size is not inflated by a larger one. Reported per size: facts/s, peak
+//! RSS, final on-disk bytes per fact, and the per-insert cost in each decade of N
+//! (microseconds per fact between 10^(d-1) and 10^d facts) with the ratio of the last
+//! decade's cost to 10^4's.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use memforest_engine::{Db, TenantId};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::measure::{dir_bytes, peak_rss_bytes};
+use crate::bench::synth::{Corpus, PreExtracted, Shape};
+use memforest_cli::store::{DurabilityArg, ModelArgs, SummarizerArg};
+
+/// Settings of `bench ingest`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct IngestArgs {
+    /// Fact counts, one child process each, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "10000,100000")]
+    pub sizes: Vec<u64>,
+    /// Tenants (sessions go to them round-robin).
+    #[arg(long, default_value_t = 100)]
+    pub tenants: usize,
+    /// Facts per session.
+    #[arg(long, default_value_t = 20)]
+    pub per_session: usize,
+    /// Fraction of sessions dated before their tenant's newest one.
+    #[arg(long, default_value_t = 0.05)]
+    pub late: f64,
+    /// Extraction and summary pool threads.
+    #[arg(long, default_value_t = 2)]
+    pub pool: usize,
+    /// Durability of memory-layer writes.
+    #[arg(long, value_enum, default_value_t = DurabilityArg::Buffered)]
+    pub durability: DurabilityArg,
+    /// Directory for the stores (default: the system temp directory).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Run one size in this process and print its JSON row (what the parent spawns).
+    #[arg(long, hide = true)]
+    pub one: Option<u64>,
+}
+
+/// Per-insert cost over one decade of N.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Decade {
+    /// The decade's upper end (10^d facts).
+    pub facts: u64,
+    /// Mean microseconds per fact for facts 10^(d-1)..10^d (0..10^d for the first).
+    pub us_per_fact: f64,
+}
+
+/// One size's measurement.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SizeRow {
+    /// Facts ingested.
+    pub facts: u64,
+    /// Sessions ingested.
+    pub sessions: u64,
+    /// Wall seconds of the ingest calls.
+    pub seconds: f64,
+    /// Facts per second.
+    pub facts_per_sec: f64,
+    /// Seconds `Db::close` took afterwards (summarizing what is dirty, WAL sync).
+    pub close_seconds: f64,
+    /// Peak resident set of the process (bytes, `VmHWM`).
+    pub peak_rss_bytes: u64,
+    /// Bytes of the store directory after close.
+    pub disk_bytes: u64,
+    /// `disk_bytes / facts`.
+    pub disk_bytes_per_fact: f64,
+    /// Mean fact text bytes.
+    pub fact_bytes: f64,
+    /// Per-insert cost per decade.
+    pub decades: Vec<Decade>,
+    /// Last decade's cost over the 10^4 decade's (None below 10^5 facts).
+    pub cost_ratio_vs_1e4: Option<f64>,
+}
+
+/// The `bench ingest` report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    /// Tenants.
+    pub tenants: usize,
+    /// Facts per session.
+    pub per_session: usize,
+    /// Late-session fraction.
+    pub late: f64,
+    /// One row per size.
+    pub sizes: Vec<SizeRow>,
+}
+
+/// Runs `bench ingest`: each size in a child process (or `--one` in this one).
+///
+/// # Errors
+/// Store errors; a child that fails or prints no JSON.
+pub fn run(args: &IngestArgs) -> anyhow::Result<Report> {
+    let sizes = match args.one {
+        Some(n) => vec![one(args, n)?],
+        None => args
+            .sizes
+            .iter()
+            .map(|&n| child(args, n))
+            .collect::<anyhow::Result<_>>()?,
+    };
+    Ok(Report {
+        tenants: args.tenants,
+        per_session: args.per_session,
+        late: args.late,
+        sizes,
+    })
+}
+
+fn child(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
+    eprintln!("bench ingest: {n} facts (child process)");
+    let exe = std::env::current_exe().context("locate the memforest binary")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["bench", "ingest", "--json", "--one", &n.to_string()])
+        .args(["--tenants", &args.tenants.to_string()])
+        .args(["--per-session", &args.per_session.to_string()])
+        .args(["--late", &args.late.to_string()])
+        .args(["--pool", &args.pool.to_string()])
+        .args(["--durability", durability_flag(args.durability)]);
+    if let Some(d) = &args.dir {
+        cmd.arg("--dir").arg(d);
+    }
+    let out = cmd
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("run the ingest child")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "ingest child for {n} facts failed: {}",
+        out.status
+    );
+    let r: Report = serde_json::from_slice(&out.stdout).context("parse the ingest child's JSON")?;
+    r.sizes
+        .into_iter()
+        .next()
+        .with_context(|| format!("ingest child for {n} facts reported nothing"))
+}
+
+fn durability_flag(d: DurabilityArg) -> &'static str {
+    match d {
+        DurabilityArg::Buffered => "buffered",
+        DurabilityArg::SyncData => "sync-data",
+        DurabilityArg::SyncAll => "sync-all",
+    }
+}
+
+/// Ingests `n` facts in this process.
+fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
+    let dir = match &args.dir {
+        Some(d) => tempfile::tempdir_in(d)?,
+        None => tempfile::tempdir()?,
+    };
+    let mut options = ModelArgs {
+        durability: args.durability,
+        summarizer: SummarizerArg::None,
+        pool: args.pool.max(1),
+        ..ModelArgs::default()
+    }
+    .options()?;
+    options.memory.extractor = Arc::new(PreExtracted);
+    let db = Db::open(dir.path(), options)?;
+    let tenants = (0..args.tenants.max(1))
+        .map(|t| TenantId::new(format!("tenant{t:03}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let corpus = Corpus::new(
+        Shape {
+            tenants: args.tenants,
+            per_session: args.per_session,
+            late: args.late,
+            seed: 7,
+        },
+        usize::try_from(n)?,
+    );
+    let (mut made, mut sessions, mut text_bytes) = (0u64, 0u64, 0u64);
+    let mut marks: Vec<u64> = std::iter::successors(Some(1000u64), |m| m.checked_mul(10))
+        .take_while(|&m| m < n)
+        .chain([n])
+        .collect();
+    marks.reverse(); // popped from the end, smallest first
+    let mut decades = Vec::new();
+    let (mut last_facts, mut last_secs) = (0u64, 0.0f64);
+    let start = Instant::now();
+    for g in corpus {
+        let tenant = tenants
+            .get(g.tenant)
+            .context("generator named an unknown tenant")?;
+        db.ingest_session(tenant, &g.session)?;
+        made += g.facts.len() as u64;
+        sessions += 1;
+        text_bytes += g.facts.iter().map(|f| f.len() as u64).sum::<u64>();
+        while marks.last().is_some_and(|&m| made >= m) {
+            marks.pop();
+            let now = start.elapsed().as_secs_f64();
+            decades.push(Decade {
+                facts: made,
+                us_per_fact: (now - last_secs) * 1e6
+                    / made.saturating_sub(last_facts).max(1) as f64,
+            });
+            (last_facts, last_secs) = (made, now);
+        }
+        if made % 100_000 < g.facts.len() as u64 {
+            eprintln!(
+                "  {made} facts, {:.0} facts/s",
+                made as f64 / start.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64().max(1e-9);
+    let closing = Instant::now();
+    db.close()?;
+    let close_seconds = closing.elapsed().as_secs_f64();
+    let disk_bytes = dir_bytes(dir.path());
+    let at = |f: u64| decades.iter().find(|d| d.facts == f).map(|d| d.us_per_fact);
+    let cost_ratio_vs_1e4 = match (at(10_000), decades.last()) {
+        (Some(base), Some(last)) if last.facts > 10_000 => Some(last.us_per_fact / base.max(1e-9)),
+        _ => None,
+    };
+    Ok(SizeRow {
+        facts: made,
+        sessions,
+        seconds,
+        facts_per_sec: made as f64 / seconds,
+        close_seconds,
+        peak_rss_bytes: peak_rss_bytes(),
+        disk_bytes,
+        disk_bytes_per_fact: disk_bytes as f64 / made.max(1) as f64,
+        fact_bytes: text_bytes as f64 / made.max(1) as f64,
+        decades,
+        cost_ratio_vs_1e4,
+    })
+}
+
+/// The report as text.
+pub fn render(r: &Report) -> String {
+    let mut s = format!(
+        "ingest: {} tenants, {} facts per session, {:.0}% late sessions, extraction excluded, summarizer none\n{:>10} {:>9} {:>10} {:>9} {:>10} {:>10} {:>12}  per-insert us by decade\n",
+        r.tenants, r.per_session, r.late * 100.0,
+        "facts", "seconds", "facts/s", "close s", "peak MiB", "disk B/f", "10^N/10^4"
+    );
+    for row in &r.sizes {
+        let decades: Vec<String> = row
+            .decades
+            .iter()
+            .map(|d| format!("{}:{:.1}", d.facts, d.us_per_fact))
+            .collect();
+        s.push_str(&format!(
+            "{:>10} {:>9.1} {:>10.0} {:>9.1} {:>10.1} {:>10.0} {:>12}  {}\n",
+            row.facts,
+            row.seconds,
+            row.facts_per_sec,
+            row.close_seconds,
+            row.peak_rss_bytes as f64 / f64::from(1u32 << 20),
+            row.disk_bytes_per_fact,
+            row.cost_ratio_vs_1e4
+                .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}")),
+            decades.join(" ")
+        ));
+    }
+    s
+}

@@ -1,0 +1,116 @@
+//! Process and latency measurements shared by every workload: latency percentiles, bytes
+//! the process wrote (`/proc/self/io`), its peak resident set (`/proc/self/status`) and the
+//! bytes a directory holds on disk.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Latency percentiles of one workload, in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+}
+
+impl Percentiles {
+    /// Percentiles of `nanos` (one entry per operation, any order; sorted in place). All
+    /// zero when `nanos` is empty.
+    pub fn of(nanos: &mut [u64]) -> Self {
+        nanos.sort_unstable();
+        let at = |per_mille: usize| {
+            let last = nanos.len().saturating_sub(1);
+            nanos
+                .get(last * per_mille / 1000)
+                .map_or(0.0, |&n| n as f64 / 1e3)
+        };
+        Self {
+            p50_us: at(500),
+            p99_us: at(990),
+            p999_us: at(999),
+        }
+    }
+}
+
+/// Nanoseconds of `d`, saturating at `u64::MAX`.
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn proc_field(file: &str, name: &str) -> Option<u64> {
+    std::fs::read_to_string(file).ok().and_then(|s| {
+        s.lines().find_map(|l| {
+            l.strip_prefix(name)
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+        })
+    })
+}
+
+/// Bytes this process has passed to `write(2)`-family calls (`wchar` of `/proc/self/io`),
+/// or 0 where the file does not exist (non-Linux).
+pub fn bytes_written() -> u64 {
+    proc_field("/proc/self/io", "wchar:").unwrap_or(0)
+}
+
+/// Peak resident set size of this process in bytes (`VmHWM` of `/proc/self/status`), or
+/// 0 where the file does not exist.
+pub fn peak_rss_bytes() -> u64 {
+    proc_field("/proc/self/status", "VmHWM:").map_or(0, |kib| kib * 1024)
+}
+
+/// Total size in bytes of the regular files under `dir` (recursively); unreadable entries
+/// count as 0.
+pub fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_pick_ranks() {
+        let mut v: Vec<u64> = (1..=1000).rev().map(|i| i * 1000).collect();
+        let p = Percentiles::of(&mut v);
+        assert_eq!(p.p50_us, 500.0);
+        assert_eq!(p.p99_us, 990.0);
+        assert_eq!(p.p999_us, 999.0);
+        assert_eq!(Percentiles::of(&mut []), Percentiles::default());
+    }
+
+    #[test]
+    fn dir_bytes_counts_nested_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), [0u8; 10]).unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/b"), [0u8; 7]).unwrap();
+        assert_eq!(dir_bytes(dir.path()), 17);
+    }
+
+    #[test]
+    fn proc_counters_move() {
+        let before = bytes_written();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x"), vec![1u8; 1 << 16]).unwrap();
+        if cfg!(target_os = "linux") {
+            assert!(bytes_written() >= before + (1 << 16));
+            assert!(peak_rss_bytes() > 0);
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! `memforest bench`: the benchmark harness (issue #10). Every workload prints a text table
+//! or, with `--json`, one JSON object; each compares MemForest with a peer measured in the
+//! same run. See `docs/benchmarks.md` for the commands, the recorded figures and what each
+//! number means.
+//!
+//! - [`storage`]: db_bench workloads against fjall, redb and SQLite.
+//! - [`ingest`]: the memory write path at 10^4..10^7 synthetic facts, one child process per
+//!   size (peak RSS per size).
+//! - [`llm`]: the LLM-bound refresh (batched dirty sets vs eager vs global rewrite) over
+//!   real MemTrees with a sleeping summarizer pool.
+//! - [`query`]: lexical query latency vs a flat BM25 over the same facts.
+//! - [`plot`]: the PNG of per-insert cost and calls per fact against N.
+#![deny(clippy::indexing_slicing)]
+
+pub mod ingest;
+pub mod llm;
+pub mod measure;
+pub mod plot;
+pub mod query;
+pub mod storage;
+pub mod synth;
+
+use serde::Serialize;
+
+/// The `bench` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum BenchCommand {
+    /// db_bench workloads vs fjall, redb and SQLite (micros/op, ops/s, MB/s, p50/p99/p99.9,
+    /// write and space amplification, memforest/peer ratios).
+    Storage {
+        #[command(flatten)]
+        args: storage::StorageArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The memory write path (`Db::ingest_session`) on synthetic multi-tenant facts.
+    Ingest {
+        #[command(flatten)]
+        args: ingest::IngestArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// LLM-bound refresh: batched dirty sets vs eager path refresh vs global rewrite.
+    Llm {
+        #[command(flatten)]
+        args: llm::LlmArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lexical query latency vs a flat BM25 over the same facts.
+    Query {
+        #[command(flatten)]
+        args: query::QueryArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every workload at a tiny size (CI smoke) or the defaults.
+    All {
+        /// Tiny sizes that finish in seconds (what CI runs).
+        #[arg(long)]
+        smoke: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Draws docs/benchmarks-scale.png from saved `--json` reports of ingest and llm.
+    Plot {
+        #[command(flatten)]
+        args: plot::PlotArgs,
+    },
+}
+
+/// The report of `bench all`.
+#[derive(Debug, Serialize)]
+pub struct AllReport {
+    /// `bench storage`.
+    pub storage: storage::Report,
+    /// `bench ingest`.
+    pub ingest: ingest::Report,
+    /// `bench llm`.
+    pub llm: llm::Report,
+    /// `bench query`.
+    pub query: query::Report,
+}
+
+/// Prints `value` as pretty JSON or as `text` renders it.
+fn emit<T: Serialize>(
+    json: bool,
+    value: &T,
+    text: impl FnOnce(&T) -> String,
+) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let body = if json {
+        format!("{}\n", serde_json::to_string_pretty(value)?)
+    } else {
+        text(value)
+    };
+    match std::io::stdout().lock().write_all(body.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// Runs one `bench` subcommand.
+///
+/// # Errors
+/// The workload's first error.
+pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
+    match cmd {
+        BenchCommand::Storage { args, json } => emit(json, &storage::run(&args)?, storage::render),
+        BenchCommand::Ingest { args, json } => emit(json, &ingest::run(&args)?, ingest::render),
+        BenchCommand::Llm { args, json } => emit(json, &llm::run(&args)?, llm::render),
+        BenchCommand::Query { args, json } => emit(json, &query::run(&args)?, query::render),
+        BenchCommand::All { smoke, json } => {
+            let r = all(smoke)?;
+            emit(json, &r, |r| {
+                [
+                    storage::render(&r.storage),
+                    ingest::render(&r.ingest),
+                    llm::render(&r.llm),
+                    query::render(&r.query),
+                ]
+                .join("\n")
+            })
+        }
+        BenchCommand::Plot { args } => plot::run(&args),
+    }
+}
+
+/// `A` as parsed from `flags` (clap's defaults for everything else).
+fn parse_args<A: clap::Args>(flags: &[&str]) -> anyhow::Result<A> {
+    #[derive(clap::Parser)]
+    struct Wrap<A: clap::Args> {
+        #[command(flatten)]
+        args: A,
+    }
+    let argv = std::iter::once("bench").chain(flags.iter().copied());
+    Ok(<Wrap<A> as clap::Parser>::try_parse_from(argv)?.args)
+}
+
+/// Every workload with its default sizes, or with `smoke`'s tiny ones (seconds in all).
+fn all(smoke: bool) -> anyhow::Result<AllReport> {
+    let pick = |tiny: &'static [&'static str]| if smoke { tiny } else { &[] };
+    Ok(AllReport {
+        storage: storage::run(&parse_args(pick(&["--num", "2000", "--sync-num", "100"]))?)?,
+        ingest: ingest::run(&parse_args(pick(&["--sizes", "2000", "--tenants", "10"]))?)?,
+        llm: llm::run(&parse_args(pick(&[
+            "--facts",
+            "256",
+            "--k",
+            "4,16",
+            "--batch",
+            "16,64",
+            "--latency-ms",
+            "1",
+        ]))?)?,
+        query: query::run(&parse_args(pick(&["--sizes", "500", "--queries", "50"]))?)?,
+    })
+}

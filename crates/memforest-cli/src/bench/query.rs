@@ -1,0 +1,152 @@
+//! `memforest bench query`: lexical `Db::query` latency (k = 10, beam 10) at several
+//! facts-per-tenant sizes against a flat in-memory BM25 ([`Bm25Index`]) over the same facts,
+//! in the same run. One tenant, synthetic facts of [`crate::bench::synth`] (extraction
+//! excluded), the default extractive summarizer; all summaries are made before timing.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use memforest_engine::recall::{Bm25Index, Query};
+use memforest_engine::{Db, Options, TenantId};
+use serde::Serialize;
+
+use crate::bench::measure::{nanos, Percentiles};
+use crate::bench::synth::{Corpus, PreExtracted, Shape};
+
+/// Settings of `bench query`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct QueryArgs {
+    /// Facts in the tenant, one store per size, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "10000")]
+    pub sizes: Vec<u64>,
+    /// Timed queries per size and engine.
+    #[arg(long, default_value_t = 1000)]
+    pub queries: usize,
+    /// Facts per session.
+    #[arg(long, default_value_t = 100)]
+    pub per_session: usize,
+    /// Directory for the stores (default: the system temp directory).
+    #[arg(long)]
+    pub dir: Option<std::path::PathBuf>,
+}
+
+/// One size's latencies.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Facts in the tenant.
+    pub facts: u64,
+    /// Seconds to ingest and summarize them.
+    pub build_seconds: f64,
+    /// MemForest `Db::query` latency.
+    pub memforest: Percentiles,
+    /// Flat BM25 latency.
+    pub flat_bm25: Percentiles,
+    /// memforest p50 / flat p50 (> 1: memforest is slower).
+    pub p50_ratio: f64,
+    /// memforest p99 / flat p99.
+    pub p99_ratio: f64,
+}
+
+/// The `bench query` report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Timed queries per row and engine.
+    pub queries: usize,
+    /// One row per size.
+    pub rows: Vec<Row>,
+}
+
+fn time(
+    queries: &[String],
+    mut f: impl FnMut(&str) -> anyhow::Result<usize>,
+) -> anyhow::Result<Percentiles> {
+    let mut lat = Vec::with_capacity(queries.len());
+    for q in queries {
+        let t = Instant::now();
+        std::hint::black_box(f(q)?);
+        lat.push(nanos(t.elapsed()));
+    }
+    Ok(Percentiles::of(&mut lat))
+}
+
+fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
+    let dir = match &args.dir {
+        Some(d) => tempfile::tempdir_in(d)?,
+        None => tempfile::tempdir()?,
+    };
+    let mut options = Options::default();
+    options.memory.extractor = Arc::new(PreExtracted);
+    let db = Db::open(dir.path(), options)?;
+    let tenant = TenantId::new("bench")?;
+    let mut corpus = Corpus::new(
+        Shape {
+            tenants: 1,
+            per_session: args.per_session,
+            late: 0.05,
+            seed: n,
+        },
+        usize::try_from(n)?,
+    );
+    let started = Instant::now();
+    let mut docs = Vec::new();
+    for g in corpus.by_ref() {
+        db.ingest_session(&tenant, &g.session)?;
+        docs.extend(g.facts);
+    }
+    db.flush_summaries()?;
+    db.flush()?;
+    let build_seconds = started.elapsed().as_secs_f64();
+    eprintln!("bench query: {n} facts built in {build_seconds:.1} s");
+    let flat = Bm25Index::build((0u64..).zip(docs.iter().map(String::as_str)));
+    let queries: Vec<String> = (0..args.queries.max(1)).map(|_| corpus.query()).collect();
+    let memforest = time(&queries, |q| {
+        Ok(db.query(&tenant, &Query::new(q))?.facts.len())
+    })?;
+    let flat_bm25 = time(&queries, |q| Ok(flat.search(q, 10).len()))?;
+    db.close()?;
+    Ok(Row {
+        facts: n,
+        build_seconds,
+        p50_ratio: memforest.p50_us / flat_bm25.p50_us.max(1e-9),
+        p99_ratio: memforest.p99_us / flat_bm25.p99_us.max(1e-9),
+        memforest,
+        flat_bm25,
+    })
+}
+
+/// Runs `bench query`.
+///
+/// # Errors
+/// Store and query errors.
+pub fn run(args: &QueryArgs) -> anyhow::Result<Report> {
+    Ok(Report {
+        queries: args.queries,
+        rows: args
+            .sizes
+            .iter()
+            .map(|&n| size(args, n))
+            .collect::<anyhow::Result<_>>()?,
+    })
+}
+
+/// The report as text.
+pub fn render(r: &Report) -> String {
+    let mut s = format!(
+        "query: lexical, k = 10, beam 10, {} queries per row\n{:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n",
+        r.queries, "facts", "build s", "mf p50 us", "mf p99 us", "bm25 p50", "bm25 p99", "p50 x", "p99 x"
+    );
+    for x in &r.rows {
+        s.push_str(&format!(
+            "{:>9} {:>9.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.1} {:>8.1}\n",
+            x.facts,
+            x.build_seconds,
+            x.memforest.p50_us,
+            x.memforest.p99_us,
+            x.flat_bm25.p50_us,
+            x.flat_bm25.p99_us,
+            x.p50_ratio,
+            x.p99_ratio
+        ));
+    }
+    s
+}

@@ -1,0 +1,307 @@
+//! Synthetic multi-tenant conversations for the ingest and query workloads: one fact per
+//! user turn, about 200 bytes of Zipf(1)-distributed pseudo-words plus a unique serial
+//! (so no two facts deduplicate), one of 300 people per fact (entity trees) and two topic
+//! words (scenes). Sessions go to tenants round-robin in time order; a fraction of
+//! sessions are late (dated days before the tenant's newest one), so their facts land in
+//! the middle of the trees rather than on the right edge.
+//!
+//! Extraction is not measured: [`PreExtracted`] turns the turn text `fact | person |
+//! topics` back into one item without any model or heuristic.
+
+use memforest_engine::memory::extract::{
+    ExtractedItem, Extraction, ExtractionInput, Extractor, Origin,
+};
+use memforest_engine::memory::model::{ModelError, Usage};
+use memforest_engine::memory::session::{Role, Session, Turn};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Vocabulary size of the Zipf word draw.
+pub const VOCAB: usize = 20_000;
+/// People per tenant a fact may name.
+pub const PEOPLE: usize = 300;
+/// One day in microseconds.
+const DAY: i64 = 86_400_000_000;
+/// 2023-03-01T00:00:00Z in microseconds.
+const T0: i64 = 1_677_628_800_000_000;
+
+/// The extractor of the benchmarks: a turn `fact | person | topic topic` becomes one
+/// user-origin item with that entity and those topics, timed at the turn. No model call.
+#[derive(Debug)]
+pub struct PreExtracted;
+
+impl Extractor for PreExtracted {
+    fn name(&self) -> &str {
+        "pre-extracted"
+    }
+
+    fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
+        let items = input
+            .turns
+            .iter()
+            .map(|t| {
+                let mut parts = t.text.split('|').map(str::trim);
+                let text = parts.next().unwrap_or_default().to_owned();
+                let person = parts.next().unwrap_or_default().to_owned();
+                let topics = parts
+                    .next()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .map(str::to_owned)
+                    .collect();
+                ExtractedItem {
+                    fact_text: text,
+                    origin: Some(Origin::User),
+                    entities: vec![person],
+                    topics,
+                    time_start: Some(t.time),
+                    time_end: Some(t.time),
+                    source_turns: vec![t.turn_id.clone()],
+                    ..ExtractedItem::default()
+                }
+            })
+            .collect();
+        Ok(Extraction {
+            items,
+            usage: Usage::default(),
+        })
+    }
+}
+
+/// A letter-only pseudo-word for rank `i` (stable under stemming, never a stop word).
+pub fn word(i: usize) -> String {
+    const C: &[u8] = b"bdfgklmnprstvz";
+    const V: &[u8] = b"aeiou";
+    let mut w = String::from("q");
+    let mut n = i + 1;
+    while n > 0 {
+        let c = C.get(n % C.len()).copied().unwrap_or(b'b');
+        let v = V.get((n / C.len()) % V.len()).copied().unwrap_or(b'a');
+        w.push(char::from(c));
+        w.push(char::from(v));
+        n /= C.len() * V.len();
+    }
+    w.push('x');
+    w
+}
+
+/// Zipf(1) ranks `0..n` by inverse-CDF lookup.
+#[derive(Debug, Clone)]
+pub struct Zipf {
+    cdf: Vec<f64>,
+}
+
+impl Zipf {
+    /// The distribution over `n` ranks.
+    pub fn new(n: usize) -> Self {
+        let mut acc = 0.0;
+        let mut cdf: Vec<f64> = (1..=n.max(1))
+            .map(|r| {
+                acc += 1.0 / r as f64;
+                acc
+            })
+            .collect();
+        for c in &mut cdf {
+            *c /= acc;
+        }
+        Self { cdf }
+    }
+
+    /// One rank.
+    pub fn sample(&self, rng: &mut StdRng) -> usize {
+        let x: f64 = rng.gen();
+        self.cdf
+            .partition_point(|&c| c < x)
+            .min(self.cdf.len().saturating_sub(1))
+    }
+}
+
+/// Shape of a synthetic corpus.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    /// Tenants the sessions go to, round-robin.
+    pub tenants: usize,
+    /// Facts (user turns) per session.
+    pub per_session: usize,
+    /// Fraction of sessions dated before their tenant's newest session (0..=1).
+    pub late: f64,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// One generated session: the tenant index, the session, and the fact texts it carries.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// Tenant index (`0..tenants`).
+    pub tenant: usize,
+    /// The session to ingest.
+    pub session: Session,
+    /// The fact text of each turn, in turn order.
+    pub facts: Vec<String>,
+}
+
+/// Generates sessions until `total` facts were made.
+#[derive(Debug)]
+pub struct Corpus {
+    shape: Shape,
+    zipf: Zipf,
+    rng: StdRng,
+    total: usize,
+    made: usize,
+    sessions: usize,
+}
+
+impl Corpus {
+    /// A generator of `total` facts with `shape`.
+    pub fn new(shape: Shape, total: usize) -> Self {
+        Self {
+            zipf: Zipf::new(VOCAB),
+            rng: StdRng::seed_from_u64(shape.seed),
+            shape,
+            total,
+            made: 0,
+            sessions: 0,
+        }
+    }
+
+    /// A query of four words of rank >= 100 (the most frequent ranks act as stop words).
+    pub fn query(&mut self) -> String {
+        (0..4)
+            .map(|_| word(100 + self.zipf.sample(&mut self.rng) % (VOCAB - 100)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn fact(&mut self) -> (String, String) {
+        let len = self.rng.gen_range(24..34);
+        let words: Vec<String> = (0..len)
+            .map(|_| word(self.zipf.sample(&mut self.rng)))
+            .collect();
+        let person = format!("Person {}", word(self.rng.gen_range(0..PEOPLE)));
+        let topics = words.iter().take(2).cloned().collect::<Vec<_>>().join(" ");
+        // A unique serial keeps every fact distinct (no dedup merges).
+        let text = format!("{} {}", words.join(" "), word(VOCAB + self.made));
+        let turn = format!("{text} | {person} | {topics}");
+        (text, turn)
+    }
+}
+
+impl Iterator for Corpus {
+    type Item = Generated;
+
+    fn next(&mut self) -> Option<Generated> {
+        if self.made >= self.total {
+            return None;
+        }
+        let tenants = self.shape.tenants.max(1);
+        let tenant = self.sessions % tenants;
+        let round = i64::try_from(self.sessions / tenants).unwrap_or(i64::MAX);
+        // Sessions of one tenant are a day apart; a late one goes back 1..=30 days.
+        let late = round > 0 && self.rng.gen_bool(self.shape.late.clamp(0.0, 1.0));
+        let day = if late {
+            (round - self.rng.gen_range(1..=30)).max(0)
+        } else {
+            round
+        };
+        let start = T0 + day * DAY + self.rng.gen_range(0..DAY / 2);
+        let count = self.shape.per_session.max(1).min(self.total - self.made);
+        let mut facts = Vec::with_capacity(count);
+        let mut turns = Vec::with_capacity(count);
+        for i in 0..count {
+            let (text, turn) = self.fact();
+            facts.push(text);
+            let at = start + i64::try_from(i).unwrap_or(0) * 60_000_000;
+            turns.push(Turn {
+                time: Some(at),
+                ..Turn::new(Role::User, "Ann", turn)
+            });
+            self.made += 1;
+        }
+        let session = Session {
+            id: format!("s{}", self.sessions),
+            start,
+            turns,
+        };
+        self.sessions += 1;
+        Some(Generated {
+            tenant,
+            session,
+            facts,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape() -> Shape {
+        Shape {
+            tenants: 3,
+            per_session: 7,
+            late: 0.3,
+            seed: 5,
+        }
+    }
+
+    #[test]
+    fn corpus_makes_exactly_total_facts_round_robin() {
+        let sessions: Vec<Generated> = Corpus::new(shape(), 100).collect();
+        assert_eq!(sessions.iter().map(|g| g.facts.len()).sum::<usize>(), 100);
+        assert_eq!(sessions.len(), 15);
+        for (i, g) in sessions.iter().enumerate() {
+            assert_eq!(g.tenant, i % 3);
+            assert_eq!(g.session.turns.len(), g.facts.len());
+        }
+        let all: std::collections::HashSet<&String> =
+            sessions.iter().flat_map(|g| &g.facts).collect();
+        assert_eq!(all.len(), 100, "every fact text is distinct");
+    }
+
+    #[test]
+    fn facts_are_about_200_bytes() {
+        let facts: Vec<String> = Corpus::new(shape(), 500).flat_map(|g| g.facts).collect();
+        let mean = facts.iter().map(String::len).sum::<usize>() as f64 / facts.len() as f64;
+        assert!((150.0..260.0).contains(&mean), "mean fact length {mean}");
+    }
+
+    #[test]
+    fn some_sessions_are_late() {
+        let sessions: Vec<Generated> = Corpus::new(shape(), 3000).collect();
+        let mut newest = [i64::MIN; 3];
+        let mut late = 0;
+        for g in &sessions {
+            let slot = &mut newest[g.tenant];
+            if g.session.start < *slot {
+                late += 1;
+            }
+            *slot = (*slot).max(g.session.start);
+        }
+        assert!(
+            late > 10 && late < sessions.len() / 2,
+            "late sessions {late}"
+        );
+    }
+
+    #[test]
+    fn pre_extracted_returns_the_fact_person_and_topics() {
+        use memforest_engine::memory::extract::CellTurn;
+        let input = ExtractionInput {
+            session_id: "s".into(),
+            session_start: 0,
+            turns: vec![CellTurn {
+                turn_id: "s#turn_0".into(),
+                role: Role::User,
+                speaker: "Ann".into(),
+                text: "qa ba | Person qz | qa ba".into(),
+                time: 42,
+            }],
+        };
+        let out = PreExtracted.extract(&input).unwrap();
+        assert_eq!(out.items.len(), 1);
+        assert_eq!(out.items[0].fact_text, "qa ba");
+        assert_eq!(out.items[0].entities, vec!["Person qz".to_owned()]);
+        assert_eq!(out.items[0].topics.len(), 2);
+        assert_eq!(out.items[0].time_start, Some(42));
+    }
+}
