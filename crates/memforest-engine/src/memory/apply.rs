@@ -1,7 +1,10 @@
-//! One cell's extraction and commit: load the cell and its turns, call the extractor (and
-//! the embedder), then under the forest lock upsert the facts, route them, insert the cell
-//! into its session tree and clear the cell's pending mark, all in one batch. A cell whose
-//! pending mark is gone was already committed, so a replay changes nothing.
+//! Cell extraction and commit: [`prepare`] loads a cell and its turns and calls the
+//! extractor (and the embedder), off any lock; [`commit`] then, under the forest lock,
+//! upserts the facts of one or more prepared cells, routes them, inserts each cell into its
+//! session tree and clears the cells' pending marks, all in one batch (ingest commits a
+//! whole session's cells at once: one WAL write, and a tree page rewritten by many facts of
+//! the session is written once). A cell whose pending mark is gone was already committed, so
+//! a replay changes nothing.
 
 use std::collections::BTreeSet;
 
@@ -54,11 +57,31 @@ fn load(
     Ok((rec, turns))
 }
 
-/// Extracts and commits cell `cell` of `tenant`.
+/// A cell whose extraction is done, ready for [`commit`].
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    cell: u64,
+    rec: CellRecord,
+    turns: Vec<TurnRecord>,
+    extraction: Extraction,
+    embeddings: Option<Vec<Vec<f32>>>,
+}
+
+/// Extracts and commits cell `cell` of `tenant` on its own.
 ///
 /// # Errors
 /// [`MemoryError`]; a model failure leaves the pending mark for a retry.
 pub fn process(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<CellOutcome, MemoryError> {
+    let prepared = prepare(shared, tenant, cell)?;
+    commit(shared, tenant, std::slice::from_ref(&prepared))
+}
+
+/// Loads cell `cell` of `tenant` and runs the extractor (and the embedder) on it.
+///
+/// # Errors
+/// [`MemoryError::Model`] when the extractor fails (the cell stays pending); engine and
+/// record errors.
+pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared, MemoryError> {
     let (rec, turns) = load(shared, tenant, cell)?;
     let input = ExtractionInput {
         session_id: rec.session.clone(),
@@ -109,103 +132,44 @@ pub fn process(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<CellOutc
         }
         _ => None,
     };
-    commit(
-        shared,
-        tenant,
+    Ok(Prepared {
         cell,
-        &rec,
-        &turns,
-        &extraction,
-        embeddings.as_deref(),
-    )
+        rec,
+        turns,
+        extraction,
+        embeddings,
+    })
 }
 
-fn commit(
+/// Commits the facts and routing of `cells` (prepared by [`prepare`]) in one batch, in
+/// order; cells already committed (no pending mark) are skipped.
+///
+/// # Errors
+/// Engine, tree and record errors (nothing is committed; the tenant's cache is dropped).
+pub fn commit(
     shared: &Shared,
     tenant: &TenantId,
-    cell: u64,
-    rec: &CellRecord,
-    turns: &[TurnRecord],
-    extraction: &Extraction,
-    embeddings: Option<&[Vec<f32>]>,
+    cells: &[Prepared],
 ) -> Result<CellOutcome, MemoryError> {
     let mut forest = shared.forest.lock();
-    let pending = record::prefixed(PENDING_PREFIX, &cell.to_be_bytes());
-    if shared
-        .kv
-        .get(tenant, Table::RouterState, &pending)?
-        .is_none()
-    {
-        return Ok(CellOutcome::default());
-    }
     let mut st = Staged::new(&shared.kv, tenant.clone());
     let tf = forest.tenants.entry(tenant.clone()).or_default();
     let mut out = CellOutcome::default();
-    let result = (|| {
-        let mut router = Router {
-            st: &mut st,
-            forest: tf,
-            kv: &shared.kv,
-            opts: &shared.opts,
-            touched: BTreeSet::new(),
-        };
-        let text: Vec<String> = turns
-            .iter()
-            .map(|t| format!("{}: {}", t.speaker, t.text))
-            .collect();
-        router.insert(
-            TreeKind::Session,
-            &rec.session,
-            Payload::cell(cell),
-            rec.time,
-            &text.join("\n"),
-        )?;
-        for (i, item) in extraction.items.iter().enumerate() {
-            let turn_time = item
-                .source_turns
-                .first()
-                .and_then(|id| turns.iter().find(|t| &t.id == id))
-                .map(|t| (t.time, t.time));
-            let time = match (item.time_start, item.time_end) {
-                (Some(s), e) => (s, e.unwrap_or(s).max(s)),
-                _ => turn_time.unwrap_or(rec.time),
-            };
-            let occ = Occurrence {
-                session: rec.session.clone(),
-                cell,
-                turns: item.source_turns.clone(),
-                time,
-            };
-            let Some((id, fact_rec, what)) = fact::upsert(router.st, item, occ)? else {
-                continue;
-            };
-            match what {
-                Upsert::Added => {
-                    out.facts_added += 1;
-                    crate::recall::index::add_fact(router.st, id, &fact_rec)?;
-                }
-                Upsert::Merged => {
-                    out.facts_merged += 1;
-                    crate::recall::index::note_occurrence(router.st, &rec.session, id);
-                }
-                Upsert::Unchanged => continue,
-            }
-            router.route_fact(FactRef {
-                id,
-                rec: &fact_rec,
-                new: what == Upsert::Added,
-                session: &rec.session,
-                embedding: embeddings.and_then(|e| e.get(i)).map(Vec::as_slice),
-            })?;
-        }
-        out.trees = std::mem::take(&mut router.touched);
-        Ok::<(), MemoryError>(())
-    })();
+    let mut router = Router {
+        st: &mut st,
+        forest: tf,
+        kv: &shared.kv,
+        opts: &shared.opts,
+        touched: BTreeSet::new(),
+    };
+    let result = cells
+        .iter()
+        .try_for_each(|p| commit_cell(&mut router, p, &mut out));
+    out.trees = std::mem::take(&mut router.touched);
     if let Err(e) = result {
         forest.tenants.remove(tenant);
         return Err(e);
     }
-    st.delete(Table::RouterState, &pending);
     match st.commit(shared.opts.durability) {
         Ok(seqno) => out.seqno = seqno,
         Err(e) => {
@@ -217,4 +181,73 @@ fn commit(
         .counters
         .dirty_now(!out.trees.is_empty() || forest.dirty_total() > 0);
     Ok(out)
+}
+
+/// Stages one cell: its session-tree leaf, its facts and their routing, and the removal
+/// of its pending mark.
+fn commit_cell(
+    router: &mut Router<'_, '_>,
+    p: &Prepared,
+    out: &mut CellOutcome,
+) -> Result<(), MemoryError> {
+    let (cell, rec, turns) = (p.cell, &p.rec, &p.turns);
+    let pending = record::prefixed(PENDING_PREFIX, &cell.to_be_bytes());
+    if router.st.get(Table::RouterState, &pending)?.is_none() {
+        return Ok(());
+    }
+    let text: Vec<String> = turns
+        .iter()
+        .map(|t| format!("{}: {}", t.speaker, t.text))
+        .collect();
+    router.insert(
+        TreeKind::Session,
+        &rec.session,
+        Payload::cell(cell),
+        rec.time,
+        &text.join("\n"),
+    )?;
+    for (i, item) in p.extraction.items.iter().enumerate() {
+        let turn_time = item
+            .source_turns
+            .first()
+            .and_then(|id| turns.iter().find(|t| &t.id == id))
+            .map(|t| (t.time, t.time));
+        let time = match (item.time_start, item.time_end) {
+            (Some(s), e) => (s, e.unwrap_or(s).max(s)),
+            _ => turn_time.unwrap_or(rec.time),
+        };
+        let occ = Occurrence {
+            session: rec.session.clone(),
+            cell,
+            turns: item.source_turns.clone(),
+            time,
+        };
+        let Some((id, fact_rec, what)) = fact::upsert(router.st, item, occ)? else {
+            continue;
+        };
+        match what {
+            Upsert::Added => {
+                out.facts_added += 1;
+                crate::recall::index::add_fact(router.st, id, &fact_rec)?;
+            }
+            Upsert::Merged => {
+                out.facts_merged += 1;
+                crate::recall::index::note_occurrence(router.st, &rec.session, id);
+            }
+            Upsert::Unchanged => continue,
+        }
+        router.route_fact(FactRef {
+            id,
+            rec: &fact_rec,
+            new: what == Upsert::Added,
+            session: &rec.session,
+            embedding: p
+                .embeddings
+                .as_ref()
+                .and_then(|e| e.get(i))
+                .map(Vec::as_slice),
+        })?;
+    }
+    router.st.delete(Table::RouterState, &pending);
+    Ok(())
 }

@@ -8,21 +8,25 @@ use std::collections::HashMap;
 use memforest_tree::{MemTree, TreeConfig, TreeId, TreeKind};
 
 use crate::key::{Table, TenantId};
+use crate::memory::options::MemoryOptions;
 use crate::memory::record::{self, SceneState, TreeRecord, SCENE_PREFIX};
 use crate::memory::store::{Kv, Staged};
 use crate::memory::MemoryError;
 
-/// One tenant's cached trees and scene index.
+/// One tenant's cached trees and open scenes.
 #[derive(Debug, Default)]
 pub struct TenantForest {
     /// Loaded trees by id.
     pub trees: HashMap<u64, MemTree>,
-    /// Scene number -> state, loaded on first use.
+    /// Open scenes (not full, among the most recently joined) by number, loaded on first
+    /// use; `None` means "reload" (the lifecycle code resets it after a change).
     pub scenes: Option<HashMap<u64, SceneState>>,
     /// Ids of loaded trees that have dirty nodes (what the scheduler looks at).
     pub dirty: std::collections::HashSet<u64>,
-    /// Keyword -> scene numbers whose facts carry it (built with `scenes`).
+    /// Keyword -> open scene numbers whose profile holds it (rebuilt with `scenes`).
     pub scene_index: HashMap<String, Vec<u64>>,
+    /// The scene clock (see [`SceneState::tick`]).
+    scene_clock: u64,
 }
 
 /// Every tenant's cache.
@@ -109,7 +113,9 @@ impl TenantForest {
             .ok_or(MemoryError::Invariant("a tree just created is not cached"))
     }
 
-    /// The scene states, loaded from `RouterState` on first use.
+    /// The open scenes, loaded from `RouterState` on first use: the scenes holding fewer
+    /// than `scene_capacity` facts, at most `scene_open_limit` of them (the newest numbers
+    /// count as the most recently joined), with their keyword index.
     ///
     /// # Errors
     /// Engine read errors; corrupt scene records.
@@ -117,22 +123,66 @@ impl TenantForest {
         &mut self,
         kv: &Kv,
         tenant: &TenantId,
+        opts: &MemoryOptions,
     ) -> Result<&mut HashMap<u64, SceneState>, MemoryError> {
         if self.scenes.is_none() {
+            self.scene_index.clear();
             let mut map = HashMap::new();
             for (k, v) in kv.scan_prefix(tenant, Table::RouterState, &[SCENE_PREFIX])? {
                 let n = record::be_u64(k.get(1..).unwrap_or_default())
                     .ok_or(MemoryError::Invariant("short scene key"))?;
-                let state: SceneState = record::decode(&v, "scene state")?;
+                let mut state: SceneState = record::decode(&v, "scene state")?;
+                if state.facts as usize >= opts.scene_capacity {
+                    continue;
+                }
                 for (k, _) in &state.counts {
                     self.scene_index.entry(k.clone()).or_default().push(n);
                 }
+                state.tick = n;
+                self.scene_clock = self.scene_clock.max(n);
                 map.insert(n, state);
             }
             self.scenes = Some(map);
+            self.limit_open_scenes(opts.scene_open_limit);
         }
         self.scenes
             .as_mut()
             .ok_or(MemoryError::Invariant("scene map not loaded"))
+    }
+
+    /// Advances the scene clock.
+    pub fn next_scene_tick(&mut self) -> u64 {
+        self.scene_clock += 1;
+        self.scene_clock
+    }
+
+    /// Drops scene `n` from the open set and the keyword index (its stored state and tree
+    /// stay; it just takes no more facts).
+    pub fn close_scene(&mut self, n: u64) {
+        let Some(state) = self.scenes.as_mut().and_then(|s| s.remove(&n)) else {
+            return;
+        };
+        for (k, _) in &state.counts {
+            if let Some(list) = self.scene_index.get_mut(k) {
+                list.retain(|x| *x != n);
+                if list.is_empty() {
+                    self.scene_index.remove(k);
+                }
+            }
+        }
+    }
+
+    /// Closes the least recently joined open scenes until at most `limit` are open.
+    pub fn limit_open_scenes(&mut self, limit: usize) {
+        loop {
+            let oldest = match &self.scenes {
+                Some(s) if s.len() > limit => s.iter().min_by_key(|(_, st)| st.tick).map(|e| *e.0),
+                _ => None,
+            };
+            match oldest {
+                Some(n) => self.close_scene(n),
+                None => return,
+            }
+        }
     }
 }

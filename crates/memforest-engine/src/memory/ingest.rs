@@ -1,6 +1,7 @@
 //! `Db::ingest_session`: commit the raw turns (and the cells they form, each marked
 //! pending) in one batch, then extract the cells in parallel on the extraction pool and
-//! commit each one's facts and routing atomically. Summaries are left to the scheduler.
+//! commit all their facts and routing atomically in a second batch. Summaries are left to
+//! the scheduler.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,7 +42,8 @@ impl Db {
     /// Ingests `session` for `tenant`: turns beyond those already stored for this session
     /// id are committed to the WAL first (durable and readable before any extraction), cut
     /// into MemCells, extracted on the bounded extraction pool, and committed as canonical
-    /// facts with their tree inserts and dirty marks in one batch per cell. Re-ingesting a
+    /// facts with their tree inserts and dirty marks in one batch for the whole session
+    /// (cells whose extraction failed stay pending and are committed by their retry). Re-ingesting a
     /// session with no new turns is a no-op. Summaries are regenerated in the background;
     /// this waits for them only while the dirty backlog exceeds
     /// `MemoryOptions::backlog_limit` (recorded in `memory_stats`).
@@ -57,29 +59,20 @@ impl Db {
         let shared = self.memory_shared()?;
         let (mut receipt, cells) = stage_turns(&shared, tenant, session)?;
         let (tx, rx) = unbounded();
-        for &cell in &cells {
+        for (i, &cell) in cells.iter().enumerate() {
             let (s, t, tx) = (Arc::clone(&shared), tenant.clone(), tx.clone());
             let job = move || {
-                let _ = tx.send((cell, apply::process(&s, &t, cell)));
+                let _ = tx.send((i, cell, apply::prepare(&s, &t, cell)));
             };
             if !shared.extract_pool.submit(job) {
                 return Err(MemoryError::Stopped);
             }
         }
         drop(tx);
-        let mut trees = std::collections::BTreeSet::new();
-        for (cell, result) in rx {
+        let mut ready = Vec::with_capacity(cells.len());
+        for (i, cell, result) in rx {
             match result {
-                Ok(CellOutcome {
-                    facts_added,
-                    facts_merged,
-                    trees: t,
-                    ..
-                }) => {
-                    receipt.facts_added += facts_added;
-                    receipt.facts_merged += facts_merged;
-                    trees.extend(t);
-                }
+                Ok(p) => ready.push((i, p)),
                 Err(MemoryError::Model(_)) => {
                     receipt.cells_pending += 1;
                     shared.retry_cell(tenant, cell);
@@ -87,6 +80,16 @@ impl Db {
                 Err(e) => return Err(e),
             }
         }
+        ready.sort_unstable_by_key(|r| r.0);
+        let ready: Vec<_> = ready.into_iter().map(|r| r.1).collect();
+        let CellOutcome {
+            facts_added,
+            facts_merged,
+            trees,
+            ..
+        } = apply::commit(&shared, tenant, &ready)?;
+        receipt.facts_added = facts_added;
+        receipt.facts_merged = facts_merged;
         receipt.trees_touched = trees.len() as u64;
         shared.wake();
         shared.wait_backlog();

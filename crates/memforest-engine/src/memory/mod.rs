@@ -23,6 +23,7 @@ pub mod session;
 pub mod stats;
 pub mod store;
 pub mod summarize;
+pub mod synth;
 pub mod text;
 pub mod time;
 

@@ -32,6 +32,10 @@ pub struct MemoryOptions {
     pub scene_threshold: f32,
     /// Facts per scene before a new one is started (paper: 60).
     pub scene_capacity: usize,
+    /// Scenes open for new facts per tenant; the least recently joined one is closed
+    /// beyond it (MemoryOS's mid-term memory holds at most 200 segments). Bounds routing
+    /// cost and memory whatever the number of facts.
+    pub scene_open_limit: usize,
     /// Facts an entity needs before its tree is created (paper: 3).
     pub entity_min_facts: usize,
     /// Distinct sessions an entity needs before its tree is created (paper: 2).
@@ -62,6 +66,7 @@ impl Default for MemoryOptions {
             trees: TreeConfig::default(),
             scene_threshold: 0.6,
             scene_capacity: 60,
+            scene_open_limit: 200,
             entity_min_facts: 3,
             entity_min_sessions: 2,
             backlog_limit: 1_000_000,
@@ -84,7 +89,11 @@ impl MemoryOptions {
                 "memory pools must have a worker",
             ));
         }
-        if self.cells.max_turns == 0 || self.cells.max_chars == 0 || self.scene_capacity == 0 {
+        if self.cells.max_turns == 0
+            || self.cells.max_chars == 0
+            || self.scene_capacity == 0
+            || self.scene_open_limit == 0
+        {
             return Err(crate::Error::InvalidArgument("memory limits must be > 0"));
         }
         Ok(())

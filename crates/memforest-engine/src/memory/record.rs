@@ -152,6 +152,10 @@ pub struct SceneState {
     pub facts: u32,
     /// Mean embedding of its facts (when an embedder is configured).
     pub centroid: Option<Vec<f32>>,
+    /// In memory only (not stored): when a fact last joined, in the tenant's scene clock;
+    /// the least recent open scene is closed first when too many are open.
+    #[serde(skip)]
+    pub tick: u64,
 }
 
 /// Encodes a record.

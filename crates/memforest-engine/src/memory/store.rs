@@ -66,13 +66,15 @@ impl Kv {
     }
 }
 
-/// A write batch for one tenant plus an overlay of its staged values, so reads inside a
-/// unit of work see its own writes.
+/// The staged writes of one unit of work for one tenant: the latest value (or deletion) of
+/// every key it wrote, read back by its own reads and committed as one `WriteBatch`. Only
+/// the last write of a key is committed (a tree page rewritten by many inserts of one
+/// session is written once), which is the same final state as applying every write in
+/// order.
 #[derive(Debug)]
 pub struct Staged<'a> {
     kv: &'a Kv,
     tenant: TenantId,
-    batch: WriteBatch,
     overlay: HashMap<(Table, Vec<u8>), Option<Vec<u8>>>,
 }
 
@@ -83,7 +85,6 @@ impl<'a> Staged<'a> {
         Self {
             kv,
             tenant,
-            batch: WriteBatch::new(),
             overlay: HashMap::new(),
         }
     }
@@ -107,20 +108,18 @@ impl<'a> Staged<'a> {
 
     /// Stages a put.
     pub fn put(&mut self, table: Table, key: &[u8], value: Vec<u8>) {
-        self.batch.put(&self.tenant, table, key, &value);
         self.overlay.insert((table, key.to_vec()), Some(value));
     }
 
     /// Stages a delete.
     pub fn delete(&mut self, table: Table, key: &[u8]) {
-        self.batch.delete(&self.tenant, table, key);
         self.overlay.insert((table, key.to_vec()), None);
     }
 
     /// True when nothing is staged.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.batch.is_empty()
+        self.overlay.is_empty()
     }
 
     /// Commits everything staged as one batch; returns its last seqno (0 when empty).
@@ -128,10 +127,19 @@ impl<'a> Staged<'a> {
     /// # Errors
     /// Engine write errors (nothing is applied).
     pub fn commit(self, durability: Durability) -> crate::Result<u64> {
-        if self.batch.is_empty() {
+        if self.overlay.is_empty() {
             return Ok(0);
         }
-        self.kv.write(&self.batch, durability)
+        let mut writes: Vec<_> = self.overlay.into_iter().collect();
+        writes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut batch = WriteBatch::new();
+        for ((table, key), value) in writes {
+            match value {
+                Some(v) => batch.put(&self.tenant, table, &key, &v),
+                None => batch.delete(&self.tenant, table, &key),
+            }
+        }
+        self.kv.write(&batch, durability)
     }
 }
 

@@ -1,7 +1,24 @@
-//! Scene trees: online clusters of facts by topic. A fact joins the best-scoring scene when
-//! the score (Jaccard of keywords, plus cosine of embeddings when an embedder is configured:
-//! MemoryOS's score) reaches the threshold and the scene is not full; otherwise it starts a
-//! new scene.
+//! Scene trees: online clusters of facts by topic (MemoryOS's mid-term "segments").
+//!
+//! A new fact is scored against each *open* scene (not full, among the
+//! `MemoryOptions::scene_open_limit` most recently joined) with MemoryOS's score, keyword
+//! overlap plus cosine of embeddings (when an embedder is configured), and joins the best
+//! scene whose score reaches `scene_threshold` (0.6); otherwise it starts a new scene.
+//!
+//! The keyword overlap is the *containment* of the fact's topics in the scene's keyword
+//! profile (every keyword of its facts so far): `|topics ∩ profile| / |topics|`. MemoryOS
+//! uses Jaccard between two pages' keyword sets; Jaccard of a fact's <= 3 topics against
+//! one other fact (or a scene's top 3) almost never reaches 0.6 for related facts (a shared
+//! word out of 3 + 3 gives 0.2), so the earlier version made about one scene per fact.
+//! Against the accumulated profile, a fact joins when most of its topics are already
+//! discussed in the scene, and the scene's capacity (60 facts, paper) bounds the drift.
+//!
+//! Cost: the keyword -> open scenes index gives every candidate's overlap in one pass over
+//! the fact's topics (no per-scene keyword work), and only open scenes are held or scored,
+//! so routing one fact costs O(topics x open scenes sharing them) whatever the number of
+//! facts; with embeddings every open scene's centroid is compared (at most the open limit).
+
+use std::collections::HashMap;
 
 use memforest_tree::{Payload, TreeKind};
 
@@ -9,29 +26,7 @@ use crate::key::Table;
 use crate::memory::embed::cosine;
 use crate::memory::record::{self, SceneState, NEXT_SCENE_KEY, SCENE_PREFIX};
 use crate::memory::route::{FactRef, Router};
-use crate::memory::text::jaccard;
 use crate::memory::MemoryError;
-
-/// The scene's `n` most frequent keywords (ties by first appearance).
-fn top_keywords(state: &SceneState, n: usize) -> Vec<String> {
-    let mut counts: Vec<(usize, &(String, u32))> = state.counts.iter().enumerate().collect();
-    counts.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(&b.0)));
-    counts
-        .into_iter()
-        .take(n)
-        .map(|(_, (k, _))| k.clone())
-        .collect()
-}
-
-/// MemoryOS's match score of a fact against a scene.
-fn score(state: &SceneState, topics: &[String], embedding: Option<&[f32]>) -> f32 {
-    let keywords = top_keywords(state, topics.len().max(3));
-    let cos = match (embedding, &state.centroid) {
-        (Some(e), Some(c)) => cosine(e, c),
-        _ => 0.0,
-    };
-    jaccard(topics, &keywords) + cos
-}
 
 impl Router<'_, '_> {
     /// Puts a new fact into a scene.
@@ -40,58 +35,14 @@ impl Router<'_, '_> {
         if topics.is_empty() && fact.embedding.is_none() {
             return Ok(());
         }
-        let (threshold, capacity) = (self.opts.scene_threshold, self.opts.scene_capacity);
+        let number = match self.best_scene(fact)? {
+            Some(n) => n,
+            None => self.new_scene(topics)?,
+        };
+        let capacity = self.opts.scene_capacity;
         let tenant = self.st.tenant().clone();
-        let scenes = self.forest.scenes(self.kv, &tenant)?;
-        // Without embeddings only scenes sharing a keyword can reach a positive threshold.
-        let candidates: Vec<u64> = if fact.embedding.is_some() {
-            scenes.keys().copied().collect()
-        } else {
-            let mut c: Vec<u64> = topics
-                .iter()
-                .filter_map(|t| self.forest.scene_index.get(t))
-                .flatten()
-                .copied()
-                .collect();
-            c.sort_unstable();
-            c.dedup();
-            c
-        };
-        let scenes = self.forest.scenes(self.kv, &tenant)?;
-        let best = candidates
-            .iter()
-            .filter_map(|n| scenes.get(n).map(|s| (*n, s)))
-            .filter(|(_, s)| (s.facts as usize) < capacity)
-            .map(|(n, s)| (n, score(s, topics, fact.embedding)))
-            .filter(|(_, sc)| *sc >= threshold)
-            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
-        let number = match best {
-            Some((n, _)) => n,
-            None => {
-                let next = match self.st.get(Table::RouterState, NEXT_SCENE_KEY)? {
-                    Some(b) => {
-                        record::be_u64(&b).ok_or(MemoryError::Invariant("short scene counter"))?
-                    }
-                    None => 0,
-                };
-                self.st.put(
-                    Table::RouterState,
-                    NEXT_SCENE_KEY,
-                    (next + 1).to_be_bytes().to_vec(),
-                );
-                let label = format!("scene-{next}: {}", topics.join(", "));
-                let scenes = self.forest.scenes(self.kv, &tenant)?;
-                scenes.insert(
-                    next,
-                    SceneState {
-                        label,
-                        ..SceneState::default()
-                    },
-                );
-                next
-            }
-        };
-        let scenes = self.forest.scenes(self.kv, &tenant)?;
+        let tick = self.forest.next_scene_tick();
+        let scenes = self.forest.scenes(self.kv, &tenant, self.opts)?;
         let state = scenes
             .get_mut(&number)
             .ok_or(MemoryError::Invariant("chosen scene missing"))?;
@@ -115,16 +66,23 @@ impl Router<'_, '_> {
             }
         }
         state.facts += 1;
+        state.tick = tick;
+        let full = state.facts as usize >= capacity;
         let label = state.label.clone();
         let bytes = record::encode(&*state)?;
-        for t in fresh {
-            self.forest.scene_index.entry(t).or_default().push(number);
-        }
         self.st.put(
             Table::RouterState,
             &record::prefixed(SCENE_PREFIX, &number.to_be_bytes()),
             bytes,
         );
+        for t in fresh {
+            self.forest.scene_index.entry(t).or_default().push(number);
+        }
+        if full {
+            self.forest.close_scene(number);
+        } else {
+            self.forest.limit_open_scenes(self.opts.scene_open_limit);
+        }
         self.insert(
             TreeKind::Scene,
             &label,
@@ -132,5 +90,64 @@ impl Router<'_, '_> {
             fact.rec.time,
             &fact.rec.text,
         )
+    }
+
+    /// The open scene with the best score at or above the threshold (ties: the older one).
+    fn best_scene(&mut self, fact: FactRef<'_>) -> Result<Option<u64>, MemoryError> {
+        let topics = &fact.rec.topics;
+        let tenant = self.st.tenant().clone();
+        let scenes = self.forest.scenes(self.kv, &tenant, self.opts)?;
+        let mut overlap: HashMap<u64, usize> = HashMap::new();
+        if fact.embedding.is_some() {
+            overlap.extend(scenes.keys().map(|n| (*n, 0)));
+        }
+        for t in topics {
+            for n in self.forest.scene_index.get(t).into_iter().flatten() {
+                *overlap.entry(*n).or_default() += 1;
+            }
+        }
+        let scenes = self.forest.scenes(self.kv, &tenant, self.opts)?;
+        let threshold = self.opts.scene_threshold;
+        Ok(overlap
+            .into_iter()
+            .filter_map(|(n, hits)| {
+                let state = scenes.get(&n)?;
+                let containment = if topics.is_empty() {
+                    0.0
+                } else {
+                    hits as f32 / topics.len() as f32
+                };
+                let cos = match (fact.embedding, &state.centroid) {
+                    (Some(e), Some(c)) => cosine(e, c),
+                    _ => 0.0,
+                };
+                Some((n, containment + cos))
+            })
+            .filter(|(_, score)| *score >= threshold)
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+            .map(|(n, _)| n))
+    }
+
+    /// Allocates the next scene number and opens an empty scene labelled with `topics`.
+    fn new_scene(&mut self, topics: &[String]) -> Result<u64, MemoryError> {
+        let next = match self.st.get(Table::RouterState, NEXT_SCENE_KEY)? {
+            Some(b) => record::be_u64(&b).ok_or(MemoryError::Invariant("short scene counter"))?,
+            None => 0,
+        };
+        self.st.put(
+            Table::RouterState,
+            NEXT_SCENE_KEY,
+            (next + 1).to_be_bytes().to_vec(),
+        );
+        let tenant = self.st.tenant().clone();
+        let scenes = self.forest.scenes(self.kv, &tenant, self.opts)?;
+        scenes.insert(
+            next,
+            SceneState {
+                label: format!("scene-{next}: {}", topics.join(", ")),
+                ..SceneState::default()
+            },
+        );
+        Ok(next)
     }
 }

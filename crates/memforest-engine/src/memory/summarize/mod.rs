@@ -2,8 +2,10 @@
 //! summaries into the node's summary (paper, "Refresh").
 
 mod extractive;
+mod header_only;
 
 pub use extractive::ExtractiveSummarizer;
+pub use header_only::HeaderOnlySummarizer;
 
 use std::fmt::Debug;
 

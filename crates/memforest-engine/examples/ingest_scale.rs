@@ -1,0 +1,117 @@
+//! Write-path throughput at scale (issue 6): ingests `N` synthetic facts
+//! ([`memforest_engine::memory::synth`]) over `T` tenants through `Db::ingest_session`,
+//! printing facts/s per window of 10^4 facts (so a cost that grows with N shows as a
+//! falling rate), then the peak RSS (`VmHWM`), on-disk bytes per fact and the time of the
+//! final `flush_summaries()`.
+//!
+//! `cargo run --release -p memforest-engine --example ingest_scale -- [facts] [tenants]
+//! [none|extractive]` (defaults: 100000 1 none). Sessions go to the tenants round-robin,
+//! 100 facts per session.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    reason = "bench binary: a failure aborts the run"
+)]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use memforest_engine::memory::summarize::{ExtractiveSummarizer, HeaderOnlySummarizer, Summarizer};
+use memforest_engine::memory::synth::{SynthConfig, SynthCorpus, SynthExtractor};
+use memforest_engine::{Db, Options, TenantId};
+
+const WINDOW: usize = 10_000;
+
+/// Peak resident set size in bytes (`VmHWM` of `/proc/self/status`), 0 when unknown.
+fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn dir_bytes(path: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let facts: usize = args.first().map_or(100_000, |a| a.parse().unwrap());
+    let tenants: usize = args.get(1).map_or(1, |a| a.parse().unwrap());
+    let summarizer: Arc<dyn Summarizer> = match args.get(2).map_or("none", String::as_str) {
+        "extractive" => Arc::new(ExtractiveSummarizer::default()),
+        _ => Arc::new(HeaderOnlySummarizer),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Options::default();
+    options.memory.extractor = Arc::new(SynthExtractor);
+    options.memory.summarizer = summarizer;
+    let db = Db::open(dir.path(), options).unwrap();
+    let ids: Vec<TenantId> = (0..tenants)
+        .map(|t| TenantId::new(format!("t{t}")).unwrap())
+        .collect();
+    let mut corpora: Vec<SynthCorpus> = (0..tenants)
+        .map(|t| SynthCorpus::new(SynthConfig::default(), t as u64))
+        .collect();
+    println!("ingest_scale: {facts} facts, {tenants} tenant(s)");
+    let start = Instant::now();
+    let mut window = Instant::now();
+    let (mut made, mut next_report, mut added) = (0usize, WINDOW, 0u64);
+    let mut t = 0;
+    while made < facts {
+        let (tenant, corpus) = (&ids[t], &mut corpora[t]);
+        t = (t + 1) % tenants;
+        let session = corpus.session(facts - made);
+        made += session.turns.len();
+        added += db.ingest_session(tenant, &session).unwrap().facts_added;
+        if made >= next_report {
+            let secs = window.elapsed().as_secs_f64();
+            println!(
+                "facts {made:>9}  window {:>8.0} facts/s  total {:>8.1} s  rss {:>6} MiB",
+                WINDOW as f64 / secs,
+                start.elapsed().as_secs_f64(),
+                peak_rss() >> 20
+            );
+            window = Instant::now();
+            next_report += WINDOW;
+        }
+    }
+    let ingest = start.elapsed().as_secs_f64();
+    let flush_start = Instant::now();
+    db.flush_summaries().unwrap();
+    let flush = flush_start.elapsed().as_secs_f64();
+    db.flush().unwrap();
+    let bytes = dir_bytes(dir.path());
+    let stats = db.stats();
+    println!(
+        "engine: {:.0} user bytes written per fact, write amplification {:.2}, {} flushes, \
+         {} compactions",
+        stats.user_bytes as f64 / added.max(1) as f64,
+        stats.write_amplification,
+        stats.flush_count,
+        stats.compaction_count
+    );
+    println!(
+        "done: {added} facts added in {ingest:.1} s ({:.0} facts/s); flush_summaries {flush:.1} s; \
+         peak RSS {} MiB; {:.0} bytes on disk per fact",
+        added as f64 / ingest,
+        peak_rss() >> 20,
+        bytes as f64 / added.max(1) as f64
+    );
+    db.close().unwrap();
+}
