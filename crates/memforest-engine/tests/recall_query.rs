@@ -222,3 +222,42 @@ fn time_range_and_snapshot_queries_match_a_model() {
         assert_eq!(got, want, "snapshot {}", snap.seqno());
     }
 }
+
+#[test]
+fn cached_postings_never_hide_a_new_fact_or_serve_a_forgotten_one() {
+    use memforest_engine::lifecycle::Forget;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(true, None)).unwrap();
+    let t = TenantId::new("t").unwrap();
+    let oboe = |db: &Db| {
+        let mut v: Vec<String> = db
+            .query(&t, &Query::new("oboe"))
+            .unwrap()
+            .facts
+            .into_iter()
+            .map(|f| f.text)
+            .collect();
+        v.sort();
+        v
+    };
+    db.ingest_session(&t, &session("a", 0, &["Tom plays the oboe"]))
+        .unwrap();
+    assert_eq!(oboe(&db), ["Tom plays the oboe"]);
+    let before = db.snapshot();
+    db.ingest_session(&t, &session("b", 1, &["Ada tunes an oboe"]))
+        .unwrap();
+    assert_eq!(oboe(&db), ["Ada tunes an oboe", "Tom plays the oboe"]);
+    let old = Query {
+        snapshot: Some(before.seqno()),
+        ..Query::new("oboe")
+    };
+    assert_eq!(
+        db.query(&t, &old).unwrap().facts.len(),
+        1,
+        "snapshots bypass it"
+    );
+    db.forget(&t, &Forget::Session("a".into())).unwrap();
+    assert_eq!(oboe(&db), ["Ada tunes an oboe"]);
+    db.forget(&t, &Forget::Tenant).unwrap();
+    assert!(oboe(&db).is_empty());
+}

@@ -68,6 +68,7 @@ impl Db {
         let mut forest = shared.forest.lock();
         if *what == Forget::Tenant {
             forest.tenants.remove(tenant);
+            crate::recall::postings::bump_all();
             report.seqno = self.drop_tenant(tenant, shared.opts.durability)?;
             drop(forest);
             self.recall_state().forget_tenant(tenant);

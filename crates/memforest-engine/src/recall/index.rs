@@ -190,6 +190,7 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
     let counts = term_counts(&rec.text);
     let len: u32 = counts.iter().map(|c| c.1).sum();
     for (term, tf) in &counts {
+        crate::recall::postings::bump(st.tenant(), term);
         let key = with_id(term_prefix(term), id);
         if add {
             let mut v = Vec::with_capacity(8);

@@ -3,7 +3,8 @@
 //! the heat-managed page cache, and `Db::profile`.
 //!
 //! - [`bm25`]: the one BM25 scorer (and the in-memory [`Bm25Index`] baseline).
-//! - [`index`]: the persistent per-tenant postings (table `Postings`).
+//! - [`index`]: the persistent per-tenant postings (table `Postings`); [`postings`]: the
+//!   in-memory cache of decoded posting lists.
 //! - [`search`]: the query pipeline; [`browse`]: beam search in one tree.
 //! - [`heat`], [`cache`]: MemoryOS heat and the page cache it governs.
 //! - [`update`]: knowledge updates; [`context`]: rendering; [`profile`].
@@ -15,6 +16,7 @@ pub mod context;
 pub mod heat;
 pub mod index;
 pub mod page;
+pub mod postings;
 pub mod profile;
 pub mod query;
 pub mod reader;
@@ -25,19 +27,23 @@ pub use bm25::Bm25Index;
 pub use profile::{EntityProfile, Profile};
 pub use query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 
-/// The read path's in-memory state of one open `Db`: tree heat and the page cache.
+/// The read path's in-memory state of one open `Db`: tree heat, the page cache and the
+/// postings cache.
 #[derive(Debug, Default)]
 pub struct RecallState {
     /// Visit counts per tree.
     pub heat: heat::HeatMap,
     /// Decoded node pages.
     pub cache: cache::PageCache,
+    /// Decoded posting lists.
+    pub postings: postings::PostingsCache,
 }
 
 impl RecallState {
     /// Drops everything cached about `tenant`'s trees (after a forget).
     pub fn forget_tenant(&self, tenant: &crate::key::TenantId) {
         self.cache.forget_tenant(tenant);
+        self.postings.forget_tenant(tenant);
     }
 }
 

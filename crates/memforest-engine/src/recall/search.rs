@@ -24,7 +24,7 @@ use crate::recall::browse::{browse, Scorer, Target};
 use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
-use crate::recall::{index, update};
+use crate::recall::{index, postings, update};
 
 fn range(t: (i64, i64)) -> TimeRange {
     TimeRange {
@@ -62,10 +62,6 @@ impl Db {
     /// configured or it fails; [`MemoryError::Stopped`] while closing.
     pub fn query(&self, tenant: &TenantId, query: &Query) -> Result<QueryResult, MemoryError> {
         let shared = self.memory_runtime().ok_or(MemoryError::Stopped)?.shared();
-        if query.snapshot.is_none() {
-            let _guard = shared.forest.lock();
-            index::ensure(&shared.kv, tenant)?;
-        }
         let embedding = match query.mode {
             Mode::Lexical => None,
             Mode::Embedding | Mode::Hybrid => {
@@ -81,7 +77,24 @@ impl Db {
             }
         };
         let state = self.recall_state();
-        let r = Reader::new(self.core(), tenant, query.snapshot, &state.cache);
+        let query_terms = query_terms(&query.text);
+        // The latest state: the seqno and the postings generations are read together
+        // under the forest lock (no ingest commits meanwhile; see `recall::postings`).
+        let (r, generations) = if query.snapshot.is_none() {
+            let _guard = shared.forest.lock();
+            index::ensure(&shared.kv, tenant)?;
+            let generations: Vec<Option<u64>> = query_terms
+                .iter()
+                .map(|t| Some(postings::generation(tenant, t)))
+                .collect();
+            (
+                Reader::new(self.core(), tenant, None, &state.cache),
+                generations,
+            )
+        } else {
+            let r = Reader::new(self.core(), tenant, query.snapshot, &state.cache);
+            (r, vec![None; query_terms.len()])
+        };
         let mut result = QueryResult {
             reference_time: query.reference_time,
             ..QueryResult::default()
@@ -94,16 +107,16 @@ impl Db {
         let bm = Bm25::new(st.docs, st.total_len);
         let mut terms = Vec::new();
         let mut scores: HashMap<u64, f32> = HashMap::new();
-        for t in query_terms(&query.text) {
-            let list = index::postings(&r, &t)?;
+        for (t, generation) in query_terms.iter().zip(generations) {
+            let list = state.postings.fetch(&r, t, generation)?;
             if list.is_empty() {
                 continue;
             }
             let idf = bm.idf(list.len() as u64);
-            for p in list {
+            for p in list.iter() {
                 *scores.entry(p.fact).or_default() += bm.term_score(idf, p.tf, p.len);
             }
-            terms.push((term_hash(&t), idf));
+            terms.push((term_hash(t), idf));
         }
         let want = query.k.saturating_add(query.beam);
         let mut facts: HashMap<u64, (f32, FactRecord)> = HashMap::new();
