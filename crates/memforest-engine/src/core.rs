@@ -119,6 +119,12 @@ impl Core {
         }
     }
 
+    /// Locks the manifest: no flush or compaction commits while the guard lives, so its
+    /// state and [`Core::state`]'s version agree (`Db::verify`).
+    pub(crate) fn lock_manifest(&self) -> parking_lot::MutexGuard<'_, Manifest> {
+        self.manifest.lock()
+    }
+
     /// The current read state.
     pub fn state(&self) -> Arc<LsmState> {
         Arc::clone(&self.state.read())

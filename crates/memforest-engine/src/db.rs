@@ -49,8 +49,10 @@ pub struct Db {
 impl Db {
     /// Opens (or creates) the database in `dir`: takes the lock file, reads `CURRENT` ->
     /// manifest -> segment files, replays the WAL under `options.recovery_mode`, removes
-    /// orphaned segment, manifest and temporary files, writes a fresh manifest snapshot,
-    /// and starts the background threads.
+    /// orphaned segment, manifest and temporary files, and starts the background threads.
+    /// Opening an existing database writes nothing (the manifest is resumed, a torn last
+    /// manifest record is cut off by the next manifest append, the WAL appends to its last
+    /// segment), so it works on a full disk; removing orphans only frees space.
     ///
     /// # Errors
     /// [`Error::Locked`] when another handle has the directory open; [`Error::Corrupt`]
@@ -65,7 +67,12 @@ impl Db {
         fs.create_dir_all(&dir)
             .map_err(Error::io("create dir", &dir))?;
         let lock = DirLock::acquire(&dir)?;
-        let (old_manifest, mut mstate) = manifest::load(fs, &dir)?.unwrap_or_default();
+        let loaded = Manifest::load(&storage, &dir)?;
+        let current = loaded.as_ref().map_or(0, Manifest::id);
+        let mut mstate = loaded
+            .as_ref()
+            .map(|m| m.state().clone())
+            .unwrap_or_default();
         let mut segments = Vec::with_capacity(mstate.segments.len());
         for (level, info) in &mstate.segments {
             let level = usize::from(*level);
@@ -80,7 +87,7 @@ impl Db {
             ));
         }
         let version = Version::from_segments(options.num_levels, segments);
-        let max_id = remove_orphans(fs, &dir, &mstate, old_manifest)?;
+        let max_id = remove_orphans(fs, &dir, &mstate, current)?;
         let wal_options = WalOptions {
             segment_size: options.wal_segment_size,
             recovery_mode: options.recovery_mode,
@@ -104,15 +111,18 @@ impl Db {
         }
         let mem = Arc::new(mem);
         let tombstones = load_tombstones(&dir, &version, &mem)?;
-        let mut next_file_id = mstate.next_file_id.max(max_id + 1).max(old_manifest + 1);
-        let manifest_id = next_file_id;
-        next_file_id += 1;
-        mstate.next_file_id = next_file_id;
-        let manifest = Manifest::create(&storage, &dir, manifest_id, mstate)?;
-        if old_manifest != 0 {
-            let old = dir.join(manifest::file_name(old_manifest));
-            fs.remove_file(&old).map_err(Error::io("remove", &old))?;
-        }
+        let mut next_file_id = mstate.next_file_id.max(max_id + 1).max(current + 1);
+        // An existing manifest is resumed as it is (recovery writes nothing, so it works
+        // on a full disk); only a new database writes its first manifest here.
+        let manifest = match loaded {
+            Some(m) => m,
+            None => {
+                let id = next_file_id;
+                next_file_id += 1;
+                mstate.next_file_id = next_file_id;
+                Manifest::create(&storage, &dir, id, mstate)?
+            }
+        };
         let state = LsmState {
             active: mem,
             imm: Vec::new(),

@@ -42,6 +42,7 @@ pub mod recall;
 mod scan;
 pub mod snapshot;
 mod stats;
+mod verify;
 pub mod version;
 
 pub use batch::WriteBatch;
@@ -54,3 +55,4 @@ pub use options::Options;
 pub use scan::Scan;
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, StallReason, Stats};
+pub use verify::VerifyReport;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use memforest_codec::checksum::{crc32, mask, unmask};
 use memforest_codec::serde_codec;
 use memforest_io::{Storage, WritableFile};
-use memforest_wal::{DamageReason, LogReader, LogWriter, RecordKind};
+use memforest_wal::{Damage, LogReader, LogWriter, RecordKind};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -178,31 +178,53 @@ pub fn decode_record(payload: &[u8]) -> Result<Vec<Edit>, (usize, &'static str)>
     }
 }
 
+/// What replaying a manifest found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Replayed {
+    /// The state after every whole record.
+    pub state: ManifestState,
+    /// Byte offset just past the last whole record: where the next record goes.
+    pub valid_len: u64,
+    /// A damaged last record that was dropped as a torn append: its byte offset and what
+    /// is wrong there. `None` when the file ends cleanly (possibly in zeros).
+    pub torn_tail: Option<(u64, String)>,
+}
+
 /// Replays manifest bytes `data` of manifest `id` into a state.
 ///
-/// Damage that is only a file ending early (a record cut short by a crash during its
-/// append, which was never acted on) ends the replay; any other damage (a checksum
-/// mismatch, an undecodable or inconsistent edit) is an error.
+/// Every manifest record is fdatasynced before the engine acts on it, so at most the last
+/// record can be damaged by a crash (power loss during its append, before its sync
+/// completed: cut short, zeroed sectors, sectors written out of order). Damage with no
+/// valid record after it is therefore a torn tail: the replay stops before it and reports
+/// it in [`Replayed::torn_tail`] (the WAL's `TolerateCorruptedTail`). Damage followed by a
+/// valid record, and a whole record whose edits do not decode or do not fit the state, are
+/// errors. A bit flip inside the last committed record is indistinguishable from a torn
+/// append and is dropped the same way (as RocksDB's manifest recovery would fail instead;
+/// see `docs/reliability.md`).
 ///
 /// # Errors
-/// A `(byte offset, reason)` pair for the first damage that is not a clean early end.
-pub fn replay(data: &[u8], id: u64) -> Result<ManifestState, (u64, String)> {
-    let mut state = ManifestState::default();
+/// A `(byte offset, reason)` pair for damage followed by a valid record, or for a whole
+/// record that does not decode or apply.
+pub fn replay(data: &[u8], id: u64) -> Result<Replayed, (u64, String)> {
+    let mut out = Replayed::default();
+    let mut damage: Option<Damage> = None;
     for item in LogReader::new(data, id) {
-        let record = match item {
-            Ok(record) => record,
-            Err(damage) => {
-                let truncated = matches!(
-                    damage.reason,
-                    DamageReason::TruncatedHeader
-                        | DamageReason::TruncatedPayload { .. }
-                        | DamageReason::UnfinishedRecord
-                );
-                if truncated {
-                    break;
-                }
-                return Err((damage.offset, damage.reason.to_string()));
+        let record = match (item, &damage) {
+            (Err(d), None) => {
+                damage = Some(d);
+                continue;
             }
+            (Err(_), Some(_)) => continue,
+            (Ok(record), Some(first)) => {
+                return Err((
+                    first.offset,
+                    format!(
+                        "{}, followed by a valid record at byte {}",
+                        first.reason, record.start
+                    ),
+                ))
+            }
+            (Ok(record), None) => record,
         };
         if record.kind != RecordKind::Data {
             return Err((record.start, "unexpected metadata record".into()));
@@ -210,28 +232,37 @@ pub fn replay(data: &[u8], id: u64) -> Result<ManifestState, (u64, String)> {
         let edits = decode_record(&record.payload)
             .map_err(|(at, reason)| (record.start, format!("{reason} (payload byte {at})")))?;
         for edit in &edits {
-            state
+            out.state
                 .apply(edit)
                 .map_err(|reason| (record.start, reason.to_string()))?;
         }
+        out.valid_len = record.end;
     }
-    Ok(state)
+    out.torn_tail = damage.map(|d| (d.offset, d.reason.to_string()));
+    Ok(out)
 }
 
 /// The manifest being appended to.
+///
+/// A manifest recovered at open ([`Manifest::load`]) is resumed without any I/O: the
+/// database opens on a full disk. The first [`Manifest::append`] opens the file, cuts off
+/// whatever follows the last whole record (a torn or zeroed tail: truncation frees space)
+/// and makes that cut durable before writing.
 #[derive(Debug)]
 pub struct Manifest {
     storage: Arc<dyn Storage>,
     dir: PathBuf,
     id: u64,
-    file: Box<dyn WritableFile>,
+    /// Open for appending; `None` until the first append after a load, and again after a
+    /// failed append (the next append then cuts the failed bytes off).
+    file: Option<Box<dyn WritableFile>>,
     len: u64,
     state: ManifestState,
 }
 
 impl Manifest {
     /// Writes manifest `id` holding a snapshot of `state`, makes it durable, and points
-    /// `CURRENT` at it. The previous manifest file (if any) is then deleted.
+    /// `CURRENT` at it. The caller deletes the previous manifest file (if any).
     ///
     /// # Errors
     /// [`Error::Io`] on any failure (`CURRENT` then still names the previous manifest).
@@ -249,13 +280,60 @@ impl Manifest {
             storage: Arc::clone(storage),
             dir: dir.to_path_buf(),
             id,
-            file,
+            file: Some(file),
             len: 0,
             state: ManifestState::default(),
         };
         m.append(&state.snapshot())?;
         set_current(&**storage, dir, id)?;
         Ok(m)
+    }
+
+    /// Reads `CURRENT` and replays the manifest it names, writing nothing; `None` for a
+    /// directory without `CURRENT` (a new database). A torn last record is dropped (see
+    /// [`replay`]) and cut off by the first append.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming `CURRENT` or the manifest and the byte offset; [`Error::Io`].
+    pub fn load(storage: &Arc<dyn Storage>, dir: &Path) -> Result<Option<Self>> {
+        let current = dir.join(CURRENT);
+        let data = match storage.read(&current) {
+            Ok(data) => data,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io("read", &current)(e)),
+        };
+        let id =
+            parse_current(&data).map_err(|(at, reason)| Error::corrupt(&current, at, reason))?;
+        let path = dir.join(file_name(id));
+        let bytes = storage.read(&path).map_err(Error::io("read", &path))?;
+        let replayed =
+            replay(&bytes, id).map_err(|(at, reason)| Error::corrupt(&path, at, reason))?;
+        Ok(Some(Self {
+            storage: Arc::clone(storage),
+            dir: dir.to_path_buf(),
+            id,
+            file: None,
+            len: replayed.valid_len,
+            state: replayed.state,
+        }))
+    }
+
+    /// Opens the file for appending at the end of its last whole record: anything after it
+    /// (a torn record, a zeroed tail, the bytes of a failed append) is cut off and the cut
+    /// synced, so new records never follow damage.
+    fn open_for_append(&self) -> Result<Box<dyn WritableFile>> {
+        let path = self.path();
+        let file = self
+            .storage
+            .open_append(&path)
+            .map_err(Error::io("open", &path))?;
+        let on_disk = file.current_len().map_err(Error::io("stat", &path))?;
+        if on_disk != self.len {
+            file.set_len(self.len)
+                .map_err(Error::io("truncate", &path))?;
+            file.sync_data().map_err(Error::io("fdatasync", &path))?;
+        }
+        Ok(file)
     }
 
     /// Appends one commit of `edits` and makes it durable.
@@ -276,12 +354,13 @@ impl Manifest {
             .map_err(Error::io("frame", &path))?;
         let len = writer.len();
         let bytes = writer.into_inner();
-        self.file
-            .write_all(&bytes)
-            .map_err(Error::io("write", &path))?;
-        self.file
-            .sync_data()
-            .map_err(Error::io("fdatasync", &path))?;
+        let mut file = match self.file.take() {
+            Some(file) => file,
+            None => self.open_for_append()?,
+        };
+        file.write_all(&bytes).map_err(Error::io("write", &path))?;
+        file.sync_data().map_err(Error::io("fdatasync", &path))?;
+        self.file = Some(file);
         self.len = len;
         self.state = next;
         Ok(())
@@ -379,25 +458,6 @@ pub fn sync_dir(storage: &dyn Storage, dir: &Path) -> Result<()> {
     storage.sync_dir(dir).map_err(Error::io("fsync dir", dir))
 }
 
-/// Reads `CURRENT` and the manifest it names: `(manifest id, state)`, or `None` for a
-/// directory without `CURRENT` (a new database).
-///
-/// # Errors
-/// [`Error::Corrupt`] naming `CURRENT` or the manifest and the byte offset; [`Error::Io`].
-pub fn load(storage: &dyn Storage, dir: &Path) -> Result<Option<(u64, ManifestState)>> {
-    let current = dir.join(CURRENT);
-    let data = match storage.read(&current) {
-        Ok(data) => data,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("read", &current)(e)),
-    };
-    let id = parse_current(&data).map_err(|(at, reason)| Error::corrupt(&current, at, reason))?;
-    let path = dir.join(file_name(id));
-    let bytes = storage.read(&path).map_err(Error::io("read", &path))?;
-    let state = replay(&bytes, id).map_err(|(at, reason)| Error::corrupt(&path, at, reason))?;
-    Ok(Some((id, state)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,9 +492,10 @@ mod tests {
             Edit::WalObsolete { up_to: 99 },
         ])
         .unwrap();
-        let (id, state) = load(&*fs, dir.path()).unwrap().unwrap();
-        assert_eq!(id, 7);
-        assert_eq!(&state, m.state());
+        let loaded = Manifest::load(&fs, dir.path()).unwrap().unwrap();
+        assert_eq!(loaded.id(), 7);
+        assert_eq!(loaded.state(), m.state());
+        let state = loaded.state().clone();
         assert_eq!(state.flushed_seqno, 99);
         assert_eq!(state.next_file_id, 6);
         assert_eq!(state.segments.len(), 2);
@@ -449,5 +510,74 @@ mod tests {
         assert_eq!(parse_current(bad.as_bytes()).unwrap_err().1, "CRC mismatch");
         assert!(parse_current(b"").is_err());
         assert!(parse_current(b"\xff\xfe").is_err());
+    }
+
+    /// A manifest with three single-segment records; returns the storage, the directory's
+    /// guard and the byte offset where each record starts.
+    fn three_records() -> (Arc<dyn Storage>, tempfile::TempDir, Vec<u64>) {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = memforest_io::default_storage();
+        let mut m = Manifest::create(&fs, dir.path(), 1, ManifestState::default()).unwrap();
+        let mut starts = Vec::new();
+        for id in 10..13 {
+            starts.push(m.len());
+            m.append(&[Edit::NewSegment {
+                level: 0,
+                segment: seg(id),
+            }])
+            .unwrap();
+        }
+        (fs, dir, starts)
+    }
+
+    fn live(m: &Manifest) -> Vec<u64> {
+        let mut ids: Vec<u64> = m.state().segments.iter().map(|(_, s)| s.id).collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    #[test]
+    fn a_torn_last_record_is_dropped_and_cut_off_by_the_next_append() {
+        let (fs, dir, starts) = three_records();
+        let path = dir.path().join(file_name(1));
+        let mut bytes = std::fs::read(&path).unwrap();
+        let full = bytes.len() as u64;
+        // Zero the last record's header (its sector never reached the disk) but keep its
+        // payload: "zeroed bytes followed by non-zero data", with no valid record after.
+        let last = usize::try_from(starts[2]).unwrap();
+        bytes[last..last + 7].fill(0);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut m = Manifest::load(&fs, dir.path()).unwrap().unwrap();
+        assert_eq!(live(&m), vec![10, 11]);
+        assert_eq!(m.len(), starts[2]);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            full,
+            "load writes nothing"
+        );
+        m.append(&[Edit::DeleteSegment { id: 10 }]).unwrap();
+        let again = Manifest::load(&fs, dir.path()).unwrap().unwrap();
+        assert_eq!(live(&again), vec![11]);
+        let replayed = replay(&std::fs::read(&path).unwrap(), 1).unwrap();
+        assert_eq!(replayed.torn_tail, None, "the torn bytes were cut off");
+    }
+
+    #[test]
+    fn damage_followed_by_a_valid_record_refuses_with_its_offset() {
+        let (fs, dir, starts) = three_records();
+        let path = dir.path().join(file_name(1));
+        let mut bytes = std::fs::read(&path).unwrap();
+        let middle = usize::try_from(starts[1]).unwrap();
+        bytes[middle + 9] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        match Manifest::load(&fs, dir.path()) {
+            Err(Error::Corrupt {
+                path: p, offset, ..
+            }) => {
+                assert_eq!(p, path);
+                assert_eq!(offset, starts[1]);
+            }
+            other => panic!("expected corruption, got {other:?}"),
+        }
     }
 }

@@ -146,8 +146,13 @@ fn enospc_during_a_compaction_keeps_acknowledged_writes() {
 /// fresh manifest snapshot: on a full disk that last step fails. This pins the behaviour
 /// (a typed error, no panic, nothing lost) until recovery can reuse the existing manifest
 /// (issue 9, lesson #11; see `docs/reliability.md`).
+/// Lesson #11 (recovery must not need free space): every write, sync, rename and
+/// directory creation fails with ENOSPC, and the database still opens (the manifest is
+/// resumed, not rewritten; the WAL appends to its last segment), serves every
+/// acknowledged write (flushed and WAL-only), refuses a new write cleanly, and after the
+/// space is freed a reopen has exactly the acknowledged writes and works.
 #[test]
-fn open_on_a_full_disk_fails_cleanly_and_loses_nothing() {
+fn open_on_a_full_disk_recovers_and_serves_every_acknowledged_write() {
     let fs = FaultStorage::new(10);
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options(&fs)).unwrap();
@@ -158,9 +163,25 @@ fn open_on_a_full_disk_fails_cleanly_and_loses_nothing() {
         }
     }
     drop(db);
-    fs.inject(Fault::from_nth(OpKind::Write, 1, Errno::NoSpace));
-    let err = Db::open(dir.path(), options(&fs)).err();
-    assert!(err.is_some(), "open needs to write its manifest snapshot");
+    for kind in [
+        OpKind::Write,
+        OpKind::Sync,
+        OpKind::Rename,
+        OpKind::CreateDir,
+    ] {
+        fs.inject(Fault::from_nth(kind, 1, Errno::NoSpace));
+    }
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    assert_eq!(fs.injected(), 0, "opening attempted no write");
+    assert_eq!(present(&db), (0..20).collect::<Vec<_>>());
+    assert_eq!(
+        db.stats().levels[0].files,
+        1,
+        "one flushed file, the rest from the WAL"
+    );
+    assert!(!put(&db, 50, Durability::SyncData), "the disk is full");
+    assert!(fs.injected() > 0);
+    drop(db);
     fs.clear_faults();
     check_reopen(
         &fs,

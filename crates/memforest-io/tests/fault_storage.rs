@@ -245,3 +245,19 @@ fn crashes_replay_exactly_from_the_seed() {
     assert_eq!(run(11), run(11));
     assert_ne!(run(11), run(12));
 }
+
+/// `mkdir -p` of an existing directory writes nothing, so a full disk cannot fail it
+/// (the engine's open calls it on every open and must work on a full disk).
+#[test]
+fn creating_an_existing_directory_cannot_fail_but_a_new_one_can() {
+    let s = storage();
+    s.inject(Fault::from_nth(OpKind::CreateDir, 1, Errno::NoSpace));
+    s.create_dir_all(&dir()).unwrap();
+    assert_eq!(s.injected(), 0);
+    assert_eq!(
+        s.create_dir_all(&dir().join("new"))
+            .unwrap_err()
+            .raw_os_error(),
+        Some(28)
+    );
+}

@@ -1,0 +1,324 @@
+//! [`Db::verify`]: a read-only scan of every checksum and invariant of an open database
+//! (RocksDB `VerifyChecksum` plus `ldb checkconsistency`, plus the MemTree checks).
+//!
+//! 1. `CURRENT` and the manifest are read back and replayed; the replayed segment set must
+//!    equal the engine's (the manifest lock is held so no flush or compaction commits).
+//! 2. Level invariants of the live version: every level listed in the manifest at the
+//!    same level; each file's smallest key <= largest key and min seqno <= max seqno;
+//!    every level from 1 on sorted by smallest key with no two files overlapping.
+//! 3. Every live segment file: its size equals the manifest's record; it is opened afresh
+//!    (footer, properties, bloom filter and index blocks verified) and every data block
+//!    is read (each block's checksum verified); its entry count and first and last user
+//!    keys equal the manifest's record.
+//! 4. The WAL: every segment replayed (`TolerateCorruptedTail`: appends may be in flight
+//!    at the end of the last segment; damage anywhere else is reported).
+//! 5. Every MemTree of every tenant, read at one snapshot: `MemTree::verify` (key order,
+//!    time ranges, fill, child references and CRCs, dirty flags, summaries' inputs).
+//!
+//! Segment files in the directory that no version lists are not damage (a failed
+//! deletion leaves one; the next open removes it): they are listed in
+//! [`VerifyReport::unlisted_files`].
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use memforest_sst::{EntrySource, SstReader};
+use memforest_tree::{MemTree, NodeStore, PageBatch, PageKey, StoreError, TreeId};
+use memforest_wal::recovery::{plan, SegmentImage};
+use memforest_wal::RecoveryMode;
+use serde::Serialize;
+
+use crate::db::{Db, WAL_DIR};
+use crate::error::{Error, Result};
+use crate::key::{Table, TenantId};
+use crate::manifest::{self, ManifestState};
+use crate::node_store::page_key;
+use crate::snapshot::Snapshot;
+use crate::version::{Segment, Version};
+
+/// What a clean [`Db::verify`] checked (counts), and the unlisted files it saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct VerifyReport {
+    /// Bytes of the manifest replayed (up to its last whole record).
+    pub manifest_bytes: u64,
+    /// Byte offset of a torn last manifest record still on disk (dropped at open, cut off
+    /// by the next manifest append), if any.
+    pub manifest_torn_tail: Option<u64>,
+    /// Live files per level (index = level).
+    pub level_files: Vec<u64>,
+    /// Segment files checked.
+    pub segment_files: u64,
+    /// Bytes of segment files read.
+    pub segment_bytes: u64,
+    /// Entries read from them (every data block).
+    pub entries: u64,
+    /// Segment file names in the directory that no live version lists.
+    pub unlisted_files: Vec<String>,
+    /// WAL segment files replayed.
+    pub wal_files: u64,
+    /// WAL batches decoded.
+    pub wal_batches: u64,
+    /// Trees opened and verified.
+    pub trees: u64,
+    /// Tree nodes visited.
+    pub tree_nodes: u64,
+}
+
+impl Db {
+    /// Reads every file of the database back and checks every checksum and invariant
+    /// (see the module documentation of `verify.rs` for the list). Writes nothing; safe
+    /// while the database is in use (flushes and compactions wait for the manifest
+    /// check, trees are read at one snapshot).
+    ///
+    /// # Errors
+    /// The first damage found: [`Error::Corrupt`] naming the file (manifest, `CURRENT`,
+    /// segment file, or the database directory for a tree) and the byte offset (0 for a
+    /// tree, whose reason names the tenant and tree), [`Error::Sst`] for a segment file
+    /// that does not open or a block that does not verify, [`Error::Wal`] for WAL damage;
+    /// [`Error::Io`] when a file cannot be read.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let mut r = VerifyReport::default();
+        let version = self.verify_manifest(&mut r)?;
+        let storage = &*self.core().options.storage;
+        let mut live = BTreeSet::new();
+        for (_, seg) in version.all() {
+            check_segment(storage, self.dir(), seg, &mut r)?;
+            live.insert(memforest_sst::file_name(seg.info.id));
+        }
+        let names = storage
+            .list_dir(self.dir())
+            .map_err(Error::io("read dir", self.dir()))?;
+        r.unlisted_files = names
+            .into_iter()
+            .filter(|n| n.ends_with(".sst") && !live.contains(n))
+            .collect();
+        self.verify_wal(&mut r)?;
+        self.verify_trees(&mut r)?;
+        Ok(r)
+    }
+
+    /// Step 1 and 2: the manifest on disk against the engine's state, and the level
+    /// invariants of the version the manifest describes (returned for step 3).
+    fn verify_manifest(&self, r: &mut VerifyReport) -> Result<std::sync::Arc<Version>> {
+        let storage = &*self.core().options.storage;
+        let m = self.core().lock_manifest();
+        let version = std::sync::Arc::clone(&self.core().state().version);
+        let current = self.dir().join(manifest::CURRENT);
+        let data = storage
+            .read(&current)
+            .map_err(Error::io("read", &current))?;
+        let id = manifest::parse_current(&data)
+            .map_err(|(at, reason)| Error::corrupt(&current, at, reason))?;
+        let path = m.path();
+        if id != m.id() {
+            return Err(Error::corrupt(
+                &current,
+                0,
+                format!("names manifest {id}, the engine appends to {}", m.id()),
+            ));
+        }
+        let bytes = storage.read(&path).map_err(Error::io("read", &path))?;
+        let replayed = manifest::replay(&bytes, id)
+            .map_err(|(at, reason)| Error::corrupt(&path, at, reason))?;
+        r.manifest_bytes = replayed.valid_len;
+        r.manifest_torn_tail = replayed.torn_tail.map(|(at, _)| at);
+        let in_memory = live_set(m.state());
+        if live_set(&replayed.state) != in_memory {
+            return Err(Error::corrupt(
+                &path,
+                replayed.valid_len,
+                "the replayed live segments differ from the engine's",
+            ));
+        }
+        let in_version: BTreeSet<(u8, u64)> = version
+            .all()
+            .map(|(level, s)| (u8::try_from(level).unwrap_or(u8::MAX), s.info.id))
+            .collect();
+        if in_version != in_memory {
+            return Err(Error::corrupt(
+                &path,
+                replayed.valid_len,
+                "the live version's files differ from the manifest's",
+            ));
+        }
+        drop(m);
+        check_levels(&path, &version)?;
+        r.level_files = version.levels.iter().map(|l| l.len() as u64).collect();
+        Ok(version)
+    }
+
+    /// Step 4: every WAL segment replayed.
+    fn verify_wal(&self, r: &mut VerifyReport) -> Result<()> {
+        let storage = &*self.core().options.storage;
+        let dir = self.dir().join(WAL_DIR);
+        let mut files = Vec::new();
+        for id in self.core().wal.segment_ids() {
+            let path = memforest_wal::segment::path(&dir, id);
+            match storage.read(&path) {
+                Ok(bytes) => files.push((id, bytes)),
+                // Purged after the flush that made it obsolete, since the listing.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io("read", &path)(e)),
+            }
+        }
+        let images: Vec<SegmentImage<'_>> = files
+            .iter()
+            .map(|(id, bytes)| SegmentImage { id: *id, bytes })
+            .collect();
+        let p = plan(&images, RecoveryMode::TolerateCorruptedTail)?;
+        r.wal_files = files.len() as u64;
+        r.wal_batches = p.batches.len() as u64;
+        Ok(())
+    }
+
+    /// Step 5: every tree of every tenant, at one snapshot.
+    fn verify_trees(&self, r: &mut VerifyReport) -> Result<()> {
+        let snapshot = self.snapshot();
+        for tenant in self.tenants()? {
+            let store = SnapshotPages {
+                db: self,
+                tenant: tenant.clone(),
+                snapshot: &snapshot,
+            };
+            for kv in self.scan_prefix(&tenant, Table::Trees, &[], Some(&snapshot))? {
+                let (k, _) = kv?;
+                let tree_error = |reason: String| {
+                    Error::corrupt(
+                        self.dir(),
+                        0,
+                        format!(
+                            "tenant {:?} tree record {k:02x?}: {reason}",
+                            String::from_utf8_lossy(tenant.name())
+                        ),
+                    )
+                };
+                let id = <[u8; 8]>::try_from(k.as_ref())
+                    .map(u64::from_be_bytes)
+                    .map_err(|_| tree_error("the key is not 8 bytes".into()))?;
+                let tree =
+                    MemTree::open(&store, TreeId(id)).map_err(|e| tree_error(e.to_string()))?;
+                let shape = tree.verify(&store).map_err(|e| tree_error(e.to_string()))?;
+                r.trees += 1;
+                r.tree_nodes += shape.nodes.iter().sum::<u64>();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `(level, id)` of every live segment a manifest state lists.
+fn live_set(state: &ManifestState) -> BTreeSet<(u8, u64)> {
+    state.segments.iter().map(|(l, s)| (*l, s.id)).collect()
+}
+
+/// Each file's key and seqno ranges are ordered; levels from 1 on are sorted by smallest
+/// key and no two files of a level overlap (lesson #19: levels unsorted after replay).
+fn check_levels(manifest: &Path, version: &Version) -> Result<()> {
+    for (level, files) in version.levels.iter().enumerate() {
+        for seg in files {
+            let i = &seg.info;
+            if i.smallest > i.largest || i.min_seqno > i.max_seqno {
+                return Err(Error::corrupt(
+                    manifest,
+                    0,
+                    format!(
+                        "segment {} at level {level}: inverted key or seqno range",
+                        i.id
+                    ),
+                ));
+            }
+        }
+        if level == 0 {
+            continue;
+        }
+        for pair in files.windows(2) {
+            if let [a, b] = pair {
+                if a.info.largest >= b.info.smallest {
+                    return Err(Error::corrupt(
+                        manifest,
+                        0,
+                        format!(
+                            "level {level}: segment {} ends at or after segment {} starts \
+                             (unsorted or overlapping)",
+                            a.info.id, b.info.id
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Step 3 for one file.
+fn check_segment(
+    storage: &dyn memforest_io::Storage,
+    dir: &Path,
+    seg: &Segment,
+    r: &mut VerifyReport,
+) -> Result<()> {
+    let info = &seg.info;
+    let path = dir.join(memforest_sst::file_name(info.id));
+    let len = storage.file_len(&path).map_err(Error::io("stat", &path))?;
+    let mismatch = |offset: u64, reason: String| Error::corrupt(&path, offset, reason);
+    if len != info.file_size {
+        return Err(mismatch(
+            len.min(info.file_size),
+            format!(
+                "file is {len} bytes, the manifest records {}",
+                info.file_size
+            ),
+        ));
+    }
+    let reader = SstReader::open_with(storage, &path)?;
+    let mut it = reader.iter()?;
+    it.seek_to_first()?;
+    let (mut count, mut first, mut last) = (0u64, None, None);
+    while let Some(e) = it.next_entry()? {
+        count += 1;
+        first.get_or_insert_with(|| e.user_key.clone());
+        last = Some(e.user_key);
+    }
+    let keys_match =
+        first.as_deref() == Some(&info.smallest[..]) && last.as_deref() == Some(&info.largest[..]);
+    if count != info.entry_count || !keys_match {
+        return Err(mismatch(
+            0,
+            format!(
+                "holds {count} entries from {first:02x?} to {last:02x?}, the manifest records \
+                 {} from {:02x?} to {:02x?}",
+                info.entry_count, info.smallest, info.largest
+            ),
+        ));
+    }
+    r.segment_files += 1;
+    r.segment_bytes += len;
+    r.entries += count;
+    Ok(())
+}
+
+/// A read-only `NodeStore` over one tenant's pages at a snapshot, so a tree being
+/// rewritten meanwhile is seen whole.
+struct SnapshotPages<'a> {
+    db: &'a Db,
+    tenant: TenantId,
+    snapshot: &'a Snapshot,
+}
+
+impl NodeStore for SnapshotPages<'_> {
+    fn get(&self, key: PageKey) -> Result<Option<Vec<u8>>, StoreError> {
+        let v = self.db.get_at(
+            self.snapshot,
+            &self.tenant,
+            Table::NodePages,
+            &page_key(key),
+        );
+        Ok(v.map_err(|e| StoreError(Box::new(e)))?.map(|b| b.to_vec()))
+    }
+
+    fn apply(&mut self, _: PageBatch) -> Result<(), StoreError> {
+        Err(StoreError(Box::new(Error::InvalidArgument(
+            "verify reads trees without writing",
+        ))))
+    }
+}
