@@ -58,9 +58,13 @@ pub struct Core {
     /// The write-ahead log.
     pub wal: Wal,
     state: RwLock<Arc<LsmState>>,
-    /// Writers hold it shared from WAL append to publication; sealing holds it exclusively,
-    /// so a sealed memtable holds every seqno up to its last.
-    write_gate: RwLock<()>,
+    /// True while `state` calls for a write stall ([`stall_reason`]), so a writer checks
+    /// one flag instead of locking `state`.
+    stalling: AtomicBool,
+    /// The memtable receiving writes (the same one as `state.active`). Writers hold it
+    /// shared from WAL append to publication and insert through it; sealing swaps it
+    /// exclusively, so a sealed memtable holds every seqno up to its last.
+    write_gate: RwLock<Arc<MemTable>>,
     /// Last published seqno (readers see everything up to it).
     visible: Mutex<u64>,
     visible_cv: Condvar,
@@ -77,6 +81,8 @@ pub struct Core {
     stall_mu: Mutex<()>,
     stall_cv: Condvar,
     bg_error: Mutex<Option<Arc<Error>>>,
+    /// Set once `bg_error` holds an error, so a writer checks one flag instead of locking.
+    bg_failed: AtomicBool,
     /// Counters for [`Stats`].
     pub counters: Counters,
     /// Serialises compactions; holds the round-robin key pointer of each level.
@@ -96,12 +102,15 @@ impl Core {
     ) -> Self {
         let last = wal.last_seqno();
         let levels = options.num_levels;
+        let stalling = AtomicBool::new(stall_reason(&state, &options).is_some());
+        let write_gate = RwLock::new(Arc::clone(&state.active));
         Self {
             dir,
             options,
             wal,
             state: RwLock::new(Arc::new(state)),
-            write_gate: RwLock::new(()),
+            stalling,
+            write_gate,
             visible: Mutex::new(last),
             visible_cv: Condvar::new(),
             visible_seqno: AtomicU64::new(last),
@@ -114,6 +123,7 @@ impl Core {
             stall_mu: Mutex::new(()),
             stall_cv: Condvar::new(),
             bg_error: Mutex::new(None),
+            bg_failed: AtomicBool::new(false),
             counters: Counters::default(),
             compaction_mu: Mutex::new(vec![Vec::new(); levels]),
         }
@@ -144,6 +154,10 @@ impl Core {
         let mut guard = self.state.write();
         let mut next = (**guard).clone();
         f(&mut next);
+        self.stalling.store(
+            stall_reason(&next, &self.options).is_some(),
+            Ordering::Release,
+        );
         *guard = Arc::new(next);
     }
 
@@ -153,6 +167,9 @@ impl Core {
     }
 
     fn check_bg(&self) -> Result<()> {
+        if !self.bg_failed.load(Ordering::Acquire) {
+            return Ok(());
+        }
         match self.bg_error() {
             Some(e) => Err(Error::Background(e)),
             None => Ok(()),
@@ -162,6 +179,7 @@ impl Core {
     /// Records a background failure and wakes every waiter.
     pub fn set_bg_error(&self, e: Error) {
         self.bg_error.lock().get_or_insert_with(|| Arc::new(e));
+        self.bg_failed.store(true, Ordering::Release);
         self.notify_stalled();
     }
 
@@ -214,12 +232,11 @@ impl Core {
         }
         self.check_bg()?;
         self.maybe_stall()?;
-        let mem;
         let last;
         let user_bytes;
+        let full;
         {
-            let _gate = self.write_gate.read();
-            mem = Arc::clone(&self.state.read().active);
+            let mem = self.write_gate.read();
             let first = match self.wal.append(batch.wal_batch(), durability) {
                 Ok(first) => first,
                 Err(e) => {
@@ -253,11 +270,12 @@ impl Core {
                 self.update_state(|s| s.tombstones = s.tombstones.with(added));
             }
             self.publish(first, last)?;
+            full = mem.approximate_size() >= self.options.memtable_size;
         }
         self.counters
             .user_bytes
             .fetch_add(user_bytes, Ordering::Relaxed);
-        if mem.approximate_size() >= self.options.memtable_size {
+        if full {
             self.seal(false);
         }
         Ok(last)
@@ -280,22 +298,13 @@ impl Core {
     }
 
     fn stall_reason(&self) -> Option<StallReason> {
-        let st = self.state.read();
-        if st.imm.len() >= self.options.max_immutable_memtables {
-            Some(StallReason::Memtables)
-        } else if st.version.levels.first().map_or(0, Vec::len)
-            >= self.options.l0_stop_writes_trigger
-        {
-            Some(StallReason::L0Files)
-        } else {
-            None
-        }
+        stall_reason(&self.state.read(), &self.options)
     }
 
     /// Waits (on a condition variable, never spinning) while too many memtables wait for a
     /// flush or level 0 holds too many files; both have background work queued.
     fn maybe_stall(&self) -> Result<()> {
-        if self.stall_reason().is_none() {
+        if !self.stalling.load(Ordering::Acquire) {
             return Ok(());
         }
         let mut stalled: Option<(StallReason, Instant)> = None;
@@ -323,18 +332,17 @@ impl Core {
     /// Seals the active memtable (when `force`, or when it is over the size threshold) and
     /// hands it to the flush thread. An empty memtable is never sealed.
     pub fn seal(&self, force: bool) {
-        let gate = self.write_gate.write();
-        let st = self.state();
-        if st.active.is_empty()
-            || (!force && st.active.approximate_size() < self.options.memtable_size)
-        {
+        let mut gate = self.write_gate.write();
+        if gate.is_empty() || (!force && gate.approximate_size() < self.options.memtable_size) {
             return;
         }
         // No WAL rotation here: a rotation fsyncs the active segment while appends wait.
         // WAL segments rotate by size and are purged once every batch in them is flushed.
+        let fresh = Arc::new(MemTable::new());
+        let sealed = std::mem::replace(&mut *gate, Arc::clone(&fresh));
         self.update_state(|s| {
-            s.imm.insert(0, Arc::clone(&s.active));
-            s.active = Arc::new(MemTable::new());
+            s.imm.insert(0, sealed);
+            s.active = fresh;
         });
         drop(gate);
         self.notify_work(false);
@@ -588,6 +596,18 @@ impl Core {
         }
         s.range_tombstones = st.tombstones.len();
         s
+    }
+}
+
+/// Why writers must wait in state `st`: too many sealed memtables wait for the flush
+/// thread, or level 0 holds too many files.
+fn stall_reason(st: &LsmState, options: &Options) -> Option<StallReason> {
+    if st.imm.len() >= options.max_immutable_memtables {
+        Some(StallReason::Memtables)
+    } else if st.version.levels.first().map_or(0, Vec::len) >= options.l0_stop_writes_trigger {
+        Some(StallReason::L0Files)
+    } else {
+        None
     }
 }
 

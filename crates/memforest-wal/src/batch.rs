@@ -135,38 +135,90 @@ pub fn encode(
     batch: &WriteBatch,
     compression: Compression,
 ) -> Result<Vec<u8>, WalError> {
-    let too_large = WalError::BatchTooLarge {
-        size: batch.body_len,
-        limit: MAX_BATCH_BYTES,
-    };
-    if batch.body_len > MAX_BATCH_BYTES {
-        return Err(too_large);
-    }
-    let count = u32::try_from(batch.entries.len()).map_err(|_| too_large)?;
-    let mut out = Vec::with_capacity(HEADER_LEN + batch.body_len);
-    out.extend_from_slice(&first_seqno.to_le_bytes());
-    out.extend_from_slice(&count.to_le_bytes());
-    out.push(0);
-    for e in &batch.entries {
-        out.push(e.kind);
-        put_bytes(&mut out, &e.key);
-        put_bytes(&mut out, &e.value);
-    }
-    if compression.threshold.is_some_and(|t| batch.body_len >= t) {
-        let body = out.get(HEADER_LEN..).unwrap_or_default();
-        if let Ok(frame) = zstd::bulk::compress(body, compression.level) {
-            if frame.len() + 4 < body.len() {
-                let raw_len = u32::try_from(body.len()).unwrap_or(u32::MAX);
-                out.truncate(HEADER_LEN);
-                if let Some(flags) = out.last_mut() {
-                    *flags = FLAG_ZSTD;
+    let prepared = Prepared::new(batch, compression)?;
+    let mut out = Vec::with_capacity(prepared.encoded_len());
+    prepared.encode_into(first_seqno, &mut out);
+    Ok(out)
+}
+
+/// A batch checked against [`MAX_BATCH_BYTES`] and, when that pays, compressed: everything
+/// of its encoding that does not depend on the seqno, so the WAL can do this part before
+/// taking its queue lock and write the payload straight into its queue's buffer.
+#[derive(Debug)]
+pub(crate) struct Prepared<'a> {
+    batch: &'a WriteBatch,
+    count: u32,
+    /// Uncompressed body length (`u32`) and the zstd frame, when compression pays.
+    compressed: Option<(u32, Vec<u8>)>,
+}
+
+impl<'a> Prepared<'a> {
+    /// Checks and (per `compression`) compresses `batch`.
+    ///
+    /// # Errors
+    /// [`WalError::BatchTooLarge`] when the body exceeds [`MAX_BATCH_BYTES`].
+    pub(crate) fn new(batch: &'a WriteBatch, compression: Compression) -> Result<Self, WalError> {
+        let too_large = WalError::BatchTooLarge {
+            size: batch.body_len,
+            limit: MAX_BATCH_BYTES,
+        };
+        if batch.body_len > MAX_BATCH_BYTES {
+            return Err(too_large);
+        }
+        let count = u32::try_from(batch.entries.len()).map_err(|_| too_large)?;
+        let mut prepared = Self {
+            batch,
+            count,
+            compressed: None,
+        };
+        if compression.threshold.is_some_and(|t| batch.body_len >= t) {
+            let mut body = Vec::with_capacity(batch.body_len);
+            prepared.body_into(&mut body);
+            if let Ok(frame) = zstd::bulk::compress(&body, compression.level) {
+                if frame.len() + 4 < body.len() {
+                    let raw_len = u32::try_from(body.len()).unwrap_or(u32::MAX);
+                    prepared.compressed = Some((raw_len, frame));
                 }
+            }
+        }
+        Ok(prepared)
+    }
+
+    /// Length of the payload [`Self::encode_into`] appends, in bytes.
+    pub(crate) fn encoded_len(&self) -> usize {
+        HEADER_LEN
+            + self
+                .compressed
+                .as_ref()
+                .map_or(self.batch.body_len, |(_, frame)| 4 + frame.len())
+    }
+
+    /// Appends the payload with `first_seqno` to `out`.
+    pub(crate) fn encode_into(&self, first_seqno: u64, out: &mut Vec<u8>) {
+        out.reserve(self.encoded_len());
+        out.extend_from_slice(&first_seqno.to_le_bytes());
+        out.extend_from_slice(&self.count.to_le_bytes());
+        match &self.compressed {
+            Some((raw_len, frame)) => {
+                out.push(FLAG_ZSTD);
                 out.extend_from_slice(&raw_len.to_le_bytes());
-                out.extend_from_slice(&frame);
+                out.extend_from_slice(frame);
+            }
+            None => {
+                out.push(0);
+                self.body_into(out);
             }
         }
     }
-    Ok(out)
+
+    /// Appends the uncompressed body (the entries back to back) to `out`.
+    fn body_into(&self, out: &mut Vec<u8>) {
+        for e in &self.batch.entries {
+            out.push(e.kind);
+            put_bytes(out, &e.key);
+            put_bytes(out, &e.value);
+        }
+    }
 }
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -174,14 +226,6 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(bytes);
-}
-
-/// Overwrites the first seqno of an encoded payload (the WAL assigns seqnos after encoding,
-/// outside its lock).
-pub(crate) fn set_first_seqno(payload: &mut [u8], seqno: u64) {
-    if let Some(head) = payload.get_mut(..8) {
-        head.copy_from_slice(&seqno.to_le_bytes());
-    }
 }
 
 /// Decodes a logical record payload into its first seqno and batch.

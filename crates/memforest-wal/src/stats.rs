@@ -1,7 +1,5 @@
 //! [`WalStats`]: counters that make group commit observable.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 /// Counters since [`crate::Wal::open`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WalStats {
@@ -37,28 +35,5 @@ fn ratio(a: u64, b: u64) -> f64 {
         0.0
     } else {
         a as f64 / b as f64
-    }
-}
-
-/// The live counters.
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub batches: AtomicU64,
-    pub groups: AtomicU64,
-    pub syncs: AtomicU64,
-    pub bytes: AtomicU64,
-    pub segments_created: AtomicU64,
-}
-
-impl Counters {
-    pub fn snapshot(&self) -> WalStats {
-        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        WalStats {
-            batches: get(&self.batches),
-            groups: get(&self.groups),
-            syncs: get(&self.syncs),
-            bytes: get(&self.bytes),
-            segments_created: get(&self.segments_created),
-        }
     }
 }

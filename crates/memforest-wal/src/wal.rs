@@ -11,12 +11,12 @@ use parking_lot::Mutex;
 
 use crate::batch::{self, WriteBatch};
 use crate::error::{Result, WalError};
-use crate::group_commit::{CommitQueue, Pending};
+use crate::group_commit::{CommitQueue, Group};
 use crate::options::{Durability, WalOptions};
 use crate::recovery::{self, RecoveredBatch, RecoveryReport, SegmentImage};
 use crate::segment::{self, SegmentWriter};
 use crate::segment_meta::SegmentMeta;
-use crate::stats::{Counters, WalStats};
+use crate::stats::WalStats;
 
 /// What [`Wal::open`] recovered.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +42,8 @@ struct Active {
     closed: VecDeque<Closed>,
     /// Last seqno written to the file (not necessarily synced).
     last_written: u64,
+    /// Counters since open, kept under the I/O lock every counted step already holds.
+    stats: WalStats,
 }
 
 /// The write-ahead log: a directory of `{id:020}.wal` segment files.
@@ -57,7 +59,6 @@ pub struct Wal {
     queue: CommitQueue,
     active: Mutex<Active>,
     last_seqno: AtomicU64,
-    counters: Counters,
     /// Test seam: the next data sync fails as if the disk had reported an error.
     #[cfg(test)]
     pub(crate) fail_next_sync: std::sync::atomic::AtomicBool,
@@ -115,7 +116,7 @@ impl Wal {
         if !plan.report.deleted_segments.is_empty() {
             segment::sync_dir(fs, &dir)?;
         }
-        let counters = Counters::default();
+        let mut stats = WalStats::default();
         let (writer, id) = match plan.kept.last() {
             Some(last) => (segment::reopen(fs, &dir, last.id, last.valid_len)?, last.id),
             None => {
@@ -125,7 +126,7 @@ impl Wal {
                     predecessor_id: 0,
                     predecessor_last_seqno: plan.last_seqno,
                 };
-                counters.segments_created.fetch_add(1, Ordering::Relaxed);
+                stats.segments_created += 1;
                 (segment::create(fs, &dir, &meta)?, id)
             }
         };
@@ -148,9 +149,9 @@ impl Wal {
                 id,
                 closed,
                 last_written: plan.last_seqno,
+                stats,
             }),
             last_seqno: AtomicU64::new(plan.last_seqno),
-            counters,
             #[cfg(test)]
             fail_next_sync: std::sync::atomic::AtomicBool::new(false),
         };
@@ -164,17 +165,18 @@ impl Wal {
     /// Appends `batch` and returns its first sequence number once it is written at
     /// `durability` (or stronger: it may share a sync with other appenders).
     ///
-    /// Encoding and compression happen before joining the group; the group's leader writes
-    /// all queued batches with one `write` and issues at most one `fdatasync`/`fsync`.
+    /// Compression happens before joining the group, encoding into the queue's reused
+    /// buffer when joining it; the group's leader writes all queued batches with one
+    /// `write` and issues at most one `fdatasync`/`fsync`.
     ///
     /// # Errors
     /// [`WalError::BatchTooLarge`]; [`WalError::Poisoned`] when this group's or an earlier
     /// write or sync failed (the batch was not acknowledged; the failing group is cut back
     /// off the segment, so it is not in the log after a reopen).
     pub fn append(&self, batch: &WriteBatch, durability: Durability) -> Result<u64> {
-        let payload = batch::encode(0, batch, self.options.compression)?;
+        let prepared = batch::Prepared::new(batch, self.options.compression)?;
         self.queue
-            .submit(payload, batch.seqno_span(), durability, |group| {
+            .submit(&prepared, batch.seqno_span(), durability, |group| {
                 self.write_group(group)
             })
     }
@@ -255,7 +257,7 @@ impl Wal {
     /// Counters since open.
     #[must_use]
     pub fn stats(&self) -> WalStats {
-        self.counters.snapshot()
+        self.active.lock().stats
     }
 
     /// The directory of segment files.
@@ -274,7 +276,7 @@ impl Wal {
     /// The leader's work: one buffered write of the whole group, then at most one sync.
     /// If either fails, the segment is abandoned and cut back to where the group started,
     /// so the group is not visible after a reopen.
-    fn write_group(&self, group: &[Pending]) -> Result<()> {
+    fn write_group(&self, group: &Group) -> Result<()> {
         let mut active = self.active.lock();
         if active.writer.len() >= self.options.segment_size {
             self.rotate_locked(&mut active)?;
@@ -287,24 +289,24 @@ impl Wal {
         written
     }
 
-    fn write_locked(&self, active: &mut Active, group: &[Pending], before: u64) -> Result<()> {
+    fn write_locked(&self, active: &mut Active, group: &Group, before: u64) -> Result<()> {
         let mut durability = Durability::Buffered;
         let mut last = active.last_written;
         // The path is built only on failure: formatting it costs more than the write.
         let id = active.id;
         let io = |e| WalError::io(segment::path(&self.dir, id), e);
-        for pending in group {
-            active.writer.add_record(&pending.payload).map_err(io)?;
+        for (payload, pending) in group.batches() {
+            active.writer.add_record(payload).map_err(io)?;
             durability = durability.max(pending.durability);
             last = pending.last_seqno;
         }
         active.writer.get_mut().flush().map_err(io)?;
         active.last_written = last;
-        let c = &self.counters;
-        c.batches.fetch_add(group.len() as u64, Ordering::Relaxed);
-        c.groups.fetch_add(1, Ordering::Relaxed);
-        c.bytes
-            .fetch_add(active.writer.len() - before, Ordering::Relaxed);
+        let written = active.writer.len() - before;
+        let stats = &mut active.stats;
+        stats.batches += group.len() as u64;
+        stats.groups += 1;
+        stats.bytes += written;
         if durability > Durability::Buffered {
             self.sync_active(active, durability)?;
         }
@@ -327,7 +329,7 @@ impl Wal {
             _ => file.sync_data(),
         }
         .map_err(io)?;
-        self.counters.syncs.fetch_add(1, Ordering::Relaxed);
+        active.stats.syncs += 1;
         Ok(())
     }
 
@@ -343,9 +345,7 @@ impl Wal {
             predecessor_last_seqno: active.last_written,
         };
         let writer = segment::create(&*self.storage, &self.dir, &meta)?;
-        self.counters
-            .segments_created
-            .fetch_add(1, Ordering::Relaxed);
+        active.stats.segments_created += 1;
         let closed = Closed {
             id: active.id,
             last_seqno: active.last_written,

@@ -5,7 +5,11 @@
 //! DB_BENCH_NUM=100000 cargo run --release -p memforest-engine --example db_bench
 //! DB_BENCH_REPS=3 cargo run --release -p memforest-engine --example db_bench  # median of 3
 //! DB_BENCH_ENGINES=memforest cargo run --release -p memforest-engine --example db_bench
+//! DB_BENCH_WORKLOADS=fillseq,fillrandom cargo run --release -p memforest-engine --example db_bench
 //! ```
+//!
+//! `DB_BENCH_WORKLOADS` runs only the listed phases (for profiling one of them); the read
+//! phases read what `fillrandom` and `overwrite` wrote, so list those too for them.
 //!
 //! Both engines run in this process, one after the other, with buffered durability
 //! (writes reach the OS page cache, no fsync per write). Write amplification is measured
@@ -29,6 +33,12 @@ fn phase(
     seed: u64,
     rows: &mut Vec<(String, &'static str, Report, Option<f64>)>,
 ) {
+    let selected = std::env::var("DB_BENCH_WORKLOADS").map_or(true, |list| {
+        list.split(',').any(|name| name.trim() == w.name())
+    });
+    if !selected {
+        return;
+    }
     let before = process_bytes_written();
     let report = run(store, w, n, seed);
     let write_amp = if matches!(w, Workload::ReadRandom | Workload::ReadSeq) {
