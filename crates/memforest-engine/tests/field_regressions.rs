@@ -433,3 +433,297 @@ fn verify_names_a_damaged_data_block_and_a_resized_segment_file() {
         assert!(text.contains("offset"), "{damage}: {text}");
     }
 }
+
+/// The real filesystem, except that a rename made by the background thread named
+/// `blocked` waits while the gate is closed: it holds that thread's flush or compaction
+/// at its last step, so writers stall for a known reason for as long as the test wants.
+#[derive(Debug)]
+struct Gated {
+    inner: memforest_io::StdStorage,
+    blocked: &'static str,
+    closed: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gated {
+    fn new(blocked: &'static str) -> Arc<Self> {
+        Arc::new(Self {
+            inner: memforest_io::StdStorage,
+            blocked,
+            closed: std::sync::Mutex::new(true),
+            opened: std::sync::Condvar::new(),
+        })
+    }
+
+    fn open(&self) {
+        *self.closed.lock().unwrap() = false;
+        self.opened.notify_all();
+    }
+}
+
+/// Opens the gate when dropped, so a failed assertion cannot leave the engine's drop
+/// waiting for a held background thread. Declare it after the `Db`.
+struct OpenOnDrop(Arc<Gated>);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
+impl memforest_io::Storage for Gated {
+    fn create_new(
+        &self,
+        p: &std::path::Path,
+    ) -> std::io::Result<Box<dyn memforest_io::WritableFile>> {
+        self.inner.create_new(p)
+    }
+    fn create(&self, p: &std::path::Path) -> std::io::Result<Box<dyn memforest_io::WritableFile>> {
+        self.inner.create(p)
+    }
+    fn open_append(
+        &self,
+        p: &std::path::Path,
+    ) -> std::io::Result<Box<dyn memforest_io::WritableFile>> {
+        self.inner.open_append(p)
+    }
+    fn read(&self, p: &std::path::Path) -> std::io::Result<Vec<u8>> {
+        self.inner.read(p)
+    }
+    fn read_at(&self, p: &std::path::Path, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.inner.read_at(p, offset, buf)
+    }
+    fn open_immutable(&self, p: &std::path::Path) -> std::io::Result<memforest_io::ImmutableFile> {
+        self.inner.open_immutable(p)
+    }
+    fn rename(&self, from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+        if thread::current().name() == Some(self.blocked) {
+            let mut closed = self.closed.lock().unwrap();
+            while *closed {
+                closed = self.opened.wait(closed).unwrap();
+            }
+        }
+        self.inner.rename(from, to)
+    }
+    fn remove_file(&self, p: &std::path::Path) -> std::io::Result<()> {
+        self.inner.remove_file(p)
+    }
+    fn list_dir(&self, p: &std::path::Path) -> std::io::Result<Vec<String>> {
+        self.inner.list_dir(p)
+    }
+    fn create_dir_all(&self, p: &std::path::Path) -> std::io::Result<()> {
+        self.inner.create_dir_all(p)
+    }
+    fn sync_dir(&self, p: &std::path::Path) -> std::io::Result<()> {
+        self.inner.sync_dir(p)
+    }
+    fn exists(&self, p: &std::path::Path) -> bool {
+        self.inner.exists(p)
+    }
+    fn file_len(&self, p: &std::path::Path) -> std::io::Result<u64> {
+        self.inner.file_len(p)
+    }
+}
+
+/// CPU time (user + system, in clock ticks) the thread `tid` of this process has used.
+fn thread_cpu_ticks(tid: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Starts a writer of 1 KiB values into `db` until `n` are written, waiting for a flush
+/// after every `flush_every` (so sealed memtables never pile up); returns its thread, its
+/// kernel thread id, and its progress counter.
+fn stalled_writer(
+    db: &Arc<Db>,
+    n: u64,
+    flush_every: Option<u64>,
+) -> (
+    thread::JoinHandle<()>,
+    String,
+    Arc<std::sync::atomic::AtomicU64>,
+) {
+    let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let writer = {
+        let (db, progress) = (Arc::clone(db), Arc::clone(&progress));
+        thread::spawn(move || {
+            let me = std::fs::read_link("/proc/thread-self").unwrap();
+            tid_tx
+                .send(me.file_name().unwrap().to_string_lossy().into_owned())
+                .unwrap();
+            let t = tenant("stall");
+            for i in 0..n {
+                db.put(
+                    &t,
+                    Table::Turns,
+                    &key(i),
+                    &[7u8; 1024],
+                    Durability::Buffered,
+                )
+                .unwrap();
+                progress.store(i + 1, Ordering::Release);
+                if flush_every.is_some_and(|f| (i + 1) % f == 0) {
+                    db.flush().unwrap();
+                }
+            }
+        })
+    };
+    (writer, tid_rx.recv().unwrap(), progress)
+}
+
+/// Waits until `progress` stops moving for 300 ms (the writer is stalled) and returns it;
+/// fails if the writer finishes instead.
+fn wait_until_stalled(progress: &std::sync::atomic::AtomicU64, n: u64) -> u64 {
+    let mut last = u64::MAX;
+    loop {
+        thread::sleep(Duration::from_millis(300));
+        let now = progress.load(Ordering::Acquire);
+        assert!(now < n, "the writer finished: it never stalled");
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
+/// #15 (bichon PR 6: with L0 at ~70 tables, inserts busy-waited) and #17, first reason
+/// (rocksdb 3717: writes stopped with the reason invisible). The flush thread is held, so
+/// sealed memtables pile up and a writer stalls on `StallReason::Memtables`: while stalled
+/// it uses (almost) no CPU (it waits on a condition variable: at most 2 clock ticks, 20 ms,
+/// over 1 s, where a spinning writer would use ~100), it resumes once the flush finishes,
+/// and the stall is counted under its reason (and only that one) with its duration.
+#[test]
+fn field_15_17_memtable_stall_waits_without_cpu_and_is_reported_by_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Gated::new("memforest-flush");
+    let options = Options {
+        memtable_size: 8 << 10,
+        max_immutable_memtables: 1,
+        storage: Arc::clone(&gate) as Arc<dyn memforest_io::Storage>,
+        ..Options::default()
+    };
+    let db = Arc::new(Db::open(dir.path(), options).unwrap());
+    let _open = OpenOnDrop(Arc::clone(&gate));
+    let n = 200;
+    let (writer, tid, progress) = stalled_writer(&db, n, None);
+    let at = wait_until_stalled(&progress, n);
+    let before = thread_cpu_ticks(&tid);
+    thread::sleep(Duration::from_secs(1));
+    let used = thread_cpu_ticks(&tid) - before;
+    assert_eq!(progress.load(Ordering::Acquire), at, "still stalled");
+    assert!(
+        used <= 2,
+        "a stalled writer used {used} ticks of CPU in 1 s"
+    );
+    gate.open();
+    writer.join().unwrap();
+    let s = db.stats();
+    assert!(s.stall_memtable_count >= 1, "{s:?}");
+    assert!(s.stall_memtable_micros >= 1_000_000, "{s:?}");
+    assert_eq!(s.stall_l0_count, 0, "{s:?}");
+}
+
+/// #17, second reason (rocksdb 3717: "stopping writes because we have 36 level-0 files"
+/// with idle compactions). Compaction is held at its last step, the writer flushes after
+/// every memtable (so sealed memtables never pile up), level 0 reaches the stop trigger
+/// and the writer stalls on `StallReason::L0Files`; once the compaction commits the writer
+/// resumes, and the stall is counted under that reason. (A stall episode is counted under
+/// the reason that started it.)
+#[test]
+fn field_17_level0_stall_resumes_after_compaction_and_is_reported_by_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Gated::new("memforest-compact");
+    let options = Options {
+        memtable_size: 8 << 10,
+        max_immutable_memtables: 16,
+        l0_compaction_trigger: 2,
+        l0_stop_writes_trigger: 3,
+        storage: Arc::clone(&gate) as Arc<dyn memforest_io::Storage>,
+        ..Options::default()
+    };
+    let db = Arc::new(Db::open(dir.path(), options).unwrap());
+    let _open = OpenOnDrop(Arc::clone(&gate));
+    let n = 200;
+    let (writer, _, progress) = stalled_writer(&db, n, Some(8));
+    wait_until_stalled(&progress, n);
+    let s = db.stats();
+    assert!(s.levels[0].files >= 3, "level 0 at the stop trigger: {s:?}");
+    assert_eq!(s.compaction_count, 0, "{s:?}");
+    gate.open();
+    writer.join().unwrap();
+    let s = db.stats();
+    assert!(s.stall_l0_count >= 1, "{s:?}");
+    assert!(s.compaction_count >= 1, "{s:?}");
+    assert_eq!(s.stall_memtable_count, 0, "{s:?}");
+    assert_eq!(count(&db, &tenant("stall")), n as usize);
+}
+
+/// #9 (raft-engine 114, 99: corruption in the middle of the log prevents boot and users
+/// need salvage). A flipped byte inside batch 15 of 30: the default open refuses naming
+/// the WAL segment and the damaged batch's offset (what `memforest wal check` reports, see
+/// `memforest-cli/tests/cli.rs::verify_names_a_damaged_wal_record`); opening in
+/// `SkipAnyCorrupted` (salvage) boots with every intact batch, the ones after the damage
+/// included, and only the damaged one lost.
+#[test]
+fn field_09_mid_log_corruption_is_named_and_salvage_boots_with_every_intact_batch() {
+    use memforest_engine::{Error, RecoveryMode};
+    use memforest_wal::recovery::{plan, SegmentImage};
+    use memforest_wal::WalError;
+
+    let dir = tempfile::tempdir().unwrap();
+    let t = tenant("salvage");
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    for i in 1..=30 {
+        db.put(
+            &t,
+            Table::Facts,
+            &key(i),
+            &value(i, 0),
+            Durability::SyncData,
+        )
+        .unwrap();
+    }
+    db.close().unwrap();
+    let wal_dir = dir.path().join(memforest_engine::WAL_DIR);
+    let segment = std::fs::read_dir(&wal_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    let id =
+        memforest_wal::segment::parse_file_name(segment.file_name().unwrap().to_str().unwrap())
+            .unwrap();
+    let mut bytes = std::fs::read(&segment).unwrap();
+    let images = [SegmentImage { id, bytes: &bytes }];
+    let p = plan(&images, RecoveryMode::AbsoluteConsistency).unwrap();
+    let victim = p.batches.iter().find(|b| b.first_seqno == 15).unwrap();
+    let at = victim.offset;
+    bytes[at as usize + memforest_wal::format::HEADER_SIZE + 4] ^= 0x20;
+    std::fs::write(&segment, &bytes).unwrap();
+    match Db::open(dir.path(), Options::default()) {
+        Err(Error::Wal(WalError::Corruption {
+            segment: s, offset, ..
+        })) => {
+            assert_eq!(s, id);
+            assert_eq!(offset, at);
+        }
+        other => panic!("the default mode must refuse mid-log damage: {other:?}"),
+    }
+    let salvage = Options {
+        recovery_mode: RecoveryMode::SkipAnyCorrupted,
+        ..Options::default()
+    };
+    let db = Db::open(dir.path(), salvage).unwrap();
+    for i in 1..=30 {
+        let got = db.get(&t, Table::Facts, &key(i)).unwrap();
+        if i == 15 {
+            assert_eq!(got, None, "the damaged batch is dropped");
+        } else {
+            assert_eq!(got.as_deref(), Some(&value(i, 0)[..]), "batch {i}");
+        }
+    }
+}
