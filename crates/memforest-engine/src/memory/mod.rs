@@ -17,6 +17,7 @@ pub mod model;
 pub mod options;
 pub mod pool;
 pub mod record;
+mod reembed;
 pub mod route;
 mod scheduler;
 pub mod session;

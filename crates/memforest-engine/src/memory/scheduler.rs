@@ -23,6 +23,10 @@ use crate::memory::{apply, MemoryError, Shared};
 /// A node to summarize: tenant, tree id, node.
 type Item = (TenantId, u64, NodeId);
 
+/// A node's summary work: its input, and its summary when copied from a single child
+/// (then only the embedder is called).
+type Job = (Item, SummaryInput, Option<String>);
+
 /// The scheduler thread's body; returns when the runtime stops.
 pub fn run(shared: &Arc<Shared>) {
     loop {
@@ -67,55 +71,106 @@ fn retry_cells(shared: &Shared) {
 }
 
 /// One refresh pass over a plan of every dirty node; false when there was nothing to do.
+///
+/// Levels are barriers per tree, not across trees: a tree's level-`l + 1` nodes are read and
+/// submitted as soon as that tree's level-`l` results are applied, so the pool never idles
+/// while a level of other trees drains (the paper's level-by-level order holds within each
+/// tree, which is all a node's input depends on). Results are applied as they arrive, in
+/// whatever batches the channel holds.
 fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
-    let mut levels: BTreeMap<u8, Vec<Item>> = BTreeMap::new();
+    let mut plans: HashMap<(TenantId, u64), BTreeMap<u8, Vec<NodeId>>> = HashMap::new();
     {
         let forest = shared.forest.lock();
         for (tenant, tf) in &forest.tenants {
             let trees: Vec<_> = tf.dirty.iter().filter_map(|id| tf.trees.get(id)).collect();
             for level in refresh_plan(&trees).levels {
-                let items = levels.entry(level.level).or_default();
-                items.extend(
-                    level
-                        .nodes
-                        .iter()
-                        .map(|n| (tenant.clone(), n.tree.0, n.node)),
-                );
+                for n in level.nodes {
+                    plans
+                        .entry((tenant.clone(), n.tree.0))
+                        .or_default()
+                        .entry(level.level)
+                        .or_default()
+                        .push(n.node);
+                }
             }
         }
     }
     let now = Instant::now();
+    let (tx, rx) = unbounded();
+    let mut outstanding: HashMap<(TenantId, u64), usize> = HashMap::new();
     let mut did = false;
-    for items in levels.into_values() {
-        let items: Vec<Item> = items
-            .into_iter()
-            .filter(|i| shared.node_due(i, now))
-            .collect();
-        let (jobs, reused) = read_inputs(shared, &items)?;
-        did |= !jobs.is_empty() || reused > 0;
-        let (tx, rx) = unbounded();
-        for (item, input) in jobs {
-            let (s, tx) = (Arc::clone(shared), tx.clone());
-            let submitted = shared.summary_pool.submit(move || {
-                let result = summarize(&s, &item.0, &input);
-                let _ = tx.send((item, input.hash, result));
-            });
-            if !submitted {
-                return Err(MemoryError::Stopped);
+    let mut ready: Vec<(TenantId, u64)> = plans.keys().cloned().collect();
+    loop {
+        // Submit the next level of every tree whose previous level is done (a level with
+        // no model call is done at once, so loop until each tree waits on a call).
+        while !ready.is_empty() {
+            let mut items = Vec::new();
+            for key in ready.drain(..) {
+                let Some(levels) = plans.get_mut(&key) else {
+                    continue;
+                };
+                let Some(level) = levels.keys().next().copied() else {
+                    continue;
+                };
+                let nodes = levels.remove(&level).unwrap_or_default();
+                items.extend(
+                    nodes
+                        .into_iter()
+                        .map(|n| (key.0.clone(), key.1, n))
+                        .filter(|i| shared.node_due(i, now)),
+                );
+                outstanding.insert(key, 0);
+            }
+            let (jobs, reused) = read_inputs(shared, &items)?;
+            did |= !jobs.is_empty() || reused > 0;
+            for (item, input, copied) in jobs {
+                *outstanding.entry((item.0.clone(), item.1)).or_default() += 1;
+                let (s, tx) = (Arc::clone(shared), tx.clone());
+                let submitted = shared.summary_pool.submit(move || {
+                    let result = summarize(&s, &item.0, &input, copied.as_deref());
+                    let _ = tx.send((item, input.hash, result));
+                });
+                if !submitted {
+                    return Err(MemoryError::Stopped);
+                }
+            }
+            ready.extend(
+                outstanding
+                    .iter()
+                    .filter(|(k, n)| **n == 0 && plans.get(*k).is_some_and(|l| !l.is_empty()))
+                    .map(|(k, _)| k.clone()),
+            );
+            outstanding.retain(|_, n| *n > 0);
+        }
+        if outstanding.is_empty() {
+            return Ok(did);
+        }
+        let Ok(first) = rx.recv() else {
+            return Err(MemoryError::Stopped);
+        };
+        let mut results = vec![first];
+        results.extend(rx.try_iter());
+        for r in &results {
+            let key = (r.0 .0.clone(), r.0 .1);
+            if let Some(n) = outstanding.get_mut(&key) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    outstanding.remove(&key);
+                    ready.push(key);
+                }
             }
         }
-        drop(tx);
-        let results: Vec<_> = rx.into_iter().collect();
         apply_results(shared, results)?;
     }
-    Ok(did)
 }
 
-/// Calls the summarizer (and the embedder) for one node.
+/// Calls the summarizer (unless the summary is `copied` from a single child) and the
+/// embedder for one node; a failure of either leaves the node dirty for a retry.
 fn summarize(
     shared: &Shared,
     tenant: &TenantId,
     input: &SummaryInput,
+    copied: Option<&str>,
 ) -> Result<(SummaryOutput, Option<Vec<f32>>), MemoryError> {
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
     let request = SummaryRequest {
@@ -125,15 +180,21 @@ fn summarize(
         time: input.time,
         children: input.children.clone(),
     };
-    let out = match shared.opts.summarizer.summarize(&request) {
-        Ok(o) => {
-            shared.counters.call(&name, CallKind::Summary, Ok(o.usage));
-            o
-        }
-        Err(e) => {
-            shared.counters.call(&name, CallKind::Summary, Err(()));
-            return Err(MemoryError::Model(e.to_string()));
-        }
+    let out = match copied {
+        Some(text) => SummaryOutput {
+            text: text.to_owned(),
+            ..SummaryOutput::default()
+        },
+        None => match shared.opts.summarizer.summarize(&request) {
+            Ok(o) => {
+                shared.counters.call(&name, CallKind::Summary, Ok(o.usage));
+                o
+            }
+            Err(e) => {
+                shared.counters.call(&name, CallKind::Summary, Err(()));
+                return Err(MemoryError::Model(e.to_string()));
+            }
+        },
     };
     let embedding = match &shared.opts.embedder {
         Some(emb) => match emb.embed(std::slice::from_ref(&out.text)) {
@@ -141,11 +202,13 @@ fn summarize(
                 shared
                     .counters
                     .call(&name, CallKind::Embedding, Ok(e.usage));
-                e.vectors.into_iter().next()
+                let v = e.vectors.into_iter().next();
+                // A reply without a vector is a failure like any other: retried.
+                Some(v.ok_or_else(|| MemoryError::Model("embedder returned no vector".into()))?)
             }
-            Err(_) => {
+            Err(e) => {
                 shared.counters.call(&name, CallKind::Embedding, Err(()));
-                None
+                return Err(MemoryError::Model(e.to_string()));
             }
         },
         None => None,
@@ -155,10 +218,7 @@ fn summarize(
 
 /// Reads every item's summary input; applies reusable summaries at once (one batch per
 /// tenant) and returns the rest as jobs.
-fn read_inputs(
-    shared: &Shared,
-    items: &[Item],
-) -> Result<(Vec<(Item, SummaryInput)>, u64), MemoryError> {
+fn read_inputs(shared: &Shared, items: &[Item]) -> Result<(Vec<Job>, u64), MemoryError> {
     let mut forest = shared.forest.lock();
     let mut jobs = Vec::new();
     let (mut reused, mut copied) = (0, 0);
@@ -184,13 +244,18 @@ fn read_inputs(
                         tree.apply_summary(&mut st, item.2, input.hash, &text)?;
                         reused += 1;
                     }
-                    // One child: its text is the summary, no model call needed.
+                    // One child: its text is the summary, no model call needed (but an
+                    // embedding call when an embedder is set).
                     (_, [only]) => {
                         let text = format!("{} {}", header(input.time, &input.label), only.text);
-                        tree.apply_summary(&mut st, item.2, input.hash, &text)?;
                         copied += 1;
+                        if shared.opts.embedder.is_some() {
+                            jobs.push((item.clone(), input, Some(text)));
+                        } else {
+                            tree.apply_summary(&mut st, item.2, input.hash, &text)?;
+                        }
                     }
-                    _ => jobs.push((item.clone(), input)),
+                    _ => jobs.push((item.clone(), input, None)),
                 }
             }
             clear_marks(&mut st, tf, &ids);

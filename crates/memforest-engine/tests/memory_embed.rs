@@ -1,0 +1,172 @@
+//! Summary embeddings through the OpenAI-compatible embedder, against a real HTTP server on
+//! 127.0.0.1 serving `/v1/embeddings`: after `flush_summaries` every internal node has an
+//! embedding row of the configured dimension; `drop_derived` removes them and
+//! `embed_missing_summaries` brings them back; an embedder error or a malformed reply leaves
+//! the node dirty and retried, never a panic.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+mod llm_support;
+mod memory_common;
+
+use std::collections::BTreeSet;
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::Duration;
+
+use llm_support::{embeddings_body, Reply, TestServer};
+use memforest_engine::llm::{LlmConfig, OpenAiEmbedder};
+use memforest_engine::memory::session::{Role, Session, Turn};
+use memforest_engine::memory::stats::CallKind;
+use memforest_engine::memory::synth::SynthExtractor;
+use memforest_engine::{Db, Durability, EngineNodeStore, Table};
+use memforest_tree::{MemTree, NodeId, TreeId};
+use memory_common::{tenant, trees, T0};
+
+const DIMS: usize = 8;
+/// Facts (one per turn, one turn per cell, so one fact-embedding call per cell).
+const FACTS: usize = 40;
+
+fn ok_reply(i: usize) -> Reply {
+    let v: Vec<f32> = (0..DIMS).map(|d| ((i * 31 + d) % 7) as f32 + 1.0).collect();
+    Reply::json(200, &embeddings_body(&[v]))
+}
+
+fn open(dir: &std::path::Path, server: &TestServer) -> Db {
+    let config = LlmConfig::new(server.base_url(), "embed-test").with_retries(
+        0,
+        Duration::from_millis(1),
+        Duration::from_millis(1),
+    );
+    // One input per request, so every scripted reply carries one vector.
+    let embedder = OpenAiEmbedder::new(config)
+        .unwrap()
+        .with_dimensions(DIMS)
+        .with_batch_size(1);
+    let mut o = memory_common::options(None);
+    o.memory.extractor = Arc::new(SynthExtractor);
+    o.memory.embedder = Some(Arc::new(embedder));
+    o.memory.cells.max_turns = 1;
+    o.memory.retry_backoff = Duration::from_millis(5);
+    o.memory.max_backoff = Duration::from_millis(20);
+    Db::open(dir, o).unwrap()
+}
+
+/// One session of `FACTS` user facts.
+fn ingest(db: &Db) {
+    let turns = (0..FACTS)
+        .map(|i| Turn {
+            time: Some(T0 + i as i64 * 60_000_000),
+            ..Turn::new(
+                Role::User,
+                "Ann",
+                format!("fact number q{i}x | | topic{}", i % 3),
+            )
+        })
+        .collect();
+    let session = Session {
+        id: "s1".into(),
+        start: T0,
+        turns,
+    };
+    let r = db.ingest_session(&tenant(), &session).unwrap();
+    assert_eq!(r.facts_added, FACTS as u64);
+}
+
+/// Every internal node (tree, node) of every tree.
+fn internal_nodes(db: &Db) -> BTreeSet<(u64, u64)> {
+    let store = EngineNodeStore::new(db, tenant(), Durability::Buffered);
+    let mut out = BTreeSet::new();
+    for (id, _) in trees(db) {
+        let tree = MemTree::open(&store, TreeId(id)).unwrap();
+        let mut stack: Vec<NodeId> = tree.meta().root.iter().map(|r| r.id).collect();
+        while let Some(n) = stack.pop() {
+            let node = tree.node(&store, n).unwrap();
+            assert!(
+                node.summary.is_some(),
+                "node {n:?} of tree {id} has no summary"
+            );
+            stack.extend(node.children().iter().map(|c| c.id));
+            out.insert((id, n.0));
+        }
+    }
+    out
+}
+
+/// The embedding rows: (tree, node) -> dimension.
+fn embeddings(db: &Db) -> Vec<((u64, u64), usize)> {
+    db.scan(
+        &tenant(),
+        Table::Embeddings,
+        Bound::Unbounded,
+        Bound::Unbounded,
+        None,
+    )
+    .unwrap()
+    .map(|r| {
+        let (k, v) = r.unwrap();
+        assert_eq!(v.len() % 4, 0);
+        (
+            (
+                u64::from_be_bytes(k[..8].try_into().unwrap()),
+                u64::from_be_bytes(k[8..16].try_into().unwrap()),
+            ),
+            v.len() / 4,
+        )
+    })
+    .collect()
+}
+
+fn assert_every_node_embedded(db: &Db) -> usize {
+    let nodes = internal_nodes(db);
+    let rows = embeddings(db);
+    let keys: BTreeSet<(u64, u64)> = rows.iter().map(|r| r.0).collect();
+    assert_eq!(keys, nodes, "embedding rows must match the internal nodes");
+    assert!(rows.iter().all(|r| r.1 == DIMS));
+    nodes.len()
+}
+
+#[test]
+fn every_node_summary_gets_an_embedding_and_a_rebuild_restores_them() {
+    let server = TestServer::start((0..400).map(ok_reply).collect());
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &server);
+    ingest(&db);
+    db.flush_summaries().unwrap();
+    // entity:user (40 leaves, k = 16: 3 level-1 nodes and a root), the session tree, and
+    // the scenes: several internal nodes, each with a vector.
+    let nodes = assert_every_node_embedded(&db);
+    assert!(nodes >= 6, "only {nodes} internal nodes");
+
+    db.drop_derived(Durability::Buffered).unwrap();
+    assert!(embeddings(&db).is_empty());
+    let written = db.embed_missing_summaries().unwrap();
+    assert_eq!(written, nodes as u64);
+    assert_every_node_embedded(&db);
+    // Nothing missing any more: a second call embeds nothing.
+    assert_eq!(db.embed_missing_summaries().unwrap(), 0);
+}
+
+#[test]
+fn embedder_errors_leave_nodes_dirty_and_are_retried() {
+    // The fact embeddings of the ingest come first (one call per cell, all before the
+    // commit that dirties the trees); the first summary embeddings then meet a 500, a
+    // truncated body and a reply with no vector.
+    let mut script: Vec<Reply> = (0..FACTS).map(ok_reply).collect();
+    script.push(Reply::json(500, &serde_json::json!({"error": "boom"})));
+    script.push(Reply::body(
+        200,
+        "{\"object\": \"list\", \"data\": [{\"embedd",
+    ));
+    script.push(Reply::json(200, &embeddings_body(&[])));
+    script.extend((0..400).map(ok_reply));
+    let server = TestServer::start(script);
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &server);
+    ingest(&db);
+    db.flush_summaries().unwrap();
+    assert_every_node_embedded(&db);
+    let stats = db.memory_stats();
+    let usage = &stats.usage["t"][&CallKind::Embedding];
+    assert_eq!(usage.errors, 3, "{usage:?}");
+    assert!(stats.dirty_by_level.iter().all(|d| *d == 0));
+}
