@@ -6,19 +6,28 @@
 //! baseline used by benchmarks and the CLI's `eval`); the persistent per-tenant index in
 //! [`crate::recall::index`] scores with the same [`Bm25`] formula.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
 
-use crate::memory::text::{is_stop_word, stem, tokenize};
+use crate::memory::text::{stem, tokenize, STOP_WORDS};
+
+/// [`STOP_WORDS`] as a hash set (the same words as `memory::text::is_stop_word`, looked
+/// up in O(1) rather than by a scan of the list: every indexed or scored word is checked).
+static STOP: LazyLock<HashSet<&'static str>> =
+    LazyLock::new(|| STOP_WORDS.iter().copied().collect());
 
 /// The index terms of `text`, with repeats (term frequency counts them): every word that
 /// is not a stop word, stemmed.
 #[must_use]
 pub fn terms(text: &str) -> Vec<String> {
-    tokenize(text)
-        .into_iter()
-        .filter(|w| !is_stop_word(w))
-        .map(|w| stem(&w))
-        .collect()
+    tokenize(text).iter().filter_map(|w| word_term(w)).collect()
+}
+
+/// The index term of one lower-cased word from `memory::text::tokenize`: its stem, or
+/// `None` for a stop word.
+#[must_use]
+pub fn word_term(word: &str) -> Option<String> {
+    (!STOP.contains(word)).then(|| stem(word))
 }
 
 /// The distinct terms of a query, in order of first appearance.

@@ -4,7 +4,8 @@
 
 use memforest_tree::{Node, NodeBody};
 
-use crate::recall::bm25::term_counts;
+use crate::memory::text::tokenize;
+use crate::recall::bm25::word_term;
 
 /// The 64-bit FNV-1a hash of a term: nodes keep term hashes, not strings, so a browse
 /// compares integers (a collision, about 2^-64 per pair, only perturbs a browse score;
@@ -29,12 +30,20 @@ impl Terms {
     /// The term counts of `text`.
     #[must_use]
     pub fn of(text: &str) -> Self {
-        let mut counts: Vec<(u64, u32)> = term_counts(text)
-            .into_iter()
-            .map(|(t, n)| (term_hash(&t), n))
+        let mut hashes: Vec<u64> = tokenize(text)
+            .iter()
+            .filter_map(|w| word_term(w))
+            .map(|t| term_hash(&t))
             .collect();
-        counts.sort_unstable();
-        let len = counts.iter().map(|c| c.1).sum();
+        hashes.sort_unstable();
+        let mut counts: Vec<(u64, u32)> = Vec::with_capacity(hashes.len());
+        for h in &hashes {
+            match counts.last_mut() {
+                Some(last) if last.0 == *h => last.1 += 1,
+                _ => counts.push((*h, 1)),
+            }
+        }
+        let len = u32::try_from(hashes.len()).unwrap_or(u32::MAX);
         Self { counts, len }
     }
 
@@ -86,5 +95,26 @@ impl IndexedNode {
             .as_ref()
             .filter(|_| !self.node.dirty)
             .map(|s| s.text.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::bm25::term_counts;
+
+    #[test]
+    fn term_counts_by_hash_match_the_string_counts() {
+        let text = "The runners ran; a runner runs, runs again and RUNS with the Runners' dogs.";
+        let mut want: Vec<(u64, u32)> = term_counts(text)
+            .into_iter()
+            .map(|(t, n)| (term_hash(&t), n))
+            .collect();
+        want.sort_unstable();
+        let got = Terms::of(text);
+        assert_eq!(got.counts, want);
+        assert_eq!(got.len, want.iter().map(|c| c.1).sum::<u32>());
+        assert_eq!(got.tf(term_hash("run")), Some(3));
+        assert_eq!(got.tf(term_hash("the")), None, "stop word");
     }
 }
