@@ -1,0 +1,214 @@
+//! `memforest bench`: every workload at a tiny size through the built binary; the `--json`
+//! output parses, has the documented keys, and its numbers agree with each other (every
+//! storage peer holds the same records; batched refresh never calls more than eager).
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn bench(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_memforest"))
+        .arg("bench")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "memforest bench {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+fn keys(v: &Value, want: &[&str]) {
+    for k in want {
+        assert!(v.get(k).is_some(), "missing key {k:?} in {v}");
+    }
+}
+
+fn rows<'a>(v: &'a Value, key: &str) -> &'a Vec<Value> {
+    v[key].as_array().unwrap()
+}
+
+#[test]
+fn storage_peers_hold_the_same_records() {
+    let r = bench(&[
+        "storage",
+        "--num",
+        "300",
+        "--sync-num",
+        "20",
+        "--writers",
+        "1,4",
+    ]);
+    keys(
+        &r,
+        &[
+            "num",
+            "batch",
+            "reps",
+            "key_bytes",
+            "value_bytes",
+            "rows",
+            "ratios",
+        ],
+    );
+    let rows = rows(&r, "rows");
+    // 4 engines x (fillseq, fillrandom, overwrite, 3 reads, 2 fillsync).
+    assert_eq!(rows.len(), 32);
+    for row in rows {
+        keys(
+            row,
+            &[
+                "workload",
+                "engine",
+                "class",
+                "class_note",
+                "writers",
+                "ops",
+                "seconds",
+                "micros_per_op",
+                "ops_per_sec",
+                "mb_per_sec",
+                "p50_us",
+                "p99_us",
+                "p999_us",
+                "found",
+                "write_amp",
+                "space_amp",
+            ],
+        );
+        let writes = row["found"].is_null();
+        assert_eq!(writes, !row["write_amp"].is_null(), "{row}");
+        assert!(row["p50_us"].as_f64() <= row["p999_us"].as_f64());
+    }
+    for w in ["readrandom", "readseq", "seekrandom"] {
+        let found: Vec<u64> = rows
+            .iter()
+            .filter(|r| r["workload"] == w)
+            .map(|r| r["found"].as_u64().unwrap())
+            .collect();
+        assert_eq!(found.len(), 4, "{w}");
+        assert!(
+            found[0] > 0 && found.iter().all(|&f| f == found[0]),
+            "{w}: {found:?}"
+        );
+    }
+    // 6 workloads with one writer + fillsync with 4, against 3 peers.
+    assert_eq!(rows_len(&r, "ratios"), 7 * 3 + 3);
+    let redb = rows
+        .iter()
+        .find(|r| r["engine"] == "redb" && r["class"] == "buffered")
+        .unwrap();
+    assert!(redb["class_note"].as_str().unwrap().starts_with("weaker"));
+}
+
+fn rows_len(v: &Value, key: &str) -> usize {
+    rows(v, key).len()
+}
+
+#[test]
+fn llm_batched_refresh_calls_at_most_eager() {
+    let r = bench(&[
+        "llm",
+        "--facts",
+        "200",
+        "--tenants",
+        "2",
+        "--per-session",
+        "25",
+        "--k",
+        "4,16",
+        "--batch",
+        "8,64",
+        "--latency-ms",
+        "1",
+        "--pool",
+        "4",
+    ]);
+    keys(
+        &r,
+        &[
+            "facts",
+            "tenants",
+            "per_session",
+            "latency_ms",
+            "pool",
+            "rows",
+        ],
+    );
+    assert_eq!(rows_len(&r, "rows"), 4);
+    for row in rows(&r, "rows") {
+        keys(
+            row,
+            &[
+                "k",
+                "batch",
+                "batched",
+                "eager",
+                "global",
+                "summaries",
+                "batched_over_eager",
+                "calls_saved",
+                "wall_over_bound",
+                "parallel_speedup",
+                "batched_calls_per_summary",
+            ],
+        );
+        let b = row["batched"]["calls"].as_u64().unwrap();
+        let e = row["eager"]["calls"].as_u64().unwrap();
+        assert!(b > 0 && b <= e, "{row}");
+        assert_eq!(row["global"]["calls"], 8, "one rewrite per session");
+        assert!(
+            row["batched"]["wall_seconds"].as_f64().unwrap()
+                >= row["batched"]["bound_seconds"].as_f64().unwrap()
+        );
+        assert!(row["eager"]["wall_seconds"].is_null());
+    }
+}
+
+#[test]
+fn ingest_and_query_report_their_sizes() {
+    let r = bench(&["ingest", "--sizes", "400", "--tenants", "4"]);
+    keys(&r, &["tenants", "per_session", "late", "sizes"]);
+    let s = &rows(&r, "sizes")[0];
+    keys(
+        s,
+        &[
+            "facts",
+            "sessions",
+            "seconds",
+            "facts_per_sec",
+            "close_seconds",
+            "peak_rss_bytes",
+            "disk_bytes",
+            "disk_bytes_per_fact",
+            "fact_bytes",
+            "decades",
+            "cost_ratio_vs_1e4",
+        ],
+    );
+    assert_eq!(s["facts"], 400);
+    assert_eq!(s["sessions"], 20);
+    assert!(s["disk_bytes"].as_u64().unwrap() > 400 * 100);
+    assert_eq!(s["decades"].as_array().unwrap().len(), 1);
+
+    let q = bench(&["query", "--sizes", "150", "--queries", "20"]);
+    keys(&q, &["queries", "rows"]);
+    let row = &rows(&q, "rows")[0];
+    keys(
+        row,
+        &[
+            "facts",
+            "build_seconds",
+            "memforest",
+            "flat_bm25",
+            "p50_ratio",
+            "p99_ratio",
+        ],
+    );
+    assert_eq!(row["facts"], 150);
+    assert!(row["memforest"]["p50_us"].as_f64().unwrap() > 0.0);
+}
