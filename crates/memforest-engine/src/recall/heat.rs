@@ -33,7 +33,7 @@ struct Entry {
 /// Visit counts and last-visit times of every tenant's trees.
 #[derive(Debug, Default)]
 pub struct HeatMap {
-    trees: Mutex<HashMap<(TenantId, u64), Entry>>,
+    trees: Mutex<HashMap<TenantId, HashMap<u64, Entry>>>,
 }
 
 impl HeatMap {
@@ -41,8 +41,14 @@ impl HeatMap {
     pub fn visit(&self, tenant: &TenantId, trees: impl IntoIterator<Item = u64>) {
         let now = Instant::now();
         let mut m = self.trees.lock();
+        if !m.contains_key(tenant) {
+            m.insert(tenant.clone(), HashMap::new());
+        }
+        let Some(m) = m.get_mut(tenant) else {
+            return;
+        };
         for t in trees {
-            let e = m.entry((tenant.clone(), t)).or_insert(Entry {
+            let e = m.entry(t).or_insert(Entry {
                 visits: 0,
                 last: now,
             });
@@ -54,7 +60,12 @@ impl HeatMap {
     /// The heat of tree `tree` holding `leaves` leaves.
     #[must_use]
     pub fn heat(&self, tenant: &TenantId, tree: u64, leaves: u64) -> f64 {
-        let e = self.trees.lock().get(&(tenant.clone(), tree)).copied();
+        let e = self
+            .trees
+            .lock()
+            .get(tenant)
+            .and_then(|m| m.get(&tree))
+            .copied();
         let (visits, recency) = e.map_or((0.0, 0.0), |e| {
             let age = e.last.elapsed().as_secs_f64();
             (e.visits as f64, (-age / MU_SECS).exp())
@@ -62,21 +73,60 @@ impl HeatMap {
         W_VISIT * visits + W_LEAVES * leaves as f64 / LEAF_SCALE + W_RECENCY * recency
     }
 
-    /// Visit counts of `tenant`'s trees, `(tree, visits)`.
+    /// The `n` most visited trees of `tenant`, most visits first (ties: smaller id first).
     #[must_use]
-    pub fn visited(&self, tenant: &TenantId) -> Vec<(u64, u64)> {
-        self.trees
+    pub fn hottest(&self, tenant: &TenantId, n: usize) -> Vec<u64> {
+        let mut v: Vec<(u64, u64)> = self
+            .trees
             .lock()
-            .iter()
-            .filter(|((t, _), _)| t == tenant)
-            .map(|((_, id), e)| (*id, e.visits))
-            .collect()
+            .get(tenant)
+            .map(|m| m.iter().map(|(id, e)| (*id, e.visits)).collect())
+            .unwrap_or_default();
+        let cmp = |a: &(u64, u64), b: &(u64, u64)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+        if v.len() > n {
+            v.select_nth_unstable_by(n, cmp);
+            v.truncate(n);
+        }
+        v.sort_by(cmp);
+        v.into_iter().map(|x| x.0).collect()
     }
 
     /// Forgets `tenant`'s trees (all of them, or only `tree`).
     pub fn forget(&self, tenant: &TenantId, tree: Option<u64>) {
-        self.trees
-            .lock()
-            .retain(|(t, id), _| t != tenant || tree.is_some_and(|x| x != *id));
+        let mut m = self.trees.lock();
+        match tree {
+            None => {
+                m.remove(tenant);
+            }
+            Some(t) => {
+                if let Some(trees) = m.get_mut(tenant) {
+                    trees.remove(&t);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hottest_orders_by_visits_then_id_and_forget_clears() {
+        let (a, b) = (TenantId::new("a").unwrap(), TenantId::new("b").unwrap());
+        let h = HeatMap::default();
+        h.visit(&a, [5, 3, 9]);
+        h.visit(&a, [9, 3]);
+        h.visit(&a, [9]);
+        h.visit(&b, [1, 1, 1, 1]);
+        assert_eq!(h.hottest(&a, 2), [9, 3]);
+        assert_eq!(h.hottest(&a, 10), [9, 3, 5]);
+        assert!(h.heat(&a, 9, 0) > h.heat(&a, 3, 0));
+        assert!((h.heat(&a, 7, 200) - 2.0).abs() < 1e-9, "unvisited: leaves only");
+        h.forget(&a, Some(9));
+        assert_eq!(h.hottest(&a, 10), [3, 5]);
+        h.forget(&a, None);
+        assert!(h.hottest(&a, 10).is_empty());
+        assert_eq!(h.hottest(&b, 10), [1]);
     }
 }

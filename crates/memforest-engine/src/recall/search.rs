@@ -158,9 +158,7 @@ impl Db {
         let user = record::tree_id(TreeKind::Entity, USER_ENTITY);
         let mut cands: BTreeSet<u64> = hits.keys().copied().collect();
         cands.insert(user);
-        let mut hot = state.heat.visited(tenant);
-        hot.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        cands.extend(hot.iter().take(query.beam).map(|h| h.0));
+        cands.extend(state.heat.hottest(tenant, query.beam));
         let scorer = Scorer {
             bm,
             terms: &terms,
