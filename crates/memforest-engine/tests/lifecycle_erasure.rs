@@ -1,6 +1,8 @@
 //! Erasure: a canary written in one turn, its session forgotten: no read path returns it;
 //! after `purge`, no file of the store holds its bytes (raw files, and with zstd on, every
-//! entry of every segment file read back through the SST reader).
+//! entry of every segment file read back through the SST reader). Also when the canary
+//! fact opened a scene that survives the forget with another fact in it (the scene's
+//! label, keyword profile and summaries must lose it).
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 mod recall_common;
@@ -155,6 +157,68 @@ fn run(compression: Compression) {
     assert_eq!(logical_hits(&db), 0);
     let r = db.query(&t, &q).unwrap();
     assert!(!contains(r.context().as_bytes()));
+}
+
+/// The canary fact opens a scene (its topics: the canary and `garden`); a kept fact of
+/// another session joins it (topic `garden`); the canary's session is forgotten.
+fn surviving_scene(compression: Compression) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = options(true, None);
+    opts.sst.compression = compression;
+    let db = Db::open(dir.path(), opts).unwrap();
+    let t = TenantId::new("t").unwrap();
+    db.ingest_session(
+        &t,
+        &session(
+            "secret",
+            0,
+            &["Zyxwquorble seeds grow by the shed || || zyxwquorble garden"],
+        ),
+    )
+    .unwrap();
+    db.ingest_session(
+        &t,
+        &session("kept", 1, &["Tomatoes ripen in August || || garden"]),
+    )
+    .unwrap();
+    db.flush_summaries().unwrap();
+    let garden = |db: &Db| db.query(&t, &Query::new("tomatoes garden")).unwrap();
+    let scene_of = |r: &memforest_engine::recall::QueryResult| {
+        r.facts
+            .iter()
+            .flat_map(|f| f.trees.iter())
+            .find(|l| l.starts_with("scene:"))
+            .cloned()
+    };
+    let scene = scene_of(&garden(&db)).expect("the kept fact is in a scene");
+    let canary = db.query(&t, &Query::new("Zyxwquorble seeds")).unwrap();
+    assert_eq!(scene_of(&canary), Some(scene.clone()), "one scene holds both");
+
+    db.forget(&t, &Forget::Session("secret".into())).unwrap();
+    for r in [garden(&db), db.query(&t, &Query::new("Zyxwquorble")).unwrap()] {
+        assert!(!contains(format!("{r:?}").as_bytes()), "{r:?}");
+    }
+    db.flush_summaries().unwrap();
+    let r = garden(&db);
+    assert_eq!(scene_of(&r), Some(scene), "the scene survives");
+    assert!(!contains(format!("{r:?}{}", r.context()).as_bytes()));
+    assert!(!contains(
+        format!("{:?}", db.profile(&t).unwrap()).as_bytes()
+    ));
+    assert_eq!(logical_hits(&db), 0, "a live row still holds the canary");
+    db.purge().unwrap();
+    assert_eq!(raw_hits(dir.path()), Vec::<String>::new());
+    assert_eq!(sst_hits(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn forgotten_fact_leaves_a_surviving_scene_uncompressed() {
+    surviving_scene(Compression::None);
+}
+
+#[test]
+fn forgotten_fact_leaves_a_surviving_scene_with_zstd() {
+    surviving_scene(Compression::Zstd { level: 3 });
 }
 
 #[test]

@@ -144,7 +144,7 @@ pub struct EntityState {
 /// A scene's routing state (`RouterState`, `s | number`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SceneState {
-    /// The scene tree's label (`scene-N: topics`).
+    /// The scene tree's label (`scene-N`).
     pub label: String,
     /// Keyword counts over its facts.
     pub counts: Vec<(String, u32)>,

@@ -17,7 +17,8 @@ pub const DAY: i64 = 86_400_000_000;
 pub const T0: i64 = 1_677_628_800_000_000;
 
 /// One fact per turn: the turn text up to `||` is the fact; after it, `entity|attribute`
-/// (optional) names the knowledge-update slot. Deterministic.
+/// (optional) names the knowledge-update slot, and after a second `||`, space-separated
+/// topics (scene routing). Deterministic.
 #[derive(Debug)]
 pub struct TurnExtractor;
 
@@ -31,7 +32,8 @@ impl Extractor for TurnExtractor {
             .turns
             .iter()
             .map(|t| {
-                let (text, tag) = t.text.split_once("||").unwrap_or((&t.text, ""));
+                let (text, rest) = t.text.split_once("||").unwrap_or((&t.text, ""));
+                let (tag, topics) = rest.split_once("||").unwrap_or((rest, ""));
                 let (entity, attr) = tag.split_once('|').unwrap_or(("", ""));
                 ExtractedItem {
                     fact_text: text.trim().to_owned(),
@@ -50,6 +52,7 @@ impl Extractor for TurnExtractor {
                     } else {
                         vec![attr.to_owned()]
                     },
+                    topics: topics.split_whitespace().map(str::to_owned).collect(),
                     time_start: Some(t.time),
                     time_end: Some(t.time),
                     source_turns: vec![t.turn_id.clone()],

@@ -37,7 +37,7 @@ impl Router<'_, '_> {
         }
         let number = match self.best_scene(fact)? {
             Some(n) => n,
-            None => self.new_scene(topics)?,
+            None => self.new_scene()?,
         };
         let capacity = self.opts.scene_capacity;
         let tenant = self.st.tenant().clone();
@@ -117,9 +117,11 @@ impl Router<'_, '_> {
                 } else {
                     hits as f32 / topics.len() as f32
                 };
+                // Without embeddings the keyword term also stands in for the cosine term.
                 let cos = match (fact.embedding, &state.centroid) {
                     (Some(e), Some(c)) => cosine(e, c),
-                    _ => 0.0,
+                    (Some(_), None) => 0.0,
+                    (None, _) => containment,
                 };
                 Some((n, containment + cos))
             })
@@ -128,8 +130,10 @@ impl Router<'_, '_> {
             .map(|(n, _)| n))
     }
 
-    /// Allocates the next scene number and opens an empty scene labelled with `topics`.
-    fn new_scene(&mut self, topics: &[String]) -> Result<u64, MemoryError> {
+    /// Allocates the next scene number and opens an empty scene labelled `scene-N`: the
+    /// label carries no fact text (its keywords live in the scene's counts, which a forget
+    /// scrubs; a label cannot change, it names the tree).
+    fn new_scene(&mut self) -> Result<u64, MemoryError> {
         let next = match self.st.get(Table::RouterState, NEXT_SCENE_KEY)? {
             Some(b) => record::be_u64(&b).ok_or(MemoryError::Invariant("short scene counter"))?,
             None => 0,
@@ -144,7 +148,7 @@ impl Router<'_, '_> {
         scenes.insert(
             next,
             SceneState {
-                label: format!("scene-{next}: {}", topics.join(", ")),
+                label: format!("scene-{next}"),
                 ..SceneState::default()
             },
         );
