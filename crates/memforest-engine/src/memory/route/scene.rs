@@ -5,13 +5,18 @@
 //! overlap plus cosine of embeddings (when an embedder is configured), and joins the best
 //! scene whose score reaches `scene_threshold` (0.6); otherwise it starts a new scene.
 //!
-//! The keyword overlap is the *containment* of the fact's topics in the scene's keyword
+//! The keyword term is the *containment* of the fact's topics in the scene's keyword
 //! profile (every keyword of its facts so far): `|topics ∩ profile| / |topics|`. MemoryOS
-//! uses Jaccard between two pages' keyword sets; Jaccard of a fact's <= 3 topics against
-//! one other fact (or a scene's top 3) almost never reaches 0.6 for related facts (a shared
-//! word out of 3 + 3 gives 0.2), so the earlier version made about one scene per fact.
-//! Against the accumulated profile, a fact joins when most of its topics are already
-//! discussed in the scene, and the scene's capacity (60 facts, paper) bounds the drift.
+//! uses Jaccard between two keyword sets, next to an embedding cosine that carries most of
+//! the similarity. Jaccard of a fact's <= 3 topics against one other fact (or a scene's top
+//! 3) almost never reaches 0.6 for related facts (one shared word out of 3 + 3 gives 0.2),
+//! so the earlier version made about one scene per fact (LongMemEval demo slice, 50
+//! instances: 10,658 scenes for 15,810 facts even with containment alone). Without an
+//! embedder the keyword term also stands in for the missing cosine term (score =
+//! 2 x containment), so a fact joins the scene that already discusses the largest share of
+//! its topics (with <= 3 topics, one shared keyword suffices; ties go to the older scene):
+//! 2,558 scenes on that slice. The scene capacity (60 facts, paper) and the open-scene
+//! limit bound the drift of a profile.
 //!
 //! Cost: the keyword -> open scenes index gives every candidate's overlap in one pass over
 //! the fact's topics (no per-scene keyword work), and only open scenes are held or scored,
