@@ -2,11 +2,13 @@
 //! (lossy UTF-8) go through the read path's tokenizer and the in-memory BM25 index:
 //! nothing panics; a search returns at most k distinct documents, best first, with finite
 //! positive scores, each sharing a term with the query; with k >= the document count every
-//! document sharing a term is returned.
+//! document sharing a term is returned; a document's hashed term counts (what a browse
+//! scores tree pages with) agree with its string term counts.
 
 use std::collections::BTreeSet;
 
-use memforest_engine::recall::bm25::{query_terms, terms};
+use memforest_engine::recall::bm25::{query_terms, term_counts, terms};
+use memforest_engine::recall::page::{term_hash, Terms};
 use memforest_engine::recall::Bm25Index;
 
 /// Runs the check on one input.
@@ -26,6 +28,16 @@ pub fn check(data: &[u8]) {
         .filter(|(_, d)| terms(d).iter().any(|t| q.contains(t)))
         .map(|(i, _)| i as u64)
         .collect();
+    for d in docs {
+        let mut want: Vec<(u64, u32)> = term_counts(d)
+            .into_iter()
+            .map(|(t, n)| (term_hash(&t), n))
+            .collect();
+        want.sort_unstable();
+        let got = Terms::of(d);
+        assert_eq!(got.len, want.iter().map(|c| c.1).sum::<u32>());
+        assert_eq!(got.counts, want);
+    }
     for k in [1, 3, docs.len().max(1)] {
         let hits = idx.search(query, k);
         assert!(hits.len() <= k);

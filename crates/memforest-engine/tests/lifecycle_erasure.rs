@@ -3,7 +3,12 @@
 //! entry of every segment file read back through the SST reader). Also when the canary
 //! fact opened a scene that survives the forget with another fact in it (the scene's
 //! label, keyword profile and summaries must lose it).
-#![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
 
 mod recall_common;
 
@@ -192,10 +197,17 @@ fn surviving_scene(compression: Compression) {
     };
     let scene = scene_of(&garden(&db)).expect("the kept fact is in a scene");
     let canary = db.query(&t, &Query::new("Zyxwquorble seeds")).unwrap();
-    assert_eq!(scene_of(&canary), Some(scene.clone()), "one scene holds both");
+    assert_eq!(
+        scene_of(&canary),
+        Some(scene.clone()),
+        "one scene holds both"
+    );
 
     db.forget(&t, &Forget::Session("secret".into())).unwrap();
-    for r in [garden(&db), db.query(&t, &Query::new("Zyxwquorble")).unwrap()] {
+    for r in [
+        garden(&db),
+        db.query(&t, &Query::new("Zyxwquorble")).unwrap(),
+    ] {
         assert!(!contains(format!("{r:?}").as_bytes()), "{r:?}");
     }
     db.flush_summaries().unwrap();

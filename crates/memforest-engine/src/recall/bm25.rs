@@ -185,7 +185,12 @@ impl Bm25Index {
 /// The `k` highest `(id, score)` pairs, best first, ties broken by smaller id.
 #[must_use]
 pub fn top_k(scores: HashMap<u64, f32>, k: usize) -> Vec<(u64, f32)> {
-    let mut v: Vec<(u64, f32)> = scores.into_iter().collect();
+    top_k_of(scores.into_iter().collect(), k)
+}
+
+/// [`top_k`] of pairs with distinct ids.
+#[must_use]
+pub fn top_k_of(mut v: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
     let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if v.len() > k {
         v.select_nth_unstable_by(k, cmp);

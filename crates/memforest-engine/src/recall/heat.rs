@@ -122,7 +122,10 @@ mod tests {
         assert_eq!(h.hottest(&a, 2), [9, 3]);
         assert_eq!(h.hottest(&a, 10), [9, 3, 5]);
         assert!(h.heat(&a, 9, 0) > h.heat(&a, 3, 0));
-        assert!((h.heat(&a, 7, 200) - 2.0).abs() < 1e-9, "unvisited: leaves only");
+        assert!(
+            (h.heat(&a, 7, 200) - 2.0).abs() < 1e-9,
+            "unvisited: leaves only"
+        );
         h.forget(&a, Some(9));
         assert_eq!(h.hottest(&a, 10), [3, 5]);
         h.forget(&a, None);

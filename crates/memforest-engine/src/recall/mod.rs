@@ -3,12 +3,14 @@
 //! the heat-managed page cache, and `Db::profile`.
 //!
 //! - [`bm25`]: the one BM25 scorer (and the in-memory [`Bm25Index`] baseline).
+//! - [`accumulate`]: a query's BM25 totals by merging its sorted posting lists.
 //! - [`index`]: the persistent per-tenant postings (table `Postings`); [`postings`]: the
 //!   in-memory cache of decoded posting lists.
 //! - [`search`]: the query pipeline; [`browse`]: beam search in one tree.
 //! - [`heat`], [`cache`]: MemoryOS heat and the page cache it governs.
 //! - [`update`]: knowledge updates; [`context`]: rendering; [`profile`].
 
+pub mod accumulate;
 pub mod bm25;
 pub mod browse;
 pub mod cache;

@@ -19,12 +19,12 @@ use crate::db::Db;
 use crate::key::{Table, TenantId};
 use crate::memory::record::{self, FactRecord, SessionRecord, TurnRecord, SESSION_PREFIX};
 use crate::memory::MemoryError;
-use crate::recall::bm25::{query_terms, top_k, Bm25};
+use crate::recall::bm25::{query_terms, top_k, top_k_of, Bm25};
 use crate::recall::browse::{browse, Scorer, Target};
 use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
-use crate::recall::{index, postings, update};
+use crate::recall::{accumulate, index, postings, update};
 
 fn range(t: (i64, i64)) -> TimeRange {
     TimeRange {
@@ -106,18 +106,19 @@ impl Db {
         let st = index::stats(&r)?;
         let bm = Bm25::new(st.docs, st.total_len);
         let mut terms = Vec::new();
-        let mut scores: HashMap<u64, f32> = HashMap::new();
+        let mut lists = Vec::new();
         for (t, generation) in query_terms.iter().zip(generations) {
             let list = state.postings.fetch(&r, t, generation)?;
             if list.is_empty() {
                 continue;
             }
             let idf = bm.idf(list.len() as u64);
-            for p in list.iter() {
-                *scores.entry(p.fact).or_default() += bm.term_score(idf, p.tf, p.len);
-            }
+            lists.push((list, idf));
             terms.push((term_hash(t), idf));
         }
+        let term_lists: Vec<accumulate::TermList<'_>> =
+            lists.iter().map(|(l, idf)| (&l[..], *idf)).collect();
+        let scores = accumulate::totals(&bm, &term_lists);
         let want = query.k.saturating_add(query.beam);
         let mut facts: HashMap<u64, (f32, FactRecord)> = HashMap::new();
         // Without a time filter the best `want` are the candidates; with one, facts are
@@ -127,7 +128,7 @@ impl Db {
         } else {
             want
         };
-        for (id, score) in top_k(scores, limit) {
+        for (id, score) in top_k_of(scores, limit) {
             if facts.len() >= want {
                 break;
             }
