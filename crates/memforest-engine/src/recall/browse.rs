@@ -93,7 +93,7 @@ pub fn browse(
         for node in &frontier {
             match &node.node.body {
                 NodeBody::Leaves(leaves) => {
-                    for (leaf, terms) in leaves.iter().zip(&node.leaves) {
+                    for (leaf, terms) in leaves.iter().zip(node.leaves()) {
                         if leaf.key.payload.kind != PayloadKind::Fact
                             || s.time.is_some_and(|tr| !tr.overlaps(leaf.key.time))
                         {

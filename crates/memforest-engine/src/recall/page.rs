@@ -1,6 +1,10 @@
 //! [`IndexedNode`]: a decoded MemTree node with the BM25 term counts of its clean summary
-//! and of each leaf text, computed once when the page is read (and kept with it in the page
-//! cache), so a browse scores children and leaves without re-tokenizing.
+//! (computed when the page is read) and of each leaf text (computed the first time a
+//! browse scores the leaves: most leaf pages are read only to score their summary), kept
+//! with it in the page cache, so a browse scores children and leaves without
+//! re-tokenizing.
+
+use std::sync::OnceLock;
 
 use memforest_tree::{Node, NodeBody};
 
@@ -63,8 +67,9 @@ pub struct IndexedNode {
     /// Term counts of its summary; `None` when it has none or is dirty (a dirty node's
     /// summary may describe removed leaves and is never served).
     pub summary: Option<Terms>,
-    /// Term counts of each leaf text (level-1 nodes), in leaf order.
-    pub leaves: Vec<Terms>,
+    /// Term counts of each leaf text (level-1 nodes), in leaf order: see
+    /// [`IndexedNode::leaves`].
+    leaves: OnceLock<Vec<Terms>>,
 }
 
 impl IndexedNode {
@@ -76,15 +81,21 @@ impl IndexedNode {
             .as_ref()
             .filter(|_| !node.dirty)
             .map(|s| Terms::of(&s.text));
-        let leaves = match &node.body {
-            NodeBody::Leaves(l) => l.iter().map(|e| Terms::of(&e.text)).collect(),
-            NodeBody::Children(_) => Vec::new(),
-        };
         Self {
             node,
             summary,
-            leaves,
+            leaves: OnceLock::new(),
         }
+    }
+
+    /// Term counts of each leaf text, in leaf order (empty for an internal node); computed
+    /// on first use.
+    #[must_use]
+    pub fn leaves(&self) -> &[Terms] {
+        self.leaves.get_or_init(|| match &self.node.body {
+            NodeBody::Leaves(l) => l.iter().map(|e| Terms::of(&e.text)).collect(),
+            NodeBody::Children(_) => Vec::new(),
+        })
     }
 
     /// The summary text when the node is clean.
