@@ -1,14 +1,21 @@
 //! Retrieval evaluation: evidence recall@k per question category and overall, for
 //! MemForest and for the flat BM25 baseline over the same raw turns, in the same run.
 //!
-//! Turn recall@k of a question = |evidence turns among the first k retrieved turns| /
-//! |evidence turns|. MemForest's turns are the source turns of its facts, each turn ranked
-//! by its best fact (measured alternative: ranking a turn by the summed score of its facts
-//! gains 0.005-0.015 on LoCoMo but loses 0.06-0.12 on LongMemEval, whose long assistant
-//! turns source many facts); the baseline's are its BM25 ranking. Session recall@k = the
-//! same over the first k distinct sessions against `answer_session_ids`. Questions without evidence, and LongMemEval
-//! abstention questions (`_abs`, as the official retrieval evaluation does), are skipped
-//! and counted.
+//! Both systems are scored on the same unit, a ranked list of distinct turns:
+//!
+//! - turn recall@k of a question = |evidence turns among the first k distinct turns| /
+//!   |evidence turns|;
+//! - the baseline's list is its BM25 ranking of the raw turns;
+//! - MemForest's list is the source turns of the facts `Db::query` returns, in order of
+//!   first appearance (a fact's occurrences' turns in ingest order), cut at k distinct
+//!   turns. Facts are asked `FACTS_PER_TURN * k` at first and the ask doubles until k
+//!   distinct turns come back or the store has no more matching facts, so MemForest is
+//!   never scored on fewer turns than the baseline while it has more to give.
+//!
+//! Session recall@k = the same over the first k distinct sessions of each list (both
+//! lists `SESSION_DEPTH` distinct turns deep) against `answer_session_ids`. Questions
+//! without evidence, and LongMemEval abstention questions (`_abs`, as the official
+//! retrieval evaluation does), are skipped and counted.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -20,14 +27,16 @@ use crate::error::Result;
 use crate::import::{Dataset, Question};
 use crate::retrieve;
 
-/// Facts (MemForest) and turns (baseline) retrieved per question when ranking sessions
-/// (their first k distinct sessions).
+/// Distinct turns ranked per question, by both systems, when ranking sessions (their
+/// first k distinct sessions).
 const SESSION_DEPTH: usize = 200;
 
-/// Facts asked of MemForest per wanted turn: facts that share source turns would
-/// otherwise leave fewer than k distinct turns to score (5 instead of 2 changes no
-/// LoCoMo or LongMemEval figure).
+/// Facts first asked of MemForest per wanted turn (sibling facts of one turn share it);
+/// doubled while too few distinct turns come back.
 const FACTS_PER_TURN: usize = 2;
+
+/// The most facts asked of MemForest for one question.
+const MAX_FACTS: usize = 8192;
 
 /// Mean recall per category plus `all`.
 pub type Table = BTreeMap<String, f64>;
@@ -106,6 +115,19 @@ fn sessions(turns: &[String], of: &HashMap<String, String>, k: usize) -> Vec<Str
     out
 }
 
+/// MemForest's ranked distinct turns for `q`: at least `want` of them unless the store
+/// has no more matching facts (see the module docs).
+fn ranked_turns(db: &Db, tenant: &TenantId, q: &Question, want: usize) -> Result<Vec<String>> {
+    let mut depth = want.saturating_mul(FACTS_PER_TURN).clamp(1, MAX_FACTS);
+    loop {
+        let r = retrieve::query(db, tenant, &q.text, q.time, depth)?;
+        if r.turns.len() >= want || r.facts.len() < depth || depth >= MAX_FACTS {
+            return Ok(r.turns);
+        }
+        depth = depth.saturating_mul(2).min(MAX_FACTS);
+    }
+}
+
 fn abstention(q: &Question) -> bool {
     q.tenant.ends_with("_abs")
 }
@@ -143,14 +165,13 @@ pub fn run(db: &Db, data: &Dataset, k: usize, session_k: usize) -> Result<EvalRe
             if !scored_turns && !scored_sessions {
                 continue;
             }
-            let turn_facts = k.saturating_mul(FACTS_PER_TURN);
             let depth = if scored_sessions {
-                SESSION_DEPTH.max(turn_facts)
+                SESSION_DEPTH.max(k)
             } else {
-                turn_facts
+                k
             };
-            let ours = retrieve::query(db, &tenant, &q.text, q.time, depth)?.turns;
-            let theirs = base.search(&q.text, SESSION_DEPTH.max(k));
+            let ours = ranked_turns(db, &tenant, q, depth)?;
+            let theirs = base.search(&q.text, depth);
             if scored_turns {
                 mf.add(&q.category, recall(&ours, &q.evidence_turns, k));
                 bl.add(&q.category, recall(&theirs, &q.evidence_turns, k));

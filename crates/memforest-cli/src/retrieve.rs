@@ -14,7 +14,7 @@ pub struct FactHit {
     pub id: u64,
     /// Fact text.
     pub text: String,
-    /// BM25 score of the fact text for the question.
+    /// Ranking score (`RecalledFact::score`: its best source turn's fused score).
     pub score: f32,
     /// Source turn ids, first occurrence first.
     pub turns: Vec<String>,

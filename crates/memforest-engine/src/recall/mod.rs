@@ -6,7 +6,8 @@
 //! - [`accumulate`]: a query's BM25 totals by merging its sorted posting lists.
 //! - [`index`]: the persistent per-tenant postings (table `Postings`); [`postings`]: the
 //!   in-memory cache of decoded posting lists.
-//! - [`search`]: the query pipeline; [`browse`]: beam search in one tree.
+//! - [`search`]: the query pipeline; [`browse`]: beam search in one tree; [`fuse`]: the
+//!   final ranking by source turn (and time, for temporal questions).
 //! - [`heat`], [`cache`]: MemoryOS heat and the page cache it governs.
 //! - [`update`]: knowledge updates; [`context`]: rendering; [`profile`].
 
@@ -15,6 +16,7 @@ pub mod bm25;
 pub mod browse;
 pub mod cache;
 pub mod context;
+pub mod fuse;
 pub mod heat;
 pub mod index;
 pub mod page;

@@ -77,7 +77,8 @@ pub struct RecalledFact {
     pub id: u64,
     /// Fact text.
     pub text: String,
-    /// BM25 score of the fact text for the query.
+    /// Ranking score: the fused score of its best source turn (`recall::fuse`), at least
+    /// the BM25 score of the fact text for the query.
     pub score: f32,
     /// Event time, microseconds.
     pub time: TimeRange,

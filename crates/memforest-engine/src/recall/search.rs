@@ -7,9 +7,11 @@
 //!    count then heat, plus `entity:user`, plus the hottest visited trees; ranked by hits +
 //!    root-summary score + heat, the best `beam` are browsed.
 //! 3. Each recalled tree is browsed ([`crate::recall::browse`]).
-//! 4. Facts reached by the browse or among the candidates are loaded, filtered
-//!    (time range, `latest_only`) and ranked by score; the recalled trees they came through
-//!    get a visit (heat).
+//! 4. The best `POOL_FACTOR * (k + beam)` facts reached by the browse or the postings
+//!    are loaded, filtered by time range and ranked by [`crate::recall::fuse`] (their
+//!    source turns' text, cell neighbours and best sentence; dated facts first for "when"
+//!    questions); the first `k` that pass `latest_only` are returned, and the recalled
+//!    trees they came through get a visit (heat).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -24,7 +26,7 @@ use crate::recall::browse::{browse, Scorer, Target};
 use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
-use crate::recall::{accumulate, index, postings, update};
+use crate::recall::{accumulate, fuse, index, postings, update};
 
 fn range(t: (i64, i64)) -> TimeRange {
     TimeRange {
@@ -120,15 +122,17 @@ impl Db {
             lists.iter().map(|(l, idf)| (&l[..], *idf)).collect();
         let scores = accumulate::totals(&bm, &term_lists);
         let want = query.k.saturating_add(query.beam);
+        let pool = want.saturating_mul(fuse::POOL_FACTOR);
         let mut facts: HashMap<u64, (f32, FactRecord)> = HashMap::new();
         // Without a time filter the best `want` are the candidates; with one, facts are
-        // taken in score order until `want` pass it.
+        // taken in score order until `want` pass it. The best `pool` join the fusion.
         let limit = if query.time_range.is_some() {
             usize::MAX
         } else {
-            want
+            pool
         };
-        for (id, score) in top_k_of(scores, limit) {
+        let by_score = top_k_of(scores, limit);
+        for &(id, score) in &by_score {
             if facts.len() >= want {
                 break;
             }
@@ -208,18 +212,16 @@ impl Db {
                 found.insert(id, score);
             }
         }
-        for (&id, (score, _)) in &facts {
-            found.entry(id).or_insert(*score);
+        for &(id, score) in by_score.iter().take(pool) {
+            found.entry(id).or_insert(score);
         }
         let labels: HashMap<u64, String> = ranked
             .iter()
             .map(|(_, _, t, m)| (*t, format!("{}:{}", m.kind, m.label)))
             .collect();
-        let mut out = Vec::new();
-        for (id, score) in top_k(found, usize::MAX) {
-            if out.len() >= query.k {
-                break;
-            }
+        // Fusion over the best `pool` facts reached (source turns, temporal intent).
+        let mut pooled: HashMap<u64, (f32, FactRecord)> = HashMap::new();
+        for (id, score) in top_k(found, pool) {
             let rec = match facts.remove(&id) {
                 Some((_, rec)) => rec,
                 None => match load_fact(&r, id)? {
@@ -227,10 +229,26 @@ impl Db {
                     None => continue,
                 },
             };
-            let time = range(rec.time);
-            if query.time_range.is_some_and(|tr| !tr.overlaps(time)) {
-                continue;
+            if query
+                .time_range
+                .is_none_or(|tr| tr.overlaps(range(rec.time)))
+            {
+                pooled.insert(id, (score, rec));
             }
+        }
+        let refs: Vec<fuse::Pooled<'_>> =
+            pooled.iter().map(|(&id, (s, rec))| (id, *s, rec)).collect();
+        let temporal = fuse::temporal_intent(&query.text);
+        let fused = fuse::rank(&r, bm, &terms, &refs, temporal)?;
+        let mut out = Vec::new();
+        for (id, score) in fused {
+            if out.len() >= query.k {
+                break;
+            }
+            let Some((_, rec)) = pooled.remove(&id) else {
+                continue;
+            };
+            let time = range(rec.time);
             let valid_until = update::superseded(&r, id, &rec)?;
             if query.latest_only && valid_until.is_some() {
                 continue;
