@@ -121,9 +121,4 @@ impl WriteBatch {
     pub(crate) fn wal_batch(&self) -> &WalBatch {
         &self.inner
     }
-
-    /// The WAL representation, consuming the batch.
-    pub(crate) fn into_wal_batch(self) -> WalBatch {
-        self.inner
-    }
 }

@@ -1,7 +1,6 @@
 //! [`Core`]: the state shared by the `Db` handle and its background threads, and the write,
 //! read, seal, flush and compaction steps that act on it.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -135,6 +134,15 @@ impl Core {
         self.manifest.lock()
     }
 
+    /// As [`Core::write`], taking the batch by value (values are copied into the memtable's
+    /// arena either way).
+    ///
+    /// # Errors
+    /// As [`Core::write`].
+    pub fn write_owned(&self, batch: WriteBatch, durability: Durability) -> Result<u64> {
+        self.write(&batch, durability)
+    }
+
     /// The current read state.
     pub fn state(&self) -> Arc<LsmState> {
         Arc::clone(&self.state.read())
@@ -205,18 +213,6 @@ impl Core {
     /// [`Error::InvalidArgument`] for an oversized key or value; WAL errors; a background
     /// error recorded earlier.
     pub fn write(&self, batch: &WriteBatch, durability: Durability) -> Result<u64> {
-        self.write_cow(Cow::Borrowed(batch), durability)
-    }
-
-    /// As [`Core::write`], consuming `batch`: its values move into the memtable uncopied.
-    ///
-    /// # Errors
-    /// As [`Core::write`].
-    pub fn write_owned(&self, batch: WriteBatch, durability: Durability) -> Result<u64> {
-        self.write_cow(Cow::Owned(batch), durability)
-    }
-
-    fn write_cow(&self, batch: Cow<'_, WriteBatch>, durability: Durability) -> Result<u64> {
         if batch.is_empty() {
             return Ok(self.visible());
         }
@@ -254,17 +250,8 @@ impl Core {
                     added.push(t);
                 }
             };
-            match batch {
-                Cow::Borrowed(b) => {
-                    for (seqno, e) in (first..).zip(b.wal_batch().entries()) {
-                        note(apply_entry(&mem, e, seqno));
-                    }
-                }
-                Cow::Owned(b) => {
-                    for (seqno, e) in (first..).zip(b.into_wal_batch().into_entries()) {
-                        note(apply(&mem, e.kind, &e.key, Bytes::from(e.value), seqno));
-                    }
-                }
+            for (seqno, e) in (first..).zip(batch.wal_batch().entries()) {
+                note(apply_entry(&mem, e, seqno));
             }
             if !added.is_empty() {
                 self.update_state(|s| s.tombstones = s.tombstones.with(added));
@@ -625,28 +612,17 @@ fn open_outputs(
 /// Inserts one WAL entry into `mem` at `seqno`. Returns `None` for an unknown op code,
 /// `Some(Some(t))` for a range delete.
 pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<RangeTombstone>> {
-    apply(mem, e.kind, &e.key, Bytes::copy_from_slice(&e.value), seqno)
-}
-
-/// [`apply_entry`] over an entry's parts, the value already in a `Bytes`.
-fn apply(
-    mem: &MemTable,
-    kind: u8,
-    key: &[u8],
-    value: Bytes,
-    seqno: u64,
-) -> Option<Option<RangeTombstone>> {
-    match Op::from_byte(kind)? {
-        Op::Put => mem.insert(key, seqno, Kind::Put, value),
-        Op::Delete => mem.insert(key, seqno, Kind::Tombstone, Bytes::new()),
+    match Op::from_byte(e.kind)? {
+        Op::Put => mem.insert(&e.key, seqno, Kind::Put, &e.value),
+        Op::Delete => mem.insert(&e.key, seqno, Kind::Tombstone, &[]),
         Op::Noop => {}
         Op::RangeDelete => {
             let t = RangeTombstone {
-                start: Bytes::copy_from_slice(key),
-                end: value,
+                start: Bytes::copy_from_slice(&e.key),
+                end: Bytes::copy_from_slice(&e.value),
                 seqno,
             };
-            mem.insert(&t.storage_key(), seqno, Kind::Put, t.storage_value().into());
+            mem.insert(&t.storage_key(), seqno, Kind::Put, &t.storage_value());
             return Some(Some(t));
         }
     }
