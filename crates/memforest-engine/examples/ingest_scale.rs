@@ -1,7 +1,8 @@
 //! Write-path throughput at scale (issue 6): ingests `N` synthetic facts
 //! ([`memforest_engine::memory::synth`]) over `T` tenants through `Db::ingest_session`,
 //! printing facts/s per window of 10^4 facts (so a cost that grows with N shows as a
-//! falling rate), then the peak RSS (`VmHWM`), on-disk bytes per fact and the time of the
+//! falling rate) with the peak RSS (`VmHWM`) and its anonymous / file-backed parts (the
+//! segment files are memory-mapped), then on-disk bytes per fact and the time of the
 //! final `flush_summaries()`.
 //!
 //! `cargo run --release -p memforest-engine --example ingest_scale -- [facts] [tenants]
@@ -23,16 +24,22 @@ use memforest_engine::{Db, Options, TenantId};
 
 const WINDOW: usize = 10_000;
 
-/// Peak resident set size in bytes (`VmHWM` of `/proc/self/status`), 0 when unknown.
-fn peak_rss() -> u64 {
+/// A `/proc/self/status` field in MiB (`VmHWM`: peak RSS; `RssAnon`: heap and stacks;
+/// `RssFile`: resident file pages, i.e. the memory-mapped segment files), 0 when unknown.
+fn status_mib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            s.lines().find_map(|l| l.strip_prefix(field)).and_then(|v| {
+                v.trim_start_matches(':')
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
         })
-        .map_or(0, |kb| kb * 1024)
+        .map_or(0, |kb| kb >> 10)
 }
 
 fn dir_bytes(path: &std::path::Path) -> u64 {
@@ -82,10 +89,13 @@ fn main() {
         if made >= next_report {
             let secs = window.elapsed().as_secs_f64();
             println!(
-                "facts {made:>9}  window {:>8.0} facts/s  total {:>8.1} s  rss {:>6} MiB",
+                "facts {made:>9}  window {:>8.0} facts/s  total {:>8.1} s  peak rss {:>6} MiB  \
+                 anon {:>6} MiB  file {:>6} MiB",
                 WINDOW as f64 / secs,
                 start.elapsed().as_secs_f64(),
-                peak_rss() >> 20
+                status_mib("VmHWM"),
+                status_mib("RssAnon"),
+                status_mib("RssFile"),
             );
             window = Instant::now();
             next_report += WINDOW;
@@ -108,9 +118,11 @@ fn main() {
     );
     println!(
         "done: {added} facts added in {ingest:.1} s ({:.0} facts/s); flush_summaries {flush:.1} s; \
-         peak RSS {} MiB; {:.0} bytes on disk per fact",
+         peak RSS {} MiB (now anon {} MiB, file {} MiB); {:.0} bytes on disk per fact",
         added as f64 / ingest,
-        peak_rss() >> 20,
+        status_mib("VmHWM"),
+        status_mib("RssAnon"),
+        status_mib("RssFile"),
         bytes as f64 / added.max(1) as f64
     );
     db.close().unwrap();

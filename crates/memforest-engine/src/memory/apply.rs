@@ -161,6 +161,7 @@ pub fn commit(
         kv: &shared.kv,
         opts: &shared.opts,
         touched: BTreeSet::new(),
+        fresh: std::collections::HashSet::new(),
     };
     let result = cells
         .iter()
@@ -228,6 +229,7 @@ fn commit_cell(
         match what {
             Upsert::Added => {
                 out.facts_added += 1;
+                router.fresh.insert(id);
                 crate::recall::index::add_fact(router.st, id, &fact_rec)?;
             }
             Upsert::Merged => {

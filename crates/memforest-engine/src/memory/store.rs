@@ -106,6 +106,15 @@ impl<'a> Staged<'a> {
         Ok(self.kv.get(&self.tenant, table, key)?.map(|b| b.to_vec()))
     }
 
+    /// Whether this unit of work wrote `key`: `Some(true)` put, `Some(false)` deleted,
+    /// `None` untouched (no engine read).
+    #[must_use]
+    pub fn staged(&self, table: Table, key: &[u8]) -> Option<bool> {
+        self.overlay
+            .get(&(table, key.to_vec()))
+            .map(Option::is_some)
+    }
+
     /// Stages a put.
     pub fn put(&mut self, table: Table, key: &[u8], value: Vec<u8>) {
         self.overlay.insert((table, key.to_vec()), Some(value));

@@ -5,7 +5,7 @@
 mod entity;
 mod scene;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind, USER_ENTITY};
 
@@ -30,6 +30,9 @@ pub struct Router<'s, 'a> {
     pub opts: &'s MemoryOptions,
     /// Trees that got a leaf.
     pub touched: BTreeSet<u64>,
+    /// Facts created in this batch: their memberships can only be in the batch itself, so
+    /// checking them needs no engine read.
+    pub fresh: HashSet<u64>,
 }
 
 /// A fact being routed.
@@ -67,10 +70,15 @@ impl Router<'_, '_> {
     ) -> Result<(), MemoryError> {
         let tree_id = record::tree_id(kind, label);
         let member = record::pair_key(payload.id, tree_id);
-        if payload.kind == memforest_tree::PayloadKind::Fact
-            && self.st.get(Table::Memberships, &member)?.is_some()
-        {
-            return Ok(());
+        if payload.kind == memforest_tree::PayloadKind::Fact {
+            let member_exists = if self.fresh.contains(&payload.id) {
+                self.st.staged(Table::Memberships, &member) == Some(true)
+            } else {
+                self.st.get(Table::Memberships, &member)?.is_some()
+            };
+            if member_exists {
+                return Ok(());
+            }
         }
         let config = self.opts.trees;
         let tree = self.forest.ensure_tree(self.st, kind, label, &config)?;
