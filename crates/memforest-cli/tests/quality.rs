@@ -1,0 +1,52 @@
+//! The retrieval quality goal of issue 8 on the real LoCoMo file (CC BY-NC, not bundled:
+//! read from `../shared/data` when present): with k = 10, lexical mode, the default
+//! extractor and summarizer, MemForest's evidence turn recall@10 is at least the flat
+//! BM25 baseline's of the same run overall and in every category, and higher on multi-hop
+//! and temporal questions. Ignored by default (about 25 s in release, minutes in debug):
+//!
+//! ```sh
+//! cargo test --release -p memforest-cli --test quality -- --ignored
+//! ```
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test code: a panic is a failed assertion"
+)]
+
+use std::path::Path;
+
+use memforest_cli::import::{self, Format};
+use memforest_cli::{eval, ingest, store};
+use memforest_engine::Options;
+
+#[test]
+#[ignore = "real data, ~25 s in release: cargo test --release -p memforest-cli --test quality -- --ignored"]
+fn locomo_memforest_beats_flat_bm25_in_every_category() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/locomo/locomo10.json");
+    if !path.is_file() {
+        eprintln!("skipped: {} is absent", path.display());
+        return;
+    }
+    let data = import::load(Format::Locomo, &path).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = store::open(dir.path(), Options::default(), false).unwrap();
+    ingest::run(&db, &data, false).unwrap();
+    let r = eval::run(&db, &data, 10, 5).unwrap();
+    db.close().unwrap();
+    eprintln!("{}", eval::render(&r));
+    assert!(r.questions > 1900, "{} questions scored", r.questions);
+    for (category, ours) in &r.recall_at_k {
+        let theirs = r.baseline_recall_at_k.get(category).copied().unwrap();
+        assert!(
+            *ours >= theirs,
+            "{category}: MemForest {ours:.3} < flat BM25 {theirs:.3}"
+        );
+        if category == "multi-hop" || category == "temporal" {
+            assert!(
+                *ours > theirs,
+                "{category}: MemForest {ours:.3} not above flat BM25 {theirs:.3}"
+            );
+        }
+    }
+}
