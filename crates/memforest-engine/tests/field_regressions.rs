@@ -575,15 +575,25 @@ fn stalled_writer(
     (writer, tid_rx.recv().unwrap(), progress)
 }
 
-/// Waits until `progress` stops moving for 300 ms (the writer is stalled) and returns it;
-/// fails if the writer finishes instead.
-fn wait_until_stalled(progress: &std::sync::atomic::AtomicU64, n: u64) -> u64 {
-    let mut last = u64::MAX;
+/// Waits until the stall condition `stalling` holds and `progress` has not moved over
+/// three polls 300 ms apart (the writer is stalled, not merely descheduled on a loaded
+/// machine), and returns the progress; fails if the writer finishes instead.
+fn wait_until_stalled(
+    progress: &std::sync::atomic::AtomicU64,
+    n: u64,
+    stalling: impl Fn() -> bool,
+) -> u64 {
+    let (mut last, mut still) = (u64::MAX, 0);
     loop {
         thread::sleep(Duration::from_millis(300));
         let now = progress.load(Ordering::Acquire);
         assert!(now < n, "the writer finished: it never stalled");
-        if now == last {
+        still = if now == last && stalling() {
+            still + 1
+        } else {
+            0
+        };
+        if still == 3 {
             return now;
         }
         last = now;
@@ -610,7 +620,7 @@ fn field_15_17_memtable_stall_waits_without_cpu_and_is_reported_by_reason() {
     let _open = OpenOnDrop(Arc::clone(&gate));
     let n = 200;
     let (writer, tid, progress) = stalled_writer(&db, n, None);
-    let at = wait_until_stalled(&progress, n);
+    let at = wait_until_stalled(&progress, n, || db.stats().immutable_memtables >= 1);
     let before = thread_cpu_ticks(&tid);
     thread::sleep(Duration::from_secs(1));
     let used = thread_cpu_ticks(&tid) - before;
@@ -649,7 +659,7 @@ fn field_17_level0_stall_resumes_after_compaction_and_is_reported_by_reason() {
     let _open = OpenOnDrop(Arc::clone(&gate));
     let n = 200;
     let (writer, _, progress) = stalled_writer(&db, n, Some(8));
-    wait_until_stalled(&progress, n);
+    wait_until_stalled(&progress, n, || db.stats().levels[0].files >= 3);
     let s = db.stats();
     assert!(s.levels[0].files >= 3, "level 0 at the stop trigger: {s:?}");
     assert_eq!(s.compaction_count, 0, "{s:?}");
