@@ -1,6 +1,6 @@
 //! `memforest bench ingest`: the full memory write path (`Db::ingest_session`: WAL, turns,
 //! cells, facts, routing, tree inserts, dirty marks) on synthetic multi-tenant facts
-//! ([`crate::bench::synth`]), extraction excluded ([`PreExtracted`]), summarizer `none`
+//! ([`crate::bench::synth`]), extraction excluded ([`SynthExtractor`]), summarizer `none`
 //! (a node's summary is its header; the refresh machinery still runs).
 //!
 //! Each size runs in a child process (`memforest bench ingest --one N`), so the peak RSS
@@ -18,7 +18,7 @@ use memforest_engine::{Db, TenantId};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::measure::{dir_bytes, peak_rss_bytes};
-use crate::bench::synth::{Corpus, PreExtracted, Shape};
+use crate::bench::synth::{Corpus, Shape, SynthExtractor};
 use memforest_cli::store::{DurabilityArg, ModelArgs, SummarizerArg};
 
 /// Settings of `bench ingest`.
@@ -170,7 +170,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         ..ModelArgs::default()
     }
     .options()?;
-    options.memory.extractor = Arc::new(PreExtracted);
+    options.memory.extractor = Arc::new(SynthExtractor);
     let db = Db::open(dir.path(), options)?;
     let tenants = (0..args.tenants.max(1))
         .map(|t| TenantId::new(format!("tenant{t:03}")))

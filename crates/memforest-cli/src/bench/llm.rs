@@ -450,3 +450,74 @@ pub fn render(r: &Report) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> LlmArgs {
+        LlmArgs {
+            facts: 300,
+            tenants: 3,
+            per_session: 25,
+            k: vec![4],
+            batch: vec![1],
+            latency_ms: 1,
+            pool: 4,
+        }
+    }
+
+    fn exec(sleep: bool) -> Exec {
+        Exec {
+            pool: 4,
+            latency: Duration::from_millis(1),
+            sleep,
+        }
+    }
+
+    #[test]
+    fn batches_of_one_fact_make_exactly_the_eager_calls() {
+        let a = args();
+        let facts = stream(&a);
+        let (eager_tally, _) = eager(&a, 4, &facts, &exec(false)).unwrap();
+        let (batched_tally, _) = batched(&a, 4, 1, &facts, &exec(false)).unwrap();
+        assert_eq!(batched_tally.calls, eager_tally.calls);
+        assert_eq!(batched_tally.input_bytes, eager_tally.input_bytes);
+        let (big, _) = batched(&a, 4, 100, &facts, &exec(false)).unwrap();
+        assert!(
+            big.calls < eager_tally.calls / 2,
+            "{} vs {}",
+            big.calls,
+            eager_tally.calls
+        );
+    }
+
+    #[test]
+    fn sleeping_pool_takes_at_least_the_bound_and_gives_the_same_counts() {
+        let a = args();
+        let facts = stream(&a);
+        let (counted, _) = batched(&a, 4, 50, &facts, &exec(false)).unwrap();
+        let (slept, wall) = batched(&a, 4, 50, &facts, &exec(true)).unwrap();
+        assert_eq!(counted.calls, slept.calls);
+        assert!(wall >= slept.bound, "{wall:?} < {:?}", slept.bound);
+        assert!(slept.bound >= Duration::from_millis(1));
+    }
+
+    #[test]
+    fn global_rewrite_calls_once_per_session_over_the_whole_memory() {
+        let a = args();
+        let facts = stream(&a);
+        let t = global(&a, &facts, &exec(false));
+        assert_eq!(t.calls, 12);
+        let bytes: u64 = facts.iter().map(|f| f.2.len() as u64).sum();
+        assert!(t.input_bytes > bytes, "re-sends earlier sessions");
+    }
+
+    #[test]
+    fn level_bound_rounds_up_per_pool() {
+        let e = exec(false);
+        assert_eq!(e.level_bound(0), Duration::ZERO);
+        assert_eq!(e.level_bound(4), Duration::from_millis(1));
+        assert_eq!(e.level_bound(5), Duration::from_millis(2));
+    }
+}

@@ -104,7 +104,14 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
     plotters::style::register_font("sans-serif", FontStyle::Normal, font)
         .map_err(|_| anyhow::anyhow!("{} is not a usable TrueType font", args.font.display()))?;
     let ingest = ingest_points(&read(&args.ingest)?);
-    let llm = llm_series(&read(&args.llm)?);
+    let llm_json = read(&args.llm)?;
+    let llm = llm_series(&llm_json);
+    // The global rewrite's calls per fact (the same in every row).
+    let global = arr(&llm_json, "rows")
+        .first()
+        .and_then(|r| r.get("global"))
+        .and_then(|g| num(g, "calls_per_fact"))
+        .unwrap_or(f64::NAN);
     anyhow::ensure!(
         !ingest.is_empty(),
         "{}: no decades to plot",
@@ -127,6 +134,8 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         .y_label_area_size(60)
         .build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), 0.0..y1 * 1.3)?;
     c.configure_mesh()
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .x_desc("facts ingested (N, log)")
         .y_desc("µs per fact in the decade ending at N")
         .draw()?;
@@ -149,9 +158,11 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         .y_label_area_size(60)
         .build_cartesian_2d(
             (bx0 * 0.8..bx1 * 1.25).log_scale(),
-            (by0.max(1e-4) * 0.5..by1 * 2.0).log_scale(),
+            (by0.min(global).max(1e-4) * 0.005..by1 * 2.0).log_scale(),
         )?;
     c.configure_mesh()
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y}"))
         .x_desc("facts per batched refresh (log)")
         .y_desc("calls per fact (log)")
         .draw()?;
@@ -167,6 +178,16 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         c.draw_series(DashedLineSeries::new(span, 4, 4, color.into()))?
             .label(format!("eager k={k}"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+    }
+    if global.is_finite() {
+        c.draw_series(DashedLineSeries::new(
+            [(bx0, global), (bx1, global)],
+            2,
+            6,
+            BLACK.into(),
+        ))?
+        .label("global rewrite per session (input grows with M)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK));
     }
     c.configure_series_labels()
         .background_style(WHITE.mix(0.8))

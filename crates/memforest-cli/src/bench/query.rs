@@ -11,7 +11,7 @@ use memforest_engine::{Db, Options, TenantId};
 use serde::Serialize;
 
 use crate::bench::measure::{nanos, Percentiles};
-use crate::bench::synth::{Corpus, PreExtracted, Shape};
+use crate::bench::synth::{Corpus, Shape, SynthExtractor};
 
 /// Settings of `bench query`.
 #[derive(Debug, Clone, clap::Args)]
@@ -75,7 +75,7 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
         None => tempfile::tempdir()?,
     };
     let mut options = Options::default();
-    options.memory.extractor = Arc::new(PreExtracted);
+    options.memory.extractor = Arc::new(SynthExtractor);
     let db = Db::open(dir.path(), options)?;
     let tenant = TenantId::new("bench")?;
     let mut corpus = Corpus::new(

@@ -5,14 +5,13 @@
 //! sessions are late (dated days before the tenant's newest one), so their facts land in
 //! the middle of the trees rather than on the right edge.
 //!
-//! Extraction is not measured: [`PreExtracted`] turns the turn text `fact | person |
-//! topics` back into one item without any model or heuristic.
+//! The turn text is `fact | person | topics`, the format of the engine's own synthetic
+//! corpus (`memforest_engine::memory::synth`), so its [`SynthExtractor`] turns a turn back
+//! into its fact without any model or heuristic: extraction is not measured. This corpus
+//! adds what that one lacks for issue #10: many tenants, late sessions and ~200-byte facts.
 
-use memforest_engine::memory::extract::{
-    ExtractedItem, Extraction, ExtractionInput, Extractor, Origin,
-};
-use memforest_engine::memory::model::{ModelError, Usage};
 use memforest_engine::memory::session::{Role, Session, Turn};
+pub use memforest_engine::memory::synth::{word, SynthExtractor};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -24,66 +23,6 @@ pub const PEOPLE: usize = 300;
 const DAY: i64 = 86_400_000_000;
 /// 2023-03-01T00:00:00Z in microseconds.
 const T0: i64 = 1_677_628_800_000_000;
-
-/// The extractor of the benchmarks: a turn `fact | person | topic topic` becomes one
-/// user-origin item with that entity and those topics, timed at the turn. No model call.
-#[derive(Debug)]
-pub struct PreExtracted;
-
-impl Extractor for PreExtracted {
-    fn name(&self) -> &str {
-        "pre-extracted"
-    }
-
-    fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
-        let items = input
-            .turns
-            .iter()
-            .map(|t| {
-                let mut parts = t.text.split('|').map(str::trim);
-                let text = parts.next().unwrap_or_default().to_owned();
-                let person = parts.next().unwrap_or_default().to_owned();
-                let topics = parts
-                    .next()
-                    .unwrap_or_default()
-                    .split_whitespace()
-                    .map(str::to_owned)
-                    .collect();
-                ExtractedItem {
-                    fact_text: text,
-                    origin: Some(Origin::User),
-                    entities: vec![person],
-                    topics,
-                    time_start: Some(t.time),
-                    time_end: Some(t.time),
-                    source_turns: vec![t.turn_id.clone()],
-                    ..ExtractedItem::default()
-                }
-            })
-            .collect();
-        Ok(Extraction {
-            items,
-            usage: Usage::default(),
-        })
-    }
-}
-
-/// A letter-only pseudo-word for rank `i` (stable under stemming, never a stop word).
-pub fn word(i: usize) -> String {
-    const C: &[u8] = b"bdfgklmnprstvz";
-    const V: &[u8] = b"aeiou";
-    let mut w = String::from("q");
-    let mut n = i + 1;
-    while n > 0 {
-        let c = C.get(n % C.len()).copied().unwrap_or(b'b');
-        let v = V.get((n / C.len()) % V.len()).copied().unwrap_or(b'a');
-        w.push(char::from(c));
-        w.push(char::from(v));
-        n /= C.len() * V.len();
-    }
-    w.push('x');
-    w
-}
 
 /// Zipf(1) ranks `0..n` by inverse-CDF lookup.
 #[derive(Debug, Clone)]
@@ -281,27 +220,5 @@ mod tests {
             late > 10 && late < sessions.len() / 2,
             "late sessions {late}"
         );
-    }
-
-    #[test]
-    fn pre_extracted_returns_the_fact_person_and_topics() {
-        use memforest_engine::memory::extract::CellTurn;
-        let input = ExtractionInput {
-            session_id: "s".into(),
-            session_start: 0,
-            turns: vec![CellTurn {
-                turn_id: "s#turn_0".into(),
-                role: Role::User,
-                speaker: "Ann".into(),
-                text: "qa ba | Person qz | qa ba".into(),
-                time: 42,
-            }],
-        };
-        let out = PreExtracted.extract(&input).unwrap();
-        assert_eq!(out.items.len(), 1);
-        assert_eq!(out.items[0].fact_text, "qa ba");
-        assert_eq!(out.items[0].entities, vec!["Person qz".to_owned()]);
-        assert_eq!(out.items[0].topics.len(), 2);
-        assert_eq!(out.items[0].time_start, Some(42));
     }
 }

@@ -187,3 +187,79 @@ pub fn mark_written(live: &mut [bool], w: Workload, n: u64, space: u64, writers:
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A store that remembers what it was given.
+    #[derive(Default)]
+    struct Map(Mutex<BTreeMap<Vec<u8>, Vec<u8>>>);
+
+    impl Store for Map {
+        fn write(&self, batch: &[Record]) -> anyhow::Result<()> {
+            let mut m = self.0.lock().unwrap();
+            for (k, v) in batch {
+                m.insert(k.to_vec(), v.to_vec());
+            }
+            Ok(())
+        }
+        fn get(&self, key: &[u8]) -> anyhow::Result<bool> {
+            Ok(self.0.lock().unwrap().contains_key(key))
+        }
+        fn seek(&self, key: &[u8]) -> anyhow::Result<Option<u64>> {
+            let m = self.0.lock().unwrap();
+            Ok(m.range(key.to_vec()..)
+                .next()
+                .map(|(k, v)| (k.len() + v.len()) as u64))
+        }
+        fn scan_all(&self) -> anyhow::Result<(u64, u64)> {
+            let m = self.0.lock().unwrap();
+            Ok((
+                m.len() as u64,
+                m.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum(),
+            ))
+        }
+        fn settle(&self) -> anyhow::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn mark_written_replays_the_keys_the_writers_wrote() {
+        for (w, writers, batch) in [
+            (Workload::Fillseq, 1, 1),
+            (Workload::Fillrandom, 1, 7),
+            (Workload::Fillsync, 3, 2),
+        ] {
+            let store = Map::default();
+            let t = run(&store, w, 500, 500, batch, writers, 9).unwrap();
+            assert_eq!(t.ops, 500);
+            assert_eq!(t.bytes, 500 * (KEY_LEN + VALUE_LEN) as u64);
+            let mut live = vec![false; 500];
+            mark_written(&mut live, w, 500, 500, writers, 9);
+            let marked: Vec<Vec<u8>> = (0u64..)
+                .zip(&live)
+                .filter(|(_, &on)| on)
+                .map(|(i, _)| key(i).to_vec())
+                .collect();
+            let stored: Vec<Vec<u8>> = store.0.lock().unwrap().keys().cloned().collect();
+            assert_eq!(marked, stored, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn reads_count_what_they_find() {
+        let store = Map::default();
+        run(&store, Workload::Fillrandom, 400, 400, 1, 1, 2).unwrap();
+        let present = store.0.lock().unwrap().len() as u64;
+        let scan = run(&store, Workload::Readseq, 400, 400, 1, 1, 0).unwrap();
+        assert_eq!((scan.ops, scan.found), (present, present));
+        let reads = run(&store, Workload::Readrandom, 400, 400, 1, 1, 4).unwrap();
+        assert!(reads.found > 0 && reads.found < 400, "{}", reads.found);
+        assert_eq!(reads.bytes, reads.found * (KEY_LEN + VALUE_LEN) as u64);
+    }
+}
