@@ -1,7 +1,7 @@
-//! Scene routing: a fact joins the open scene whose keyword profile contains most of its
+//! Routing state: a fact joins the open scene whose keyword profile contains most of its
 //! topics (score 2 x containment without embeddings, threshold 0.6), a fact sharing no
 //! topic starts its own scene, and full scenes and scenes closed by the open limit take no
-//! more facts.
+//! more facts; an entity key that can never activate keeps no state.
 #![allow(clippy::unwrap_used, reason = "test code")]
 
 mod memory_common;
@@ -153,4 +153,38 @@ fn full_and_closed_scenes_take_no_more_facts_even_after_reopen() {
     assert_eq!(scene["b3"], scene["b1"]);
     let distinct: std::collections::HashSet<u64> = scene.values().copied().collect();
     assert_eq!(distinct.len(), 5);
+}
+
+#[test]
+fn an_entity_that_can_never_activate_keeps_no_growing_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), 60, 200);
+    for s in 0..3 {
+        let turns = (0..4)
+            .map(|i| Turn {
+                time: Some(T0 + s * DAY + i * 60_000_000),
+                ..Turn::new(
+                    Role::User,
+                    "Ann",
+                    format!("visit {s} {i} | the quiet place | travel"),
+                )
+            })
+            .collect();
+        let session = Session {
+            id: format!("s{s}"),
+            start: T0 + s * DAY,
+            turns,
+        };
+        db.ingest_session(&tenant(), &session).unwrap();
+    }
+    // Twelve facts over three sessions, but "the quiet place" has no capital or digit: it
+    // never gets a tree, so no state (and no list of its facts) is kept for it.
+    let any_state = db
+        .scan_prefix(&tenant(), Table::RouterState, b"e", None)
+        .unwrap()
+        .count();
+    assert_eq!(any_state, 0);
+    assert!(trees(&db)
+        .iter()
+        .all(|(_, t)| t.kind != TreeKind::Entity.as_u8() || t.label == "user"));
 }

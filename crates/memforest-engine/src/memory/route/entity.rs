@@ -52,6 +52,11 @@ impl Router<'_, '_> {
                     ..EntityState::default()
                 },
             };
+            // A key whose surface form is not specific can never activate: keeping its
+            // fact list would only grow a value read and rewritten on every mention.
+            if !state.active && !specific(&state.surface) {
+                continue;
+            }
             let before = state.clone();
             if state.active {
                 self.insert_fact(&key, fact.id, fact.rec)?;
