@@ -87,7 +87,8 @@ impl Db {
             ));
         }
         let version = Version::from_segments(options.num_levels, segments);
-        let max_id = remove_orphans(fs, &dir, &mstate, current)?;
+        let quarantine = loaded.as_ref().and_then(Manifest::dropped_tail).is_some();
+        let max_id = remove_orphans(fs, &dir, &mstate, current, quarantine)?;
         let wal_options = WalOptions {
             segment_size: options.wal_segment_size,
             recovery_mode: options.recovery_mode,
@@ -423,13 +424,23 @@ fn successor_bound(prefix: &[u8]) -> Bound<Bytes> {
     }
 }
 
+/// Suffix of a segment file set aside at open (see [`remove_orphans`]).
+pub const QUARANTINE_SUFFIX: &str = ".quarantine";
+
 /// Removes segment files the manifest does not list, temporary files, and manifests other
 /// than the current one; returns the largest file id seen (live or removed).
+///
+/// With `quarantine` (the manifest's last record was dropped as torn), unlisted segment
+/// files are renamed to `<name>.quarantine` instead of removed: a torn append and a bit
+/// flip in the last committed record look alike, and in the second case such a file may
+/// hold flushed data whose WAL is already gone. Nothing reads or removes quarantined
+/// files; `Db::verify` lists them. A failed rename fails the open (nothing is deleted).
 fn remove_orphans(
     fs: &dyn Storage,
     dir: &Path,
     state: &ManifestState,
     current: u64,
+    quarantine: bool,
 ) -> Result<u64> {
     let mut max_id = 0;
     let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
@@ -449,7 +460,10 @@ fn remove_orphans(
         } else {
             false
         };
-        if orphan {
+        if orphan && quarantine && name.ends_with(".sst") {
+            let to = dir.join(format!("{name}{QUARANTINE_SUFFIX}"));
+            fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
+        } else if orphan {
             fs.remove_file(&path).map_err(Error::io("remove", &path))?;
         }
     }

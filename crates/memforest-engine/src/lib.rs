@@ -46,7 +46,7 @@ mod verify;
 pub mod version;
 
 pub use batch::WriteBatch;
-pub use db::{Db, WAL_DIR};
+pub use db::{Db, QUARANTINE_SUFFIX, WAL_DIR};
 pub use error::{Error, Result};
 pub use key::{Table, TenantId};
 pub use memforest_wal::{Durability, RecoveryMode};

@@ -258,6 +258,8 @@ pub struct Manifest {
     file: Option<Box<dyn WritableFile>>,
     len: u64,
     state: ManifestState,
+    /// Byte offset of the damaged last record [`Manifest::load`] dropped, if any.
+    dropped_tail: Option<u64>,
 }
 
 impl Manifest {
@@ -283,6 +285,7 @@ impl Manifest {
             file: Some(file),
             len: 0,
             state: ManifestState::default(),
+            dropped_tail: None,
         };
         m.append(&state.snapshot())?;
         set_current(&**storage, dir, id)?;
@@ -315,6 +318,7 @@ impl Manifest {
             file: None,
             len: replayed.valid_len,
             state: replayed.state,
+            dropped_tail: replayed.torn_tail.map(|(at, _)| at),
         }))
     }
 
@@ -364,6 +368,13 @@ impl Manifest {
         self.len = len;
         self.state = next;
         Ok(())
+    }
+
+    /// Byte offset of the damaged last record that [`Manifest::load`] dropped as a torn
+    /// append; `None` when the manifest ended cleanly or was created by this process.
+    #[must_use]
+    pub fn dropped_tail(&self) -> Option<u64> {
+        self.dropped_tail
     }
 
     /// The state after every appended edit.

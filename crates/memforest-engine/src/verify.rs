@@ -17,7 +17,8 @@
 //!
 //! Segment files in the directory that no version lists are not damage (a failed
 //! deletion leaves one; the next open removes it): they are listed in
-//! [`VerifyReport::unlisted_files`].
+//! [`VerifyReport::unlisted_files`], with the files an open quarantined because the
+//! manifest's last record was dropped.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -28,7 +29,7 @@ use memforest_wal::recovery::{plan, SegmentImage};
 use memforest_wal::RecoveryMode;
 use serde::Serialize;
 
-use crate::db::{Db, WAL_DIR};
+use crate::db::{Db, QUARANTINE_SUFFIX, WAL_DIR};
 use crate::error::{Error, Result};
 use crate::key::{Table, TenantId};
 use crate::manifest::{self, ManifestState};
@@ -52,7 +53,8 @@ pub struct VerifyReport {
     pub segment_bytes: u64,
     /// Entries read from them (every data block).
     pub entries: u64,
-    /// Segment file names in the directory that no live version lists.
+    /// Segment file names in the directory that no live version lists, and segment files
+    /// quarantined at open (suffix [`crate::QUARANTINE_SUFFIX`]).
     pub unlisted_files: Vec<String>,
     /// WAL segment files replayed.
     pub wal_files: u64,
@@ -90,7 +92,9 @@ impl Db {
             .map_err(Error::io("read dir", self.dir()))?;
         r.unlisted_files = names
             .into_iter()
-            .filter(|n| n.ends_with(".sst") && !live.contains(n))
+            .filter(|n| {
+                n.ends_with(QUARANTINE_SUFFIX) || (n.ends_with(".sst") && !live.contains(n))
+            })
             .collect();
         self.verify_wal(&mut r)?;
         self.verify_trees(&mut r)?;

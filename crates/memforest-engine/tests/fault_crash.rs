@@ -381,3 +381,46 @@ fn a_torn_last_manifest_record_opens_but_damage_before_a_valid_record_refuses() 
         other => panic!("expected a manifest corruption error, got {other:?}"),
     }
 }
+
+/// A bit flip inside the last committed manifest record looks like a torn append and is
+/// dropped; the segment file that record added may then be the only copy of flushed data
+/// (its WAL is purged), so the open sets it aside as `<name>.quarantine` instead of
+/// deleting it, `verify` lists it, and later opens leave it alone.
+#[test]
+fn a_dropped_last_manifest_record_quarantines_its_segment_instead_of_deleting_it() {
+    let fs = FaultStorage::new(5);
+    let dir = tempfile::tempdir().unwrap();
+    let (path, mut bytes, starts) = three_flushes(&fs, dir.path());
+    let sst_before: Vec<String> = fs
+        .list_dir(dir.path())
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".sst"))
+        .collect();
+    let last = usize::try_from(starts[3]).unwrap();
+    bytes[last + 12] ^= 0x01;
+    rewrite(&fs, &path, &bytes);
+    for round in 0..2 {
+        let db = Db::open(
+            dir.path(),
+            options(&fs, RecoveryMode::TolerateCorruptedTail),
+        )
+        .unwrap();
+        let quarantined: Vec<String> = fs
+            .list_dir(dir.path())
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.ends_with(memforest_engine::QUARANTINE_SUFFIX))
+            .collect();
+        assert_eq!(quarantined.len(), 1, "round {round}: {quarantined:?}");
+        let original = quarantined[0].trim_end_matches(memforest_engine::QUARANTINE_SUFFIX);
+        assert!(sst_before.iter().any(|n| n == original));
+        assert!(fs.file_len(&dir.path().join(&quarantined[0])).unwrap() > 0);
+        let report = db.verify().unwrap();
+        assert!(report.unlisted_files.contains(&quarantined[0]));
+        db.put(&tenant(), Table::Facts, &[7], b"v", Durability::SyncData)
+            .unwrap();
+        db.flush().unwrap();
+        db.close().unwrap();
+    }
+}
