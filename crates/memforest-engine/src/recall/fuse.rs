@@ -9,10 +9,10 @@
 //! turns it was extracted from (its occurrences' cells, table `Sessions`, and their turns,
 //! table `Turns`), and scores every such turn by combining both granularities (passage
 //! and document evidence, Callan, "Passage-level evidence in document retrieval", SIGIR
-//! 1994):
+//! 1994) and the turn's neighbour in its MemCell:
 //!
-//! `turn score = BM25(turn text) + PASSAGE_WEIGHT * max over the turn's pooled facts of
-//! the fact's own BM25 score`
+//! `turn score = BM25(turn text) + CELL_WEIGHT * max BM25(other turn of its cell) +
+//! PASSAGE_WEIGHT * max over the turn's pooled facts of the fact's own BM25 score`
 //!
 //! The turn's BM25 uses the fact collection's idf and, as average length, the mean length
 //! of the turns scored for this query (the tenant keeps fact statistics, not turn
@@ -52,8 +52,9 @@ pub const TIME_BONUS: f32 = 0.25;
 
 /// Length normalisation `b` of the turn-level BM25: half Lucene's 0.75, because a turn's
 /// length says less about its topicality than a sentence's (chatty turns bury one
-/// informative clause among pleasantries). Measured on LoCoMo, evidence recall@10 over all
-/// questions (multi-hop): b = 0.75 0.654 (0.346), b = 0.375 0.662 (0.361).
+/// informative clause among pleasantries). Measured on LoCoMo with a pool of 4, evidence
+/// recall@10 over all questions (multi-hop): b = 0.75 0.654 (0.346), b = 0.375 0.662
+/// (0.361).
 pub const TURN_B: f32 = 0.375;
 
 /// Weight of the best other turn of the same cell in a turn's score: a cell holds
