@@ -180,7 +180,7 @@ pub fn commit(
     }
     shared
         .counters
-        .dirty_now(!out.trees.is_empty() || forest.dirty_total() > 0);
+        .dirty_now(!out.trees.is_empty() || forest.any_dirty());
     Ok(out)
 }
 

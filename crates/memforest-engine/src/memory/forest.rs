@@ -63,6 +63,12 @@ impl Forest {
         self.dirty_trees().map(|t| t.dirty().len() as u64).sum()
     }
 
+    /// True when some loaded tree has a dirty node (stops at the first one).
+    #[must_use]
+    pub fn any_dirty(&self) -> bool {
+        self.dirty_trees().any(|t| !t.dirty().is_empty())
+    }
+
     /// The loaded trees with dirty nodes.
     pub fn dirty_trees(&self) -> impl Iterator<Item = &MemTree> {
         self.tenants

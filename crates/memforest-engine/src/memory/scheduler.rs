@@ -328,7 +328,7 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
         finish(shared, &mut forest.tenants, &tenant, st, result)?;
     }
     shared.counters.summaries(0, stale);
-    shared.counters.dirty_now(forest.dirty_total() > 0);
+    shared.counters.dirty_now(forest.any_dirty());
     Ok(())
 }
 
