@@ -15,7 +15,9 @@
 //! two interleaved, after criterion's warm-up), and the ratios of the largest size's
 //! p50/p99 to the smallest's.
 //!
-//! Recorded 2026-11-29 23:15-23:30 UTC, 2-core machine shared with four concurrent builds
+//! Recorded at commit c996bbd, before source-turn fusion (`recall::fuse`, e3805c4) joined
+//! the ranking (its author measured it at 4-7x the p50 at 10^4: rerun to see today's
+//! figures), 2026-11-29 23:15-23:30 UTC, 2-core machine shared with four concurrent builds
 //! (load average 20-38, so every p99 below is scheduler noise: the flat in-memory peer's
 //! own p99 is 100x its p50; compare p50s and same-run ratios):
 //! `cargo bench -p memforest-benches --bench query` (stores reused):
