@@ -159,10 +159,7 @@ fn durability_flag(d: DurabilityArg) -> &'static str {
 
 /// Ingests `n` facts in this process.
 fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
-    let dir = match &args.dir {
-        Some(d) => tempfile::tempdir_in(d)?,
-        None => tempfile::tempdir()?,
-    };
+    let dir = super::measure::scratch_dir(args.dir.as_deref())?;
     let mut options = ModelArgs {
         durability: args.durability,
         summarizer: SummarizerArg::None,

@@ -80,6 +80,23 @@ pub fn dir_bytes(dir: &Path) -> u64 {
         .sum()
 }
 
+/// A fresh scratch directory for one store: inside `dir` (created first if missing) or in
+/// the system temp directory; removed when dropped.
+///
+/// # Errors
+/// Creating `dir` or the directory inside it, naming the path.
+pub fn scratch_dir(dir: Option<&Path>) -> anyhow::Result<tempfile::TempDir> {
+    use anyhow::Context as _;
+    match dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).with_context(|| format!("create {}", d.display()))?;
+            tempfile::tempdir_in(d)
+                .with_context(|| format!("create a directory in {}", d.display()))
+        }
+        None => Ok(tempfile::tempdir()?),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,10 +70,7 @@ fn time(
 }
 
 fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
-    let dir = match &args.dir {
-        Some(d) => tempfile::tempdir_in(d)?,
-        None => tempfile::tempdir()?,
-    };
+    let dir = super::measure::scratch_dir(args.dir.as_deref())?;
     let mut options = Options::default();
     options.memory.extractor = Arc::new(SynthExtractor);
     let db = Db::open(dir.path(), options)?;

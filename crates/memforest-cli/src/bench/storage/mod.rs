@@ -229,10 +229,7 @@ impl Phase<'_> {
 }
 
 fn temp(args: &StorageArgs) -> anyhow::Result<tempfile::TempDir> {
-    Ok(match &args.dir {
-        Some(d) => tempfile::tempdir_in(d)?,
-        None => tempfile::tempdir()?,
-    })
+    super::measure::scratch_dir(args.dir.as_deref())
 }
 
 /// Runs every selected workload on `engine`: fillseq on a fresh store; fillrandom, then
