@@ -188,6 +188,7 @@ enum WalAction {
     },
 }
 
+/// Prints `value` as pretty JSON or as `text` renders it; a closed stdout pipe is not an error.
 fn print<T: Serialize>(
     json: bool,
     value: &T,

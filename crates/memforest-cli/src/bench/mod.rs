@@ -87,37 +87,25 @@ pub struct AllReport {
     pub query: query::Report,
 }
 
-/// Prints `value` as pretty JSON or as `text` renders it.
-fn emit<T: Serialize>(
-    json: bool,
-    value: &T,
-    text: impl FnOnce(&T) -> String,
-) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let body = if json {
-        format!("{}\n", serde_json::to_string_pretty(value)?)
-    } else {
-        text(value)
-    };
-    match std::io::stdout().lock().write_all(body.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => Ok(r?),
-    }
-}
-
 /// Runs one `bench` subcommand.
 ///
 /// # Errors
 /// The workload's first error.
 pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     match cmd {
-        BenchCommand::Storage { args, json } => emit(json, &storage::run(&args)?, storage::render),
-        BenchCommand::Ingest { args, json } => emit(json, &ingest::run(&args)?, ingest::render),
-        BenchCommand::Llm { args, json } => emit(json, &llm::run(&args)?, llm::render),
-        BenchCommand::Query { args, json } => emit(json, &query::run(&args)?, query::render),
+        BenchCommand::Storage { args, json } => {
+            crate::print(json, &storage::run(&args)?, storage::render)
+        }
+        BenchCommand::Ingest { args, json } => {
+            crate::print(json, &ingest::run(&args)?, ingest::render)
+        }
+        BenchCommand::Llm { args, json } => crate::print(json, &llm::run(&args)?, llm::render),
+        BenchCommand::Query { args, json } => {
+            crate::print(json, &query::run(&args)?, query::render)
+        }
         BenchCommand::All { smoke, json } => {
             let r = all(smoke)?;
-            emit(json, &r, |r| {
+            crate::print(json, &r, |r| {
                 [
                     storage::render(&r.storage),
                     ingest::render(&r.ingest),
