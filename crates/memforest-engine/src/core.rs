@@ -134,15 +134,6 @@ impl Core {
         self.manifest.lock()
     }
 
-    /// As [`Core::write`], taking the batch by value (values are copied into the memtable's
-    /// arena either way).
-    ///
-    /// # Errors
-    /// As [`Core::write`].
-    pub fn write_owned(&self, batch: WriteBatch, durability: Durability) -> Result<u64> {
-        self.write(&batch, durability)
-    }
-
     /// The current read state.
     pub fn state(&self) -> Arc<LsmState> {
         Arc::clone(&self.state.read())

@@ -176,7 +176,7 @@ impl Db {
     ) -> Result<u64> {
         let mut b = WriteBatch::new();
         b.put(tenant, table, key, value);
-        self.core.write_owned(b, durability)
+        self.core.write(&b, durability)
     }
 
     /// The value of `key` in `table` of `tenant`, as of now.
