@@ -26,6 +26,7 @@
 //! about, its undated paraphrases do not.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::key::Table;
 use crate::memory::extract::dates;
@@ -35,6 +36,7 @@ use crate::memory::MemoryError;
 use crate::recall::bm25::Bm25;
 use crate::recall::page::Terms;
 use crate::recall::reader::Reader;
+use crate::recall::turn_cache::{self, CachedTurn, TurnCache};
 
 /// Facts pooled for fusion per fact wanted (`k + beam`): the best `POOL_FACTOR * (k +
 /// beam)` facts reached, by their own score, are taken to their source turns (each
@@ -86,7 +88,7 @@ pub fn temporal_intent(question: &str) -> bool {
 type TurnKey<'a> = (&'a str, &'a str);
 
 /// The turns of the pooled facts' cells, by cell id (see [`load_cells`]).
-type Cells<'a> = HashMap<u64, Vec<(Option<TurnKey<'a>>, Terms)>>;
+type Cells<'a> = HashMap<u64, Vec<(Option<TurnKey<'a>>, Arc<CachedTurn>)>>;
 
 /// Every occurrence's source turns of `rec`, with the cell holding them.
 fn turns_of(rec: &FactRecord) -> impl Iterator<Item = (TurnKey<'_>, u64)> {
@@ -97,13 +99,50 @@ fn turns_of(rec: &FactRecord) -> impl Iterator<Item = (TurnKey<'_>, u64)> {
     })
 }
 
+/// Where [`load_cells`] keeps turn term counts: the cache and the generation read with the
+/// query's seqno (`None` for a snapshot read, which bypasses the cache).
+pub type TurnCaching<'c> = Option<(&'c TurnCache, u64)>;
+
+/// The term counts of the turn at `key`: from the cache when `caching` allows it, else
+/// read, tokenized and (with `caching`) cached; `None` when the turn is gone.
+///
+/// # Errors
+/// Engine errors; a corrupt turn record.
+fn load_turn(
+    r: &Reader<'_>,
+    key: turn_cache::TurnKey,
+    caching: TurnCaching<'_>,
+) -> Result<Option<Arc<CachedTurn>>, MemoryError> {
+    if let Some(turn) = caching.and_then(|(c, g)| c.get(r.tenant(), &key, g)) {
+        return Ok(Some(turn));
+    }
+    let Some(bytes) = r.get(Table::Turns, &key)? else {
+        return Ok(None);
+    };
+    let t: TurnRecord = record::decode(&bytes, "turn")?;
+    let turn = Arc::new(CachedTurn {
+        terms: Terms::of(&format!("{}: {}", t.speaker, t.text)),
+        id: t.id,
+    });
+    if let Some((c, g)) = caching {
+        c.insert(r.tenant(), key, g, &turn);
+    }
+    Ok(Some(turn))
+}
+
 /// The turns of every cell holding a source turn of a pooled fact, in turn order: the
 /// term counts of `speaker: text`, with the turn's key when it is a pooled source turn
-/// (`None` for its cell siblings). Cells or turns gone after a forget are left out.
+/// (`None` for its cell siblings). Each cell record is read once however many pooled
+/// facts share it; turns come through [`load_turn`]. Cells or turns gone after a forget
+/// are left out.
 ///
 /// # Errors
 /// Engine errors; corrupt cell or turn records.
-fn load_cells<'a>(r: &Reader<'_>, pool: &[Pooled<'a>]) -> Result<Cells<'a>, MemoryError> {
+fn load_cells<'a>(
+    r: &Reader<'_>,
+    pool: &[Pooled<'a>],
+    caching: TurnCaching<'_>,
+) -> Result<Cells<'a>, MemoryError> {
     let mut wanted: HashMap<u64, Vec<TurnKey<'a>>> = HashMap::new();
     for (_, _, rec) in pool {
         for (key, cell) in turns_of(rec) {
@@ -122,12 +161,11 @@ fn load_cells<'a>(r: &Reader<'_>, pool: &[Pooled<'a>]) -> Result<Cells<'a>, Memo
         let c: CellRecord = record::decode(&bytes, "cell")?;
         let mut turns = Vec::new();
         for i in c.first..c.first.saturating_add(c.count) {
-            let Some(bytes) = r.get(Table::Turns, &record::turn_key(&c.session, i))? else {
+            let Some(t) = load_turn(r, record::turn_key(&c.session, i), caching)? else {
                 continue;
             };
-            let t: TurnRecord = record::decode(&bytes, "turn")?;
             let key = keys.iter().find(|k| k.1 == t.id).copied();
-            turns.push((key, Terms::of(&format!("{}: {}", t.speaker, t.text))));
+            turns.push((key, t));
         }
         out.insert(cell, turns);
     }
@@ -136,7 +174,8 @@ fn load_cells<'a>(r: &Reader<'_>, pool: &[Pooled<'a>]) -> Result<Cells<'a>, Memo
 
 /// Ranks the pooled facts by fused score, best first (ties by own score, then id);
 /// returns `(id, fused score)`. `bm`: the fact collection's BM25; `terms`: the query's
-/// `(term hash, idf)`; `temporal`: the query has [`temporal_intent`].
+/// `(term hash, idf)`; `temporal`: the query has [`temporal_intent`]; `caching`: where
+/// turn term counts are cached (see [`TurnCaching`]; the ranking is the same either way).
 ///
 /// # Errors
 /// As the loads of the source turns: engine errors, corrupt records.
@@ -146,12 +185,12 @@ pub fn rank(
     terms: &[(u64, f32)],
     pool: &[Pooled<'_>],
     temporal: bool,
+    caching: TurnCaching<'_>,
 ) -> Result<Vec<(u64, f32)>, MemoryError> {
-    let cells = load_cells(r, pool)?;
-    let (count, total) = cells
-        .values()
-        .flatten()
-        .fold((0u64, 0u64), |(n, l), t| (n + 1, l + u64::from(t.1.len)));
+    let cells = load_cells(r, pool, caching)?;
+    let (count, total) = cells.values().flatten().fold((0u64, 0u64), |(n, l), t| {
+        (n + 1, l + u64::from(t.1.terms.len))
+    });
     let doc = Bm25 {
         b: TURN_B,
         avg_len: Bm25::new(count, total).avg_len,
@@ -162,7 +201,7 @@ pub fn rank(
     for turns in cells.values() {
         let scores: Vec<f32> = turns
             .iter()
-            .map(|(_, t)| doc.score_terms(terms, t))
+            .map(|(_, t)| doc.score_terms(terms, &t.terms))
             .collect();
         for (i, (key, _)) in turns.iter().enumerate() {
             let Some(key) = key else { continue };

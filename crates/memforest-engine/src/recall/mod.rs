@@ -7,7 +7,8 @@
 //! - [`index`]: the persistent per-tenant postings (table `Postings`); [`postings`]: the
 //!   in-memory cache of decoded posting lists.
 //! - [`search`]: the query pipeline; [`browse`]: beam search in one tree; [`fuse`]: the
-//!   final ranking by source turn (and time, for temporal questions).
+//!   final ranking by source turn (and time, for temporal questions); [`turn_cache`]: the
+//!   in-memory cache of source turns' term counts.
 //! - [`heat`], [`cache`]: MemoryOS heat and the page cache it governs.
 //! - [`update`]: knowledge updates; [`context`]: rendering; [`profile`].
 
@@ -25,14 +26,15 @@ pub mod profile;
 pub mod query;
 pub mod reader;
 pub mod search;
+pub mod turn_cache;
 pub mod update;
 
 pub use bm25::Bm25Index;
 pub use profile::{EntityProfile, Profile};
 pub use query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 
-/// The read path's in-memory state of one open `Db`: tree heat, the page cache and the
-/// postings cache.
+/// The read path's in-memory state of one open `Db`: tree heat, the page cache, the
+/// postings cache and the turn cache.
 #[derive(Debug, Default)]
 pub struct RecallState {
     /// Visit counts per tree.
@@ -41,6 +43,8 @@ pub struct RecallState {
     pub cache: cache::PageCache,
     /// Decoded posting lists.
     pub postings: postings::PostingsCache,
+    /// Term counts of source turns.
+    pub turns: turn_cache::TurnCache,
 }
 
 impl RecallState {
@@ -48,6 +52,7 @@ impl RecallState {
     pub fn forget_tenant(&self, tenant: &crate::key::TenantId) {
         self.cache.forget_tenant(tenant);
         self.postings.forget_tenant(tenant);
+        self.turns.forget_tenant(tenant);
     }
 }
 

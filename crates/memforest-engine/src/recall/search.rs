@@ -80,9 +80,10 @@ impl Db {
         };
         let state = self.recall_state();
         let query_terms = query_terms(&query.text);
-        // The latest state: the seqno and the postings generations are read together
-        // under the forest lock (no ingest commits meanwhile; see `recall::postings`).
-        let (r, generations) = if query.snapshot.is_none() {
+        // The latest state: the seqno and the postings and turn generations are read
+        // together under the forest lock (no ingest or forget commits meanwhile; see
+        // `recall::postings`, `recall::turn_cache`).
+        let (r, generations, turn_caching) = if query.snapshot.is_none() {
             let _guard = shared.forest.lock();
             index::ensure(&shared.kv, tenant)?;
             let generations: Vec<Option<u64>> = query_terms
@@ -92,10 +93,11 @@ impl Db {
             (
                 Reader::new(self.core(), tenant, None, &state.cache),
                 generations,
+                Some((&state.turns, state.turns.generation(tenant))),
             )
         } else {
             let r = Reader::new(self.core(), tenant, query.snapshot, &state.cache);
-            (r, vec![None; query_terms.len()])
+            (r, vec![None; query_terms.len()], None)
         };
         let mut result = QueryResult {
             reference_time: query.reference_time,
@@ -239,7 +241,7 @@ impl Db {
         let refs: Vec<fuse::Pooled<'_>> =
             pooled.iter().map(|(&id, (s, rec))| (id, *s, rec)).collect();
         let temporal = fuse::temporal_intent(&query.text);
-        let fused = fuse::rank(&r, bm, &terms, &refs, temporal)?;
+        let fused = fuse::rank(&r, bm, &terms, &refs, temporal, turn_caching)?;
         let mut out = Vec::new();
         for (id, score) in fused {
             if out.len() >= query.k {

@@ -1,0 +1,130 @@
+//! The turn cache of the fusion step (`recall::turn_cache`) changes no ranking: queries of
+//! the latest state (turn term counts cached, cold then warm) return the same facts with
+//! the same scores, in the same order, as the same queries at a snapshot of that state
+//! (which bypass every cache and read and tokenize each turn); and after a forget no
+//! query ranks with the forgotten turns.
+#![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
+
+mod recall_common;
+
+use memforest_engine::lifecycle::Forget;
+use memforest_engine::recall::{Query, QueryResult};
+use memforest_engine::{Db, TenantId};
+use recall_common::{options, session};
+
+const WORDS: [&str; 16] = [
+    "garden", "piano", "soda", "habit", "hike", "river", "painting", "dog", "studio", "race",
+    "candy", "friend", "moved", "signed", "bakery", "concert",
+];
+
+/// Turn `i` of session `s`: three or four sentences over [`WORDS`], so cells hold
+/// several turns and turns several facts that share words with other sessions.
+fn text(s: usize, i: usize) -> String {
+    let w = |j: usize| WORDS[(s * 7 + i * 3 + j * 5) % WORDS.len()];
+    let mut t = format!("I like the {} and the {}. ", w(0), w(1));
+    t += &format!("My {} was near the {} today. ", w(2), w(3));
+    if (s + i).is_multiple_of(2) {
+        t += &format!("Yesterday we talked about {} again.", w(4));
+    }
+    t
+}
+
+fn store(sessions: usize, turns: usize) -> (tempfile::TempDir, Db, TenantId) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(false, None)).unwrap();
+    let t = TenantId::new("t").unwrap();
+    for s in 0..sessions {
+        let texts: Vec<String> = (0..turns).map(|i| text(s, i)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let day = i64::try_from(s).unwrap();
+        db.ingest_session(&t, &session(&format!("s{s}"), day, &refs))
+            .unwrap();
+    }
+    db.flush_summaries().unwrap();
+    (dir, db, t)
+}
+
+fn questions() -> Vec<String> {
+    let mut q: Vec<String> = (0..WORDS.len())
+        .map(|i| {
+            let a = WORDS[i];
+            let b = WORDS[(i * 5 + 3) % WORDS.len()];
+            format!("What about the {a} and the {b}?")
+        })
+        .collect();
+    q.push("When did we talk about the river?".into());
+    q.push("What habit with soda and candy?".into());
+    q
+}
+
+/// `(id, score bits)` of every returned fact, in order.
+fn ranking(r: &QueryResult) -> Vec<(u64, u32)> {
+    r.facts.iter().map(|f| (f.id, f.score.to_bits())).collect()
+}
+
+fn latest(db: &Db, t: &TenantId, q: &str) -> Vec<(u64, u32)> {
+    ranking(&db.query(t, &Query::new(q)).unwrap())
+}
+
+fn uncached(db: &Db, t: &TenantId, q: &str) -> Vec<(u64, u32)> {
+    let snap = db.snapshot();
+    let query = Query {
+        snapshot: Some(snap.seqno()),
+        ..Query::new(q)
+    };
+    ranking(&db.query(t, &query).unwrap())
+}
+
+#[test]
+fn cached_turns_rank_exactly_like_uncached_reads() {
+    let (_dir, db, t) = store(6, 6);
+    let questions = questions();
+    let reference: Vec<_> = questions.iter().map(|q| uncached(&db, &t, q)).collect();
+    assert!(
+        reference.iter().all(|r| !r.is_empty()),
+        "every question finds facts"
+    );
+    for pass in ["cold", "warm"] {
+        for (q, want) in questions.iter().zip(&reference) {
+            assert_eq!(&latest(&db, &t, q), want, "{pass} cache, {q}");
+        }
+    }
+}
+
+#[test]
+fn after_a_forget_no_query_ranks_with_the_forgotten_turns() {
+    let (_dir, db, t) = store(4, 6);
+    let questions = questions();
+    for q in &questions {
+        latest(&db, &t, q);
+    }
+    let before: Vec<_> = questions.iter().map(|q| latest(&db, &t, q)).collect();
+    db.forget(
+        &t,
+        &Forget::Turn {
+            session: "s1".into(),
+            index: 2,
+        },
+    )
+    .unwrap();
+    db.forget(&t, &Forget::Session("s2".into())).unwrap();
+    db.flush_summaries().unwrap();
+    let mut changed = false;
+    for (q, old) in questions.iter().zip(&before) {
+        let now = latest(&db, &t, q);
+        assert_eq!(now, uncached(&db, &t, q), "{q}");
+        changed |= &now != old;
+        let r = db.query(&t, &Query::new(q.as_str())).unwrap();
+        for f in &r.facts {
+            for p in &f.provenance {
+                assert_ne!(p.session, "s2", "{q}: fact {} of a forgotten session", f.id);
+                assert!(
+                    p.session != "s1" || !p.turns.iter().any(|x| x.ends_with("#turn_2")),
+                    "{q}: fact {} of a forgotten turn",
+                    f.id
+                );
+            }
+        }
+    }
+    assert!(changed, "the forgets changed some ranking");
+}
