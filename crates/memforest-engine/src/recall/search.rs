@@ -122,18 +122,17 @@ impl Db {
         }
         let term_lists: Vec<accumulate::TermList<'_>> =
             lists.iter().map(|(l, idf)| (&l[..], *idf)).collect();
-        let scores = accumulate::totals(&bm, &term_lists);
         let want = query.k.saturating_add(query.beam);
         let pool = want.saturating_mul(fuse::POOL_FACTOR);
         let mut facts: HashMap<u64, (f32, FactRecord)> = HashMap::new();
         // Without a time filter the best `want` are the candidates; with one, facts are
-        // taken in score order until `want` pass it. The best `pool` join the fusion.
-        let limit = if query.time_range.is_some() {
-            usize::MAX
+        // taken in score order until `want` pass it. The best `pool` join the fusion
+        // (without a filter they are all that is needed: MaxScore, `accumulate::top`).
+        let by_score = if query.time_range.is_some() {
+            top_k_of(accumulate::totals(&bm, &term_lists), usize::MAX)
         } else {
-            pool
+            accumulate::top(&bm, &term_lists, pool)
         };
-        let by_score = top_k_of(scores, limit);
         for &(id, score) in &by_score {
             if facts.len() >= want {
                 break;
