@@ -15,6 +15,26 @@
 //! two interleaved, after criterion's warm-up), and the ratios of the largest size's
 //! p50/p99 to the smallest's.
 //!
+//! Issue #7 read path, 2026-11-30 00:10-00:27 UTC (load average 9-12): before = 8b2d945
+//! (fusion re-reads and re-tokenizes every pooled cell's turns per query; exhaustive
+//! postings merge), after = 4130f90 (turn term counts cached in `recall::turn_cache`,
+//! 6341a99; MaxScore top-k in `recall::accumulate::top`, 4130f90; rankings bit-identical,
+//! tested). `cargo run --release -p memforest-engine --example query_scale -- N` (2000
+//! queries, stores reused), the two binaries interleaved (before, after, before, after at
+//! 10^4 and 10^5; before, after at 10^6); flat = the in-memory BM25 peer of the same run:
+//!
+//! | facts | before p50 / p99 | after p50 / p99 | after/before p50 | forest/flat p50 before -> after |
+//! |---|---|---|---|---|
+//! | 10^4 | 1248 / 2479 us, 1251 / 1965 us | 797 / 1322 us, 725 / 1135 us | x0.60 | x30.2 -> x19.6 |
+//! | 10^5 | 4028 / 12717 us, 3771 / 11865 us | 3292 / 10336 us, 3014 / 8804 us | x0.81 | x7.0 -> x5.8 |
+//! | 10^6 | 21961 / 89228 us | 21424 / 78527 us | x0.98 | x3.04 -> x2.85 |
+//!
+//! (10^6 flat peer: before 7223 / 18443 us, after 7504 / 16396 us.) The p99 goal (< 5 ms at
+//! 10^6) is not met. `perf record` on the example at 10^4 with the turn cache: fusion is
+//! left at ~6% of samples (`fuse::rank` 2.3%, `TurnCache::get` 3.4%); summary scoring in
+//! the browse (`Bm25::score_terms` 13%), page reads (crc32 4.9%, page cache 4.4%) and
+//! allocation lead.
+//!
 //! Recorded at commit c996bbd, before source-turn fusion (`recall::fuse`, e3805c4) joined
 //! the ranking (its author measured it at 4-7x the p50 at 10^4: rerun to see today's
 //! figures), 2026-11-29 23:15-23:30 UTC, 2-core machine shared with four concurrent builds
