@@ -7,13 +7,15 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 
 use super::store::{Class, Record, Store};
 
-/// fjall under test. Buffered: fjall's default (each write batch is flushed to the OS before
-/// `commit` returns, `manual_journal_persist = false`). Sync: each batch commits with
-/// `PersistMode::SyncData` (`fdatasync`).
+/// fjall under test. Buffered: each batch commits with `PersistMode::Buffer` (its journal's
+/// buffer is written to the OS before `commit` returns, what fjall's single-key `insert`
+/// does by default; a batch committed without a persist mode stays in the journal's
+/// user-space buffer, which a process crash loses: a weaker class). Sync: each batch
+/// commits with `PersistMode::SyncData` (`fdatasync`).
 pub struct Fjall {
     db: Database,
     ks: Keyspace,
-    persist: Option<PersistMode>,
+    persist: PersistMode,
 }
 
 impl Fjall {
@@ -31,8 +33,8 @@ impl Fjall {
             db,
             ks,
             persist: match class {
-                Class::Buffered => None,
-                Class::Sync => Some(PersistMode::SyncData),
+                Class::Buffered => PersistMode::Buffer,
+                Class::Sync => PersistMode::SyncData,
             },
         })
     }
@@ -40,7 +42,7 @@ impl Fjall {
 
 impl Store for Fjall {
     fn write(&self, batch: &[Record]) -> anyhow::Result<()> {
-        let mut b = self.db.batch().durability(self.persist);
+        let mut b = self.db.batch().durability(Some(self.persist));
         for (k, v) in batch {
             b.insert(&self.ks, k.as_slice(), v.as_slice());
         }
