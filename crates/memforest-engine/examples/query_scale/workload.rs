@@ -11,11 +11,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use memforest_engine::memory::extract::{
-    ExtractedItem, Extraction, ExtractionInput, Extractor, Origin,
-};
-use memforest_engine::memory::model::{ModelError, Usage};
 use memforest_engine::memory::session::{Role, Session, Turn};
+use memforest_engine::memory::synth::{word, SynthExtractor};
 use memforest_engine::memory::MemoryOptions;
 use memforest_engine::recall::Bm25Index;
 use memforest_engine::{Db, Options, TenantId};
@@ -27,63 +24,6 @@ const PEOPLE: usize = 300;
 const TURNS_PER_SESSION: usize = 100;
 const DAY: i64 = 86_400_000_000;
 const T0: i64 = 1_677_628_800_000_000;
-
-/// One fact per turn; the turn text is `text | person | topic topic`.
-#[derive(Debug)]
-pub struct BenchExtractor;
-
-impl Extractor for BenchExtractor {
-    fn name(&self) -> &str {
-        "bench"
-    }
-
-    fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
-        let items = input
-            .turns
-            .iter()
-            .map(|t| {
-                let mut parts = t.text.split('|');
-                let text = parts.next().unwrap_or_default().trim().to_owned();
-                let person = parts.next().unwrap_or_default().trim().to_owned();
-                let topics = parts
-                    .next()
-                    .unwrap_or_default()
-                    .split_whitespace()
-                    .map(str::to_owned)
-                    .collect();
-                ExtractedItem {
-                    fact_text: text,
-                    origin: Some(Origin::User),
-                    entities: vec![person],
-                    topics,
-                    time_start: Some(t.time),
-                    time_end: Some(t.time),
-                    source_turns: vec![t.turn_id.clone()],
-                    ..ExtractedItem::default()
-                }
-            })
-            .collect();
-        Ok(Extraction {
-            items,
-            usage: Usage::default(),
-        })
-    }
-}
-
-/// Letter-only pseudo-word number `i` (stable under stemming, never a stop word).
-fn word(i: usize) -> String {
-    const C: &[u8] = b"bdfgklmnprstvz";
-    const V: &[u8] = b"aeiou";
-    let mut w = String::from("q");
-    let mut n = i + 1;
-    while n > 0 {
-        w.push(char::from(C[n % C.len()]));
-        w.push(char::from(V[(n / C.len()) % V.len()]));
-        n /= C.len() * V.len();
-    }
-    w.push('x');
-    w
-}
 
 /// Zipf(1) ranks `0..n` by inverse CDF.
 struct Zipf {
@@ -188,7 +128,7 @@ pub fn store(n: usize, queries: usize) -> Store {
     let done = dir.with_extension("done");
     let workload = workload(n, queries);
     let memory = MemoryOptions {
-        extractor: Arc::new(BenchExtractor),
+        extractor: Arc::new(SynthExtractor),
         ..MemoryOptions::default()
     };
     let started = Instant::now();
