@@ -11,6 +11,7 @@
 //! adds what that one lacks for issue #10: many tenants, late sessions and ~200-byte facts.
 
 use memforest_engine::memory::session::{Role, Session, Turn};
+use memforest_engine::memory::synth::Zipf;
 pub use memforest_engine::memory::synth::{word, SynthExtractor};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -23,37 +24,6 @@ pub const PEOPLE: usize = 300;
 const DAY: i64 = 86_400_000_000;
 /// 2023-03-01T00:00:00Z in microseconds.
 const T0: i64 = 1_677_628_800_000_000;
-
-/// Zipf(1) ranks `0..n` by inverse-CDF lookup.
-#[derive(Debug, Clone)]
-pub struct Zipf {
-    cdf: Vec<f64>,
-}
-
-impl Zipf {
-    /// The distribution over `n` ranks.
-    pub fn new(n: usize) -> Self {
-        let mut acc = 0.0;
-        let mut cdf: Vec<f64> = (1..=n.max(1))
-            .map(|r| {
-                acc += 1.0 / r as f64;
-                acc
-            })
-            .collect();
-        for c in &mut cdf {
-            *c /= acc;
-        }
-        Self { cdf }
-    }
-
-    /// One rank.
-    pub fn sample(&self, rng: &mut StdRng) -> usize {
-        let x: f64 = rng.gen();
-        self.cdf
-            .partition_point(|&c| c < x)
-            .min(self.cdf.len().saturating_sub(1))
-    }
-}
 
 /// Shape of a synthetic corpus.
 #[derive(Debug, Clone, Copy)]

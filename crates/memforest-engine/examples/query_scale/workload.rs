@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memforest_engine::memory::session::{Role, Session, Turn};
-use memforest_engine::memory::synth::{word, SynthExtractor};
+use memforest_engine::memory::synth::{word, SynthExtractor, Zipf};
 use memforest_engine::memory::MemoryOptions;
 use memforest_engine::recall::Bm25Index;
 use memforest_engine::{Db, Options, TenantId};
@@ -24,32 +24,6 @@ const PEOPLE: usize = 300;
 const TURNS_PER_SESSION: usize = 100;
 const DAY: i64 = 86_400_000_000;
 const T0: i64 = 1_677_628_800_000_000;
-
-/// Zipf(1) ranks `0..n` by inverse CDF.
-struct Zipf {
-    cdf: Vec<f64>,
-}
-
-impl Zipf {
-    fn new(n: usize) -> Self {
-        let mut acc = 0.0;
-        let cdf = (1..=n)
-            .map(|r| {
-                acc += 1.0 / r as f64;
-                acc
-            })
-            .collect::<Vec<_>>();
-        let total = acc;
-        Self {
-            cdf: cdf.into_iter().map(|c| c / total).collect(),
-        }
-    }
-
-    fn sample(&self, rng: &mut StdRng) -> usize {
-        let x: f64 = rng.gen();
-        self.cdf.partition_point(|&c| c < x).min(self.cdf.len() - 1)
-    }
-}
 
 /// The workload of `n` facts: its sessions (to ingest), fact texts (for the flat peer,
 /// fact `i` is document `i`) and the timed queries.

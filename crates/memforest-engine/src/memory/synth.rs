@@ -63,14 +63,17 @@ pub fn word(i: usize) -> String {
     w
 }
 
-/// Zipf(1) sampler over ranks `0..n` by inverse CDF.
+/// Zipf(1) sampler over ranks `0..n` by inverse CDF (rank 0 the most frequent), shared by
+/// the synthetic workloads of the benches and examples.
 #[derive(Debug, Clone)]
-struct Zipf {
+pub struct Zipf {
     cdf: Vec<f64>,
 }
 
 impl Zipf {
-    fn new(n: usize) -> Self {
+    /// The distribution over `n` ranks (at least one).
+    #[must_use]
+    pub fn new(n: usize) -> Self {
         let mut acc = 0.0;
         let mut cdf: Vec<f64> = (1..=n.max(1))
             .map(|r| {
@@ -84,7 +87,8 @@ impl Zipf {
         Self { cdf }
     }
 
-    fn sample(&self, rng: &mut StdRng) -> usize {
+    /// One rank in `0..n`.
+    pub fn sample(&self, rng: &mut StdRng) -> usize {
         let x: f64 = rng.gen();
         self.cdf
             .partition_point(|&c| c < x)
