@@ -90,6 +90,8 @@ fn lesson_01_identical_text_twice_keeps_one_unchanged_fact() {
     assert_eq!(twice.len(), 1, "the duplicate neither adds nor deletes");
     assert_eq!(twice[0].0, once[0].0);
     assert_eq!(twice[0].1.text, text);
+    // Background summary regeneration writes too: let it finish before counting.
+    db.flush_summaries().unwrap();
     let seqno = db.seqno();
     db.ingest_session(&t, &session("b", 1, &[text])).unwrap();
     assert_eq!(
