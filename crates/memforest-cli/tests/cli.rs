@@ -209,81 +209,51 @@ fn bad_inputs_fail_with_clear_messages() {
     let db = dir.path().join("db");
     let dbs = db.to_str().unwrap();
     let missing = dir.path().join("missing.json");
-    let err = fails(&[
-        "ingest",
-        "--db",
-        dbs,
-        "--format",
-        "locomo",
-        missing.to_str().unwrap(),
-    ]);
-    assert!(err.contains("missing.json"), "{err}");
-
+    let missing = missing.to_str().unwrap();
     let bad = data("bad_line2.jsonl");
-    let err = fails(&[
-        "ingest",
-        "--db",
-        dbs,
-        "--format",
-        "jsonl",
-        bad.to_str().unwrap(),
-    ]);
-    assert!(err.contains("line 2"), "{err}");
-
+    let bad = bad.to_str().unwrap();
     let lme = data("longmemeval_defects.json");
-    let err = fails(&[
-        "ingest",
-        "--db",
-        dbs,
-        "--format",
-        "locomo",
-        lme.to_str().unwrap(),
-    ]);
-    assert!(err.contains("not a locomo file"), "{err}");
-
-    let err = fails(&[
-        "ingest",
-        "--db",
-        dbs,
-        "--format",
-        "csv",
-        lme.to_str().unwrap(),
-    ]);
-    assert!(err.contains("csv"), "{err}");
-
-    let err = fails(&[
-        "query",
-        "--db",
-        dir.path().to_str().unwrap(),
-        "--tenant",
-        "a",
-        "q",
-    ]);
-    assert!(err.contains("not a MemForest store"), "{err}");
-    let err = fails(&["verify", "--db", missing.to_str().unwrap()]);
-    assert!(err.contains("not a MemForest store"), "{err}");
-
-    let err = fails(&[
-        "eval",
-        "--db",
-        dbs,
-        "--format",
-        "jsonl",
-        bad.to_str().unwrap(),
-    ]);
-    assert!(err.contains("locomo or longmemeval"), "{err}");
-
-    let err = fails(&[
-        "ingest",
-        "--db",
-        dbs,
-        "--format",
-        "jsonl",
-        "--summarizer",
-        "openai",
-        lme.to_str().unwrap(),
-    ]);
-    assert!(err.contains("--llm-url"), "{err}");
+    let lme = lme.to_str().unwrap();
+    let not_a_store = dir.path().to_str().unwrap();
+    // (arguments, what stderr must name)
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["ingest", "--db", dbs, "--format", "locomo", missing],
+            "missing.json",
+        ),
+        (&["ingest", "--db", dbs, "--format", "jsonl", bad], "line 2"),
+        (
+            &["ingest", "--db", dbs, "--format", "locomo", lme],
+            "not a locomo file",
+        ),
+        (&["ingest", "--db", dbs, "--format", "csv", lme], "csv"),
+        (
+            &["query", "--db", not_a_store, "--tenant", "a", "q"],
+            "not a MemForest store",
+        ),
+        (&["verify", "--db", missing], "not a MemForest store"),
+        (
+            &["eval", "--db", dbs, "--format", "jsonl", bad],
+            "locomo or longmemeval",
+        ),
+        (
+            &[
+                "ingest",
+                "--db",
+                dbs,
+                "--format",
+                "jsonl",
+                "--summarizer",
+                "openai",
+                lme,
+            ],
+            "--llm-url",
+        ),
+    ];
+    for (args, names) in cases {
+        let err = fails(args);
+        assert!(err.contains(names), "memforest {args:?}: {err}");
+    }
 }
 
 #[test]
