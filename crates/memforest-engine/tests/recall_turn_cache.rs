@@ -8,59 +8,9 @@
 mod recall_common;
 
 use memforest_engine::lifecycle::Forget;
-use memforest_engine::recall::{Query, QueryResult};
+use memforest_engine::recall::Query;
 use memforest_engine::{Db, TenantId};
-use recall_common::{options, session};
-
-const WORDS: [&str; 16] = [
-    "garden", "piano", "soda", "habit", "hike", "river", "painting", "dog", "studio", "race",
-    "candy", "friend", "moved", "signed", "bakery", "concert",
-];
-
-/// Turn `i` of session `s`: three or four sentences over [`WORDS`], so cells hold
-/// several turns and turns several facts that share words with other sessions.
-fn text(s: usize, i: usize) -> String {
-    let w = |j: usize| WORDS[(s * 7 + i * 3 + j * 5) % WORDS.len()];
-    let mut t = format!("I like the {} and the {}. ", w(0), w(1));
-    t += &format!("My {} was near the {} today. ", w(2), w(3));
-    if (s + i).is_multiple_of(2) {
-        t += &format!("Yesterday we talked about {} again.", w(4));
-    }
-    t
-}
-
-fn store(sessions: usize, turns: usize) -> (tempfile::TempDir, Db, TenantId) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options(false, None)).unwrap();
-    let t = TenantId::new("t").unwrap();
-    for s in 0..sessions {
-        let texts: Vec<String> = (0..turns).map(|i| text(s, i)).collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let day = i64::try_from(s).unwrap();
-        db.ingest_session(&t, &session(&format!("s{s}"), day, &refs))
-            .unwrap();
-    }
-    db.flush_summaries().unwrap();
-    (dir, db, t)
-}
-
-fn questions() -> Vec<String> {
-    let mut q: Vec<String> = (0..WORDS.len())
-        .map(|i| {
-            let a = WORDS[i];
-            let b = WORDS[(i * 5 + 3) % WORDS.len()];
-            format!("What about the {a} and the {b}?")
-        })
-        .collect();
-    q.push("When did we talk about the river?".into());
-    q.push("What habit with soda and candy?".into());
-    q
-}
-
-/// `(id, score bits)` of every returned fact, in order.
-fn ranking(r: &QueryResult) -> Vec<(u64, u32)> {
-    r.facts.iter().map(|f| (f.id, f.score.to_bits())).collect()
-}
+use recall_common::{questions, ranking, store};
 
 fn latest(db: &Db, t: &TenantId, q: &str) -> Vec<(u64, u32)> {
     ranking(&db.query(t, &Query::new(q)).unwrap())

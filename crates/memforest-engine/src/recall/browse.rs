@@ -125,17 +125,21 @@ pub fn browse(
                 }
             }
         }
-        // Summaries are read for children first ranked by routed score; a child's summary
-        // counts only when the child is clean (a dirty node's summary may be stale).
+        // Children are ranked by routed plus summary score (a child's summary counts only
+        // when the child is clean: a dirty node's summary may be stale), read from the
+        // summary cache; only the `beam` best children's pages are read.
         let mut scored = Vec::with_capacity(next.len());
         for (routed, order, id, crc) in next {
-            let n = r.node(t.tree, id, crc, t.heat)?;
-            let sc = routed + summary_score(r, s, t.tree, id, n.summary.as_ref())?;
-            scored.push((sc, order, n));
+            let summary = r.summary(t.tree, id, crc, t.heat)?;
+            let sc = routed + summary_score(r, s, t.tree, id, summary.as_deref())?;
+            scored.push((sc, order, id, crc));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(s.beam.max(1));
-        frontier = scored.into_iter().map(|x| x.2).collect();
+        frontier = scored
+            .into_iter()
+            .map(|(_, _, id, crc)| r.node(t.tree, id, crc, t.heat))
+            .collect::<Result<_, _>>()?;
     }
     Ok(out)
 }

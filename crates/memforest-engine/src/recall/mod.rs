@@ -9,7 +9,9 @@
 //! - [`search`]: the query pipeline; [`browse`]: beam search in one tree; [`fuse`]: the
 //!   final ranking by source turn (and time, for temporal questions); [`turn_cache`]: the
 //!   in-memory cache of source turns' term counts.
-//! - [`heat`], [`cache`]: MemoryOS heat and the page cache it governs.
+//! - [`heat`], [`cache`]: MemoryOS heat and the page cache it governs; [`summaries`]: the
+//!   cache of node summaries' term counts (what a browse reads most pages for);
+//!   [`lru`]: the byte-bounded LRU behind the in-memory caches.
 //! - [`update`]: knowledge updates; [`context`]: rendering; [`profile`].
 
 pub mod accumulate;
@@ -20,12 +22,14 @@ pub mod context;
 pub mod fuse;
 pub mod heat;
 pub mod index;
+pub mod lru;
 pub mod page;
 pub mod postings;
 pub mod profile;
 pub mod query;
 pub mod reader;
 pub mod search;
+pub mod summaries;
 pub mod turn_cache;
 pub mod update;
 
@@ -41,6 +45,8 @@ pub struct RecallState {
     pub heat: heat::HeatMap,
     /// Decoded node pages.
     pub cache: cache::PageCache,
+    /// Term counts of node summaries.
+    pub summaries: summaries::SummaryCache,
     /// Decoded posting lists.
     pub postings: postings::PostingsCache,
     /// Term counts of source turns.
@@ -51,6 +57,7 @@ impl RecallState {
     /// Drops everything cached about `tenant`'s trees (after a forget).
     pub fn forget_tenant(&self, tenant: &crate::key::TenantId) {
         self.cache.forget_tenant(tenant);
+        self.summaries.forget_tenant(tenant);
         self.postings.forget_tenant(tenant);
         self.turns.forget_tenant(tenant);
     }

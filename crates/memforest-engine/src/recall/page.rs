@@ -1,10 +1,9 @@
 //! [`IndexedNode`]: a decoded MemTree node with the BM25 term counts of its clean summary
-//! (computed when the page is read) and of each leaf text (computed the first time a
-//! browse scores the leaves: most leaf pages are read only to score their summary), kept
-//! with it in the page cache, so a browse scores children and leaves without
-//! re-tokenizing.
+//! and of each leaf text, each computed on first use (most pages are read for one of the
+//! two: a child's summary ranks it, a frontier leaf page's leaves are scored), kept with it
+//! in the page cache, so a browse scores children and leaves without re-tokenizing.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use memforest_tree::{Node, NodeBody};
 
@@ -64,9 +63,8 @@ impl Terms {
 pub struct IndexedNode {
     /// The node.
     pub node: Node,
-    /// Term counts of its summary; `None` when it has none or is dirty (a dirty node's
-    /// summary may describe removed leaves and is never served).
-    pub summary: Option<Terms>,
+    /// Term counts of its clean summary: see [`IndexedNode::summary`].
+    summary: OnceLock<Option<Arc<Terms>>>,
     /// Term counts of each leaf text (level-1 nodes), in leaf order: see
     /// [`IndexedNode::leaves`].
     leaves: OnceLock<Vec<Terms>>,
@@ -76,16 +74,21 @@ impl IndexedNode {
     /// Indexes `node`.
     #[must_use]
     pub fn new(node: Node) -> Self {
-        let summary = node
-            .summary
-            .as_ref()
-            .filter(|_| !node.dirty)
-            .map(|s| Terms::of(&s.text));
         Self {
             node,
-            summary,
+            summary: OnceLock::new(),
             leaves: OnceLock::new(),
         }
+    }
+
+    /// Term counts of the summary; `None` when the node has none or is dirty (a dirty
+    /// node's summary may describe removed leaves and is never served). Computed on first
+    /// use.
+    #[must_use]
+    pub fn summary(&self) -> Option<&Arc<Terms>> {
+        self.summary
+            .get_or_init(|| self.clean_summary().map(|s| Arc::new(Terms::of(s))))
+            .as_ref()
     }
 
     /// Term counts of each leaf text, in leaf order (empty for an internal node); computed

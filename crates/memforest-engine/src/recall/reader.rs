@@ -1,5 +1,6 @@
 //! [`Reader`]: one tenant's tables read at one seqno (the query's snapshot, or the latest
-//! published state), plus MemTree pages read through the heat-managed [`PageCache`].
+//! published state), plus MemTree pages read through the heat-managed page cache and
+//! their summaries' term counts through the summary cache.
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -13,8 +14,8 @@ use crate::core::Core;
 use crate::key::{prefix_successor, Table, TenantId};
 use crate::memory::MemoryError;
 use crate::node_store::page_key;
-use crate::recall::cache::PageCache;
-use crate::recall::page::IndexedNode;
+use crate::recall::page::{IndexedNode, Terms};
+use crate::recall::RecallState;
 use crate::scan::Scan;
 
 /// Reads of one tenant at one seqno.
@@ -23,23 +24,24 @@ pub struct Reader<'a> {
     core: &'a Arc<Core>,
     tenant: &'a TenantId,
     seq: u64,
-    cache: &'a PageCache,
+    caches: &'a RecallState,
 }
 
 impl<'a> Reader<'a> {
-    /// Reads of `tenant` at `seq` (clamped to the latest published seqno).
+    /// Reads of `tenant` at `seq` (clamped to the latest published seqno), with node pages
+    /// and summaries cached in `caches`.
     pub(crate) fn new(
         core: &'a Arc<Core>,
         tenant: &'a TenantId,
         seq: Option<u64>,
-        cache: &'a PageCache,
+        caches: &'a RecallState,
     ) -> Self {
         let visible = core.visible();
         Self {
             core,
             tenant,
             seq: seq.map_or(visible, |s| s.min(visible)),
-            cache,
+            caches,
         }
     }
 
@@ -118,7 +120,7 @@ impl<'a> Reader<'a> {
         crc: u32,
         heat: f64,
     ) -> Result<Arc<IndexedNode>, MemoryError> {
-        if let Some(n) = self.cache.get(self.tenant, tree, node.0, crc) {
+        if let Some(n) = self.caches.cache.get(self.tenant, tree, node.0, crc) {
             return Ok(n);
         }
         let key = PageKey {
@@ -141,9 +143,34 @@ impl<'a> Reader<'a> {
                 })
             }
         };
-        self.cache
+        self.caches
+            .cache
             .insert(self.tenant, tree, node.0, crc, bytes.len(), heat, &n);
         Ok(n)
+    }
+
+    /// The term counts of the clean summary of node `node` of tree `tree` (`None`: it has
+    /// none), from the summary cache when possible, else from its page as read by
+    /// [`Reader::node`] (same arguments).
+    ///
+    /// # Errors
+    /// As [`Reader::node`].
+    pub fn summary(
+        &self,
+        tree: u64,
+        node: NodeId,
+        crc: u32,
+        heat: f64,
+    ) -> Result<Option<Arc<Terms>>, MemoryError> {
+        let id = (tree, node.0, crc);
+        if let Some(summary) = self.caches.summaries.get(self.tenant, id) {
+            return Ok(summary);
+        }
+        let summary = self.node(tree, node, crc, heat)?.summary().cloned();
+        self.caches
+            .summaries
+            .insert(self.tenant, id, summary.clone());
+        Ok(summary)
     }
 }
 

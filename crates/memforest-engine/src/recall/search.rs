@@ -91,12 +91,12 @@ impl Db {
                 .map(|t| Some(postings::generation(tenant, t)))
                 .collect();
             (
-                Reader::new(self.core(), tenant, None, &state.cache),
+                Reader::new(self.core(), tenant, None, state),
                 generations,
                 Some((&state.turns, state.turns.generation(tenant))),
             )
         } else {
-            let r = Reader::new(self.core(), tenant, query.snapshot, &state.cache);
+            let r = Reader::new(self.core(), tenant, query.snapshot, state);
             (r, vec![None; query_terms.len()], None)
         };
         let mut result = QueryResult {
@@ -181,12 +181,9 @@ impl Db {
             let heat = state.heat.heat(tenant, tree, meta.items);
             let n = hits.get(&tree).map_or(0, Vec::len) as f32;
             let root_score = match meta.root {
-                Some(root) => {
-                    let node = r.node(tree, root.id, root.crc, heat)?;
-                    node.summary
-                        .as_ref()
-                        .map_or(0.0, |s| scorer.bm.score_terms(&terms, s))
-                }
+                Some(root) => r
+                    .summary(tree, root.id, root.crc, heat)?
+                    .map_or(0.0, |s| scorer.bm.score_terms(&terms, &s)),
                 None => continue,
             };
             ranked.push((n + root_score, heat, tree, meta));

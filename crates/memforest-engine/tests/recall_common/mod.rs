@@ -10,7 +10,8 @@ use memforest_engine::memory::model::{ModelError, Usage};
 use memforest_engine::memory::session::{Role, Session, Turn};
 use memforest_engine::memory::summarize::{Summarizer, SummaryOutput, SummaryRequest};
 use memforest_engine::memory::MemoryOptions;
-use memforest_engine::Options;
+use memforest_engine::recall::QueryResult;
+use memforest_engine::{Db, Options, TenantId};
 
 pub const DAY: i64 = 86_400_000_000;
 /// 2023-03-01 00:00 UTC in microseconds.
@@ -114,4 +115,63 @@ pub fn session(id: &str, day: i64, texts: &[&str]) -> Session {
             })
             .collect(),
     }
+}
+
+/// The vocabulary of [`text`].
+pub const WORDS: [&str; 16] = [
+    "garden", "piano", "soda", "habit", "hike", "river", "painting", "dog", "studio", "race",
+    "candy", "friend", "moved", "signed", "bakery", "concert",
+];
+
+/// Turn `i` of session `s`: three or four sentences over [`WORDS`], so cells hold
+/// several turns and turns several facts that share words with other sessions.
+pub fn text(s: usize, i: usize) -> String {
+    let w = |j: usize| WORDS[(s * 7 + i * 3 + j * 5) % WORDS.len()];
+    let mut t = format!("I like the {} and the {}. ", w(0), w(1));
+    t += &format!("My {} was near the {} today. ", w(2), w(3));
+    if (s + i).is_multiple_of(2) {
+        t += &format!("Yesterday we talked about {} again.", w(4));
+    }
+    t
+}
+
+/// A store of `sessions` sessions of `turns` turns of [`text`], summaries flushed.
+pub fn store(sessions: usize, turns: usize) -> (tempfile::TempDir, Db, TenantId) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(false, None)).unwrap();
+    let t = TenantId::new("t").unwrap();
+    ingest(&db, &t, 0..sessions, turns);
+    (dir, db, t)
+}
+
+/// Ingests sessions `sessions` of `turns` turns of [`text`] (session `s` on day `s`) and
+/// flushes the summaries.
+pub fn ingest(db: &Db, t: &TenantId, sessions: std::ops::Range<usize>, turns: usize) {
+    for s in sessions {
+        let texts: Vec<String> = (0..turns).map(|i| text(s, i)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let day = i64::try_from(s).unwrap();
+        db.ingest_session(t, &session(&format!("s{s}"), day, &refs))
+            .unwrap();
+    }
+    db.flush_summaries().unwrap();
+}
+
+/// Two-word questions over [`WORDS`], one temporal.
+pub fn questions() -> Vec<String> {
+    let mut q: Vec<String> = (0..WORDS.len())
+        .map(|i| {
+            let a = WORDS[i];
+            let b = WORDS[(i * 5 + 3) % WORDS.len()];
+            format!("What about the {a} and the {b}?")
+        })
+        .collect();
+    q.push("When did we talk about the river?".into());
+    q.push("What habit with soda and candy?".into());
+    q
+}
+
+/// `(id, score bits)` of every returned fact, in order.
+pub fn ranking(r: &QueryResult) -> Vec<(u64, u32)> {
+    r.facts.iter().map(|f| (f.id, f.score.to_bits())).collect()
 }

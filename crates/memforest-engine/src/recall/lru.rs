@@ -1,0 +1,173 @@
+//! [`ByteLru`]: the one eviction structure behind the read path's in-memory caches: values
+//! per `(tenant, key)`, bounded in bytes (each entry is charged what its caller says it
+//! holds), least recently used evicted first, every entry of a tenant dropped at once by a
+//! forget. Callers that must refuse stale entries keep a validity stamp in the value and
+//! check it with [`ByteLru::get_valid`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
+
+use parking_lot::Mutex;
+
+use crate::key::TenantId;
+
+#[derive(Debug)]
+struct Slot<V> {
+    value: V,
+    bytes: usize,
+    stamp: u64,
+}
+
+#[derive(Debug)]
+struct Inner<K, V> {
+    map: HashMap<TenantId, HashMap<K, Slot<V>>>,
+    /// Last-use stamp -> key: eviction order, least recently used first.
+    order: BTreeMap<u64, (TenantId, K)>,
+    used: usize,
+    stamp: u64,
+}
+
+impl<K: Hash + Eq + Clone, V> Inner<K, V> {
+    fn remove(&mut self, tenant: &TenantId, key: &K) {
+        if let Some(s) = self.map.get_mut(tenant).and_then(|m| m.remove(key)) {
+            self.used -= s.bytes;
+            self.order.remove(&s.stamp);
+        }
+    }
+}
+
+/// A byte-bounded, per-tenant LRU map (see the module docs).
+#[derive(Debug)]
+pub struct ByteLru<K, V> {
+    capacity: usize,
+    inner: Mutex<Inner<K, V>>,
+}
+
+impl<K: Hash + Eq + Clone, V: Clone> ByteLru<K, V> {
+    /// A cache of at most `capacity` bytes (as charged by [`ByteLru::insert`]).
+    #[must_use]
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            inner: Mutex::new(Inner {
+                map: HashMap::new(),
+                order: BTreeMap::new(),
+                used: 0,
+                stamp: 0,
+            }),
+        }
+    }
+
+    /// The value at `key`, now the most recently used.
+    #[must_use]
+    pub fn get(&self, tenant: &TenantId, key: &K) -> Option<V> {
+        self.get_valid(tenant, key, |_| true)
+    }
+
+    /// The value at `key` when `valid` accepts it (now the most recently used); a value it
+    /// rejects is dropped.
+    pub fn get_valid(
+        &self,
+        tenant: &TenantId,
+        key: &K,
+        valid: impl FnOnce(&V) -> bool,
+    ) -> Option<V> {
+        let mut guard = self.inner.lock();
+        let inner = &mut *guard;
+        let slot = inner.map.get_mut(tenant)?.get_mut(key)?;
+        if !valid(&slot.value) {
+            inner.remove(tenant, key);
+            return None;
+        }
+        inner.stamp += 1;
+        let entry = inner.order.remove(&slot.stamp)?;
+        slot.stamp = inner.stamp;
+        inner.order.insert(inner.stamp, entry);
+        Some(slot.value.clone())
+    }
+
+    /// Stores `value` at `key`, charged `bytes`, evicting the least recently used entries
+    /// until it fits; a value larger than the whole capacity is not stored.
+    pub fn insert(&self, tenant: &TenantId, key: K, value: V, bytes: usize) {
+        if bytes > self.capacity {
+            return;
+        }
+        let mut inner = self.inner.lock();
+        inner.remove(tenant, &key);
+        while inner.used + bytes > self.capacity {
+            let Some((_, (t, victim))) = inner.order.pop_first() else {
+                break;
+            };
+            inner.remove(&t, &victim);
+        }
+        inner.stamp += 1;
+        let stamp = inner.stamp;
+        inner.used += bytes;
+        inner.order.insert(stamp, (tenant.clone(), key.clone()));
+        inner.map.entry(tenant.clone()).or_default().insert(
+            key,
+            Slot {
+                value,
+                bytes,
+                stamp,
+            },
+        );
+    }
+
+    /// Drops every entry of `tenant`.
+    pub fn forget_tenant(&self, tenant: &TenantId) {
+        let mut inner = self.inner.lock();
+        let Some(entries) = inner.map.remove(tenant) else {
+            return;
+        };
+        for s in entries.into_values() {
+            inner.used -= s.bytes;
+            inner.order.remove(&s.stamp);
+        }
+    }
+
+    /// Bytes held.
+    #[must_use]
+    pub fn used(&self) -> usize {
+        self.inner.lock().used
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evicts_least_recently_used_and_forgets_a_tenant() {
+        let (a, b) = (TenantId::new("a").unwrap(), TenantId::new("b").unwrap());
+        let c: ByteLru<u32, u32> = ByteLru::new(30);
+        c.insert(&a, 1, 10, 10);
+        c.insert(&a, 2, 20, 10);
+        c.insert(&b, 1, 100, 10);
+        assert_eq!(c.get(&a, &1), Some(10), "a/1 is now the most recent");
+        c.insert(&a, 3, 30, 10);
+        assert_eq!(c.get(&a, &2), None, "a/2 was the least recently used");
+        assert_eq!(c.get(&b, &1), Some(100));
+        assert_eq!(c.used(), 30);
+        c.insert(&a, 4, 40, 31);
+        assert_eq!(c.get(&a, &4), None, "larger than the capacity");
+        c.insert(&a, 1, 11, 5);
+        assert_eq!(
+            (c.get(&a, &1), c.used()),
+            (Some(11), 25),
+            "replaced in place"
+        );
+        c.forget_tenant(&a);
+        assert_eq!((c.get(&a, &1), c.get(&a, &3), c.used()), (None, None, 10));
+        assert_eq!(c.get(&b, &1), Some(100));
+    }
+
+    #[test]
+    fn a_rejected_value_is_dropped() {
+        let t = TenantId::new("t").unwrap();
+        let c: ByteLru<u32, u32> = ByteLru::new(100);
+        c.insert(&t, 1, 7, 10);
+        assert_eq!(c.get_valid(&t, &1, |v| *v == 8), None);
+        assert_eq!((c.get(&t, &1), c.used()), (None, 0));
+    }
+}
