@@ -84,6 +84,9 @@ pub struct Core {
     bg_failed: AtomicBool,
     /// Counters for [`Stats`].
     pub counters: Counters,
+    /// The resident-page budget of every open segment file
+    /// ([`Options::segment_resident_bytes`]).
+    pub residency: Arc<memforest_sst::Residency>,
     /// Serialises compactions; holds the round-robin key pointer of each level.
     compaction_mu: Mutex<Vec<Vec<u8>>>,
 }
@@ -98,6 +101,7 @@ impl Core {
         state: LsmState,
         manifest: Manifest,
         next_file_id: u64,
+        residency: Arc<memforest_sst::Residency>,
     ) -> Self {
         let last = wal.last_seqno();
         let levels = options.num_levels;
@@ -124,6 +128,7 @@ impl Core {
             bg_error: Mutex::new(None),
             bg_failed: AtomicBool::new(false),
             counters: Counters::default(),
+            residency,
             compaction_mu: Mutex::new(vec![Vec::new(); levels]),
         }
     }
@@ -351,7 +356,12 @@ impl Core {
         let start = Instant::now();
         let fs = &self.options.storage;
         let meta = flush::write_l0(fs, &mem, &self.dir, self.alloc_id(), &self.options.sst)?;
-        let seg = Arc::new(Segment::open(fs, &self.dir, SegmentInfo::from(&meta))?);
+        let seg = Arc::new(Segment::open(
+            fs,
+            &self.residency,
+            &self.dir,
+            SegmentInfo::from(&meta),
+        )?);
         let up_to = mem.max_seqno();
         {
             let mut m = self.manifest.lock();
@@ -453,7 +463,7 @@ impl Core {
                 &mut out,
             );
             let fs = &self.options.storage;
-            let opened = result.and_then(|()| open_outputs(fs, &self.dir, &out));
+            let opened = result.and_then(|()| open_outputs(fs, &self.residency, &self.dir, &out));
             match opened {
                 Ok(segs) => {
                     self.counters
@@ -591,12 +601,13 @@ fn stall_reason(st: &LsmState, options: &Options) -> Option<StallReason> {
 
 fn open_outputs(
     storage: &Arc<dyn memforest_io::Storage>,
+    residency: &Arc<memforest_sst::Residency>,
     dir: &std::path::Path,
     out: &Outputs,
 ) -> Result<Vec<Arc<Segment>>> {
     out.files
         .iter()
-        .map(|m| Segment::open(storage, dir, SegmentInfo::from(m)).map(Arc::new))
+        .map(|m| Segment::open(storage, residency, dir, SegmentInfo::from(m)).map(Arc::new))
         .collect()
 }
 

@@ -73,6 +73,7 @@ impl Db {
             .as_ref()
             .map(|m| m.state().clone())
             .unwrap_or_default();
+        let residency = memforest_sst::Residency::new(options.segment_resident_bytes);
         let mut segments = Vec::with_capacity(mstate.segments.len());
         for (level, info) in &mstate.segments {
             let level = usize::from(*level);
@@ -83,7 +84,7 @@ impl Db {
             }
             segments.push((
                 level,
-                Arc::new(Segment::open(&storage, &dir, info.clone())?),
+                Arc::new(Segment::open(&storage, &residency, &dir, info.clone())?),
             ));
         }
         let version = Version::from_segments(options.num_levels, segments);
@@ -131,7 +132,15 @@ impl Db {
             tombstones,
         };
         let memory_options = options.memory.clone();
-        let core = Arc::new(Core::new(dir, options, wal, state, manifest, next_file_id));
+        let core = Arc::new(Core::new(
+            dir,
+            options,
+            wal,
+            state,
+            manifest,
+            next_file_id,
+            residency,
+        ));
         let threads = background::spawn(&core)?;
         let mut db = Self {
             core,

@@ -44,6 +44,13 @@ pub struct Options {
     pub recovery_mode: RecoveryMode,
     /// How segment files are built (block size, compression, bloom bits).
     pub sst: SstOptions,
+    /// Bytes of mapped segment-file pages (data blocks, index partitions, bloom filters,
+    /// charged per 2 MiB window) the process keeps resident: past it the least recently
+    /// read files are released (`MADV_DONTNEED`; the OS page cache keeps them), so reading
+    /// and compacting files costs at most this much resident memory however large the
+    /// database grows (see [`memforest_sst::Residency`]). Default 256 MiB (the role of
+    /// RocksDB's block cache `capacity` with `cache_index_and_filter_blocks = true`).
+    pub segment_resident_bytes: u64,
     /// The memory layer (extractor, summarizer, pools, routing thresholds).
     pub memory: crate::memory::MemoryOptions,
     /// Where every file operation goes: the WAL, segment files, the manifest and
@@ -69,6 +76,7 @@ impl Default for Options {
             wal_segment_size: 64 << 20,
             recovery_mode: RecoveryMode::default(),
             sst: SstOptions::default(),
+            segment_resident_bytes: 256 << 20,
             memory: crate::memory::MemoryOptions::default(),
             storage: memforest_io::default_storage(),
         }

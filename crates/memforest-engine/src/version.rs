@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use memforest_io::Storage;
-use memforest_sst::{BoxedSource, Kind, Lookup, SstMeta, SstReader};
+use memforest_sst::{BoxedSource, Kind, Lookup, Residency, SstMeta, SstReader};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -82,13 +82,18 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// Opens segment `info.id` in `dir`.
+    /// Opens segment `info.id` in `dir`, its mapped pages charged to `residency`.
     ///
     /// # Errors
     /// [`crate::Error::Sst`] when the file is missing or corrupt (naming file and offset).
-    pub fn open(storage: &Arc<dyn Storage>, dir: &Path, info: SegmentInfo) -> Result<Self> {
+    pub fn open(
+        storage: &Arc<dyn Storage>,
+        residency: &Arc<Residency>,
+        dir: &Path,
+        info: SegmentInfo,
+    ) -> Result<Self> {
         let path = dir.join(memforest_sst::file_name(info.id));
-        let reader = SstReader::open_with(&**storage, path)?;
+        let reader = SstReader::open_tracked(&**storage, path, Some(residency))?;
         Ok(Self {
             info,
             reader,

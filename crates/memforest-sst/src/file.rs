@@ -9,6 +9,7 @@ use crate::block::trailer::{self, CompressionType, TRAILER_LEN};
 use crate::block::{compression, Block};
 use crate::block_handle::BlockHandle;
 use crate::error::{Result, SstError};
+use crate::residency::Tracked;
 use crate::table_block::TableBlockIter;
 
 /// The bytes of one finished segment file (a read-only mapping shared through [`Bytes`]).
@@ -18,6 +19,8 @@ pub struct TableFile {
     data: Bytes,
     /// Offset of the footer: every block (payload and trailer) lies before it.
     blocks_end: u64,
+    /// The charge state of a mapping under a [`crate::Residency`] budget.
+    tracked: Option<Arc<Tracked>>,
 }
 
 /// A block payload as loaded: verified, and decompressed when it was stored compressed.
@@ -31,13 +34,27 @@ pub struct Payload {
 
 impl TableFile {
     /// Wraps the mapped bytes of `path`; `blocks_end` is where the footer starts.
+    /// `tracked` charges its reads to a [`crate::Residency`] budget (None: untracked).
     #[must_use]
-    pub fn new(path: PathBuf, data: Bytes, blocks_end: u64) -> Self {
+    pub fn new(path: PathBuf, data: Bytes, blocks_end: u64, tracked: Option<Arc<Tracked>>) -> Self {
         Self {
             path,
             data,
             blocks_end,
+            tracked,
         }
+    }
+
+    /// Charges a read of `len` bytes at `offset` to the residency budget, if any.
+    pub fn touch(&self, offset: u64, len: u64) {
+        if let Some(t) = &self.tracked {
+            t.touch(offset, len);
+        }
+    }
+
+    /// Charges a read of the block at `handle` (payload and trailer).
+    pub fn touch_block(&self, handle: BlockHandle) {
+        self.touch(handle.offset, u64::from(handle.size) + TRAILER_LEN as u64);
     }
 
     /// The file's path.
@@ -73,6 +90,7 @@ impl TableFile {
         if end > self.blocks_end {
             return Err(out_of_file());
         }
+        self.touch_block(handle);
         let start = usize::try_from(handle.offset).map_err(|_| out_of_file())?;
         let trailer_at = usize::try_from(end)
             .map_err(|_| out_of_file())?

@@ -161,6 +161,7 @@ impl IndexInner {
             return Ok(None);
         };
         if let Some(cached) = slot.get() {
+            self.file.touch_block(*handle);
             return Ok(Some(cached.clone()));
         }
         let loaded = self.file.load_block(*handle)?;

@@ -17,6 +17,9 @@
 //! reader clone, iterator or value does. **Deletion:** a file must never be written or
 //! truncated once finished; the engine unlinks an obsolete file only after dropping its
 //! `SstReader` from every version that referenced it (its version refcount reaches zero).
+//! **Memory:** a mapped page counts in the process's resident set once read; readers
+//! opened with [`SstReader::open_tracked`] keep the pages of all their files under one
+//! [`Residency`] byte budget.
 //! Iterators or values still alive then keep the mapping, and on Linux an unlinked file's
 //! pages stay readable through it until the last one is dropped.
 #![deny(clippy::indexing_slicing)]
@@ -36,6 +39,7 @@ mod mmap;
 mod options;
 pub mod properties;
 mod reader;
+mod residency;
 mod run;
 mod scan;
 mod source;
@@ -51,6 +55,7 @@ pub use merge::{BoxedSource, MergeIterator};
 pub use options::{Compression, SstOptions};
 pub use properties::Properties;
 pub use reader::{Lookup, SstReader};
+pub use residency::{Residency, WINDOW as RESIDENCY_WINDOW};
 pub use run::SortedRun;
 pub use scan::{ScanIterator, ScanOptions};
 pub use source::EntrySource;

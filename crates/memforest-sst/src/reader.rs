@@ -8,6 +8,7 @@ use memforest_codec::checksum::crc32;
 use memforest_codec::serde_codec;
 use memforest_io::{ImmutableFile, Storage};
 
+use crate::block_handle::BlockHandle;
 use crate::bloom::BloomFilter;
 use crate::error::{Result, SstError};
 use crate::file::TableFile;
@@ -17,6 +18,7 @@ use crate::internal_key::{self, Kind};
 use crate::iter::SstIterator;
 use crate::mmap;
 use crate::properties::Properties;
+use crate::residency::{Residency, Tracked};
 use crate::scan::{ScanIterator, ScanOptions};
 use crate::source::EntrySource;
 
@@ -56,6 +58,8 @@ struct Inner {
     file: Arc<TableFile>,
     index: Index,
     filter: BloomFilter,
+    /// Where the filter lies (a lookup charges it to the residency budget).
+    filter_handle: BlockHandle,
     properties: Properties,
 }
 
@@ -75,16 +79,33 @@ impl SstReader {
     /// # Errors
     /// As [`SstReader::open`].
     pub fn open_with(storage: &dyn Storage, path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_tracked(storage, path, None)
+    }
+
+    /// [`SstReader::open_with`] with the file's mapped pages kept under `residency`'s byte
+    /// budget (every block, index partition and filter read is charged to it; see
+    /// [`Residency`]). A file the storage holds in memory is not charged.
+    ///
+    /// # Errors
+    /// As [`SstReader::open`].
+    pub fn open_tracked(
+        storage: &dyn Storage,
+        path: impl AsRef<Path>,
+        residency: Option<&Arc<Residency>>,
+    ) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let io = |op| {
             let path = path.clone();
             move |source| SstError::Io { op, path, source }
         };
-        let data = match storage.open_immutable(&path).map_err(io("open"))? {
-            ImmutableFile::Os(file) => mmap::map_readonly(&file).map_err(io("mmap"))?,
-            ImmutableFile::Bytes(bytes) => bytes,
-        };
-        Self::from_bytes(path, data)
+        match storage.open_immutable(&path).map_err(io("open"))? {
+            ImmutableFile::Os(file) => {
+                let (data, mapping) = mmap::map_readonly(&file).map_err(io("mmap"))?;
+                let tracked = residency.map(|r| r.track(mapping, data.len() as u64));
+                Self::from_parts(path, data, tracked)
+            }
+            ImmutableFile::Bytes(bytes) => Self::from_bytes(path, bytes),
+        }
     }
 
     /// Verifies and opens a file image already in memory (tools, tests and fuzzing; `open`
@@ -93,6 +114,10 @@ impl SstReader {
     /// # Errors
     /// [`SstError::Corrupt`] naming the offset when any check fails.
     pub fn from_bytes(path: PathBuf, data: Bytes) -> Result<Self> {
+        Self::from_parts(path, data, None)
+    }
+
+    fn from_parts(path: PathBuf, data: Bytes, tracked: Option<Arc<Tracked>>) -> Result<Self> {
         let corrupt = |offset: u64, reason| SstError::Corrupt {
             path: path.clone(),
             offset,
@@ -111,7 +136,7 @@ impl SstReader {
                 "properties block does not end at the footer",
             ));
         }
-        let file = Arc::new(TableFile::new(path.clone(), data, blocks_end));
+        let file = Arc::new(TableFile::new(path.clone(), data, blocks_end, tracked));
         let properties: Properties =
             serde_codec::decode(&file.read_payload(footer.properties)?.bytes)
                 .map_err(|e| corrupt(footer.properties.offset + e.offset as u64, e.reason))?;
@@ -129,6 +154,7 @@ impl SstReader {
                 file,
                 index,
                 filter,
+                filter_handle: footer.filter,
                 properties,
             }),
         })
@@ -156,6 +182,7 @@ impl SstReader {
     /// scrubbing (reads every page of the file).
     #[must_use]
     pub fn file_crc32(&self) -> u32 {
+        self.inner.file.touch(0, self.file_size());
         crc32(self.inner.file.bytes())
     }
 
@@ -166,6 +193,7 @@ impl SstReader {
     /// # Errors
     /// [`SstError::Corrupt`] when a block on the way does not verify or decode.
     pub fn get(&self, user_key: &[u8], snapshot_seqno: u64) -> Result<Option<Lookup>> {
+        self.inner.file.touch_block(self.inner.filter_handle);
         if !self.inner.filter.may_contain(user_key) {
             return Ok(None);
         }

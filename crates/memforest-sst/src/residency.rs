@@ -1,0 +1,176 @@
+//! [`Residency`]: a byte budget on the pages of mapped segment files that a process keeps
+//! resident (the role of RocksDB's block cache capacity with
+//! `cache_index_and_filter_blocks = true`: what reading the files costs in memory stays
+//! bounded however many files there are and however large they grow).
+//!
+//! A mapped page counts in the process's resident set (`VmRSS`, `RssFile`) from its first
+//! read until the mapping is dropped or told `MADV_DONTNEED`, and one read maps more than
+//! the bytes read: Linux maps the cached pages up to 64 KiB around a faulting page
+//! ("fault-around"), and since 6.18 a whole large page-cache folio (up to 2 MiB, aligned in
+//! the file; measured on this project's machine: runs of 1.5-1.8 MiB mapped around single
+//! 4 KiB block reads). So every read of a mapped file (a data block, an index partition,
+//! the bloom filter, the whole file for a scrub) charges the 2 MiB windows of the file
+//! that its bytes, widened by 64 KiB on each side, overlap, each window once until
+//! released. When the
+//! charged bytes of all files exceed the budget, the least recently read files are released
+//! (`MADV_DONTNEED`: their pages leave this process's page tables, the page cache keeps
+//! them) until at most three quarters of the budget is charged. The charge is an upper
+//! bound of what the files keep resident, so the files' share of the resident set stays
+//! under the budget (plus the blocks being read at that moment). Values borrowed from a file
+//! and read again after a release fault back in uncharged; they are short-lived.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use crate::mmap::Mapping;
+
+/// Charging granularity in bytes: the largest page-cache folio Linux maps at once on
+/// x86-64 (a PMD, 2 MiB).
+pub const WINDOW: u64 = 2 << 20;
+
+/// Linux's default fault-around distance: a read may map pages this far on either side.
+const FAULT_AROUND: u64 = 64 << 10;
+
+/// A byte budget shared by the segment files of one engine (see the module docs).
+#[derive(Debug)]
+pub struct Residency {
+    budget: u64,
+    charged: AtomicU64,
+    clock: AtomicU64,
+    files: Mutex<Vec<Weak<Tracked>>>,
+}
+
+impl Residency {
+    /// A budget of `budget` bytes of resident file pages (`u64::MAX`: unbounded).
+    #[must_use]
+    pub fn new(budget: u64) -> Arc<Self> {
+        Arc::new(Self {
+            budget,
+            charged: AtomicU64::new(0),
+            clock: AtomicU64::new(0),
+            files: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The budget in bytes.
+    #[must_use]
+    pub fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// Bytes currently charged: an upper bound of the resident pages of the tracked files.
+    #[must_use]
+    pub fn charged(&self) -> u64 {
+        self.charged.load(Ordering::Relaxed)
+    }
+
+    /// Starts tracking a mapping of `len` bytes.
+    pub(crate) fn track(self: &Arc<Self>, mapping: Mapping, len: u64) -> Arc<Tracked> {
+        let words = usize::try_from(len.div_ceil(WINDOW).div_ceil(64)).unwrap_or(0);
+        let tracked = Arc::new(Tracked {
+            residency: Arc::clone(self),
+            mapping,
+            windows: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            charged: AtomicU64::new(0),
+            last_use: AtomicU64::new(0),
+        });
+        if let Ok(mut files) = self.files.lock() {
+            files.retain(|w| w.strong_count() > 0);
+            files.push(Arc::downgrade(&tracked));
+        }
+        tracked
+    }
+
+    /// Releases the least recently read files until at most 3/4 of the budget is charged.
+    /// One caller shrinks at a time; the others go on (the one shrinking covers them).
+    fn shrink(&self) {
+        let Ok(files) = self.files.try_lock() else {
+            return;
+        };
+        let mut live: Vec<Arc<Tracked>> = files.iter().filter_map(Weak::upgrade).collect();
+        drop(files);
+        live.sort_by_key(|t| t.last_use.load(Ordering::Relaxed));
+        let target = self.budget - self.budget / 4;
+        for t in live {
+            if self.charged() <= target {
+                break;
+            }
+            t.release();
+        }
+    }
+}
+
+/// The charge state of one mapped file.
+#[derive(Debug)]
+pub(crate) struct Tracked {
+    residency: Arc<Residency>,
+    mapping: Mapping,
+    /// One bit per [`WINDOW`] of the file: set while charged.
+    windows: Vec<AtomicU64>,
+    /// Bytes charged for this file.
+    charged: AtomicU64,
+    /// The residency clock at the last read.
+    last_use: AtomicU64,
+}
+
+impl Tracked {
+    /// Charges the windows that `len` bytes at `offset`, widened by the fault-around
+    /// distance, overlap and that are not charged yet; shrinks the set past the budget.
+    pub(crate) fn touch(&self, offset: u64, len: u64) {
+        let r = &self.residency;
+        self.last_use
+            .store(r.clock.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        if len == 0 {
+            return;
+        }
+        let start = offset.saturating_sub(FAULT_AROUND);
+        let last = offset.saturating_add(len).saturating_add(FAULT_AROUND - 1);
+        let mut added = 0;
+        for w in start / WINDOW..=last / WINDOW {
+            let bit = 1u64 << (w % 64);
+            let Some(word) = usize::try_from(w / 64)
+                .ok()
+                .and_then(|i| self.windows.get(i))
+            else {
+                break;
+            };
+            if word.load(Ordering::Relaxed) & bit == 0
+                && word.fetch_or(bit, Ordering::Relaxed) & bit == 0
+            {
+                added += WINDOW;
+            }
+        }
+        if added == 0 {
+            return;
+        }
+        self.charged.fetch_add(added, Ordering::Relaxed);
+        if r.charged
+            .fetch_add(added, Ordering::Relaxed)
+            .saturating_add(added)
+            > r.budget
+        {
+            r.shrink();
+        }
+    }
+
+    /// Uncharges every window and drops the file's resident pages. A read racing with this
+    /// may be charged and then dropped: the charge errs high, never low.
+    fn release(&self) {
+        let windows: u64 = self
+            .windows
+            .iter()
+            .map(|w| u64::from(w.swap(0, Ordering::Relaxed).count_ones()))
+            .sum();
+        let bytes = windows * WINDOW;
+        self.charged.fetch_sub(bytes, Ordering::Relaxed);
+        self.residency.charged.fetch_sub(bytes, Ordering::Relaxed);
+        self.mapping.release();
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let bytes = self.charged.load(Ordering::Relaxed);
+        self.residency.charged.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}

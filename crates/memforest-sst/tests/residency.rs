@@ -1,0 +1,118 @@
+//! The resident-page budget ([`Residency`]): reading more and more segment files keeps the
+//! pages this process has mapped from them under the budget, measured by the kernel
+//! (`Rss:` of each file's mapping in `/proc/self/smaps`), not by the budget's own count;
+//! without a budget the same reads leave the files resident (so the measure can fail).
+#![cfg(target_os = "linux")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a panic is a failed assertion"
+)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memforest_sst::{
+    EntrySource, Kind, Lookup, Residency, SstBuilder, SstOptions, SstReader, RESIDENCY_WINDOW,
+};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const FILES: u64 = 12;
+const KEYS: u32 = 3000;
+const VALUE: usize = 1000;
+
+/// `FILES` files of about 3 MiB of incompressible values each.
+fn build(dir: &Path) -> Vec<PathBuf> {
+    let mut rng = StdRng::seed_from_u64(3);
+    (1..=FILES)
+        .map(|id| {
+            let mut b = SstBuilder::new(dir, id, SstOptions::default()).unwrap();
+            for k in 0..KEYS {
+                let mut value = vec![0u8; VALUE];
+                rng.fill(value.as_mut_slice());
+                b.add(&k.to_be_bytes(), 1, Kind::Put, &value).unwrap();
+            }
+            b.finish().unwrap().path
+        })
+        .collect()
+}
+
+/// Kernel-reported resident bytes of this process's mappings of `paths`.
+fn mapped_rss(paths: &[PathBuf]) -> u64 {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let mut total = 0;
+    let mut ours = false;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or_default();
+        if first.contains('-') && !first.ends_with(':') {
+            // A mapping header: "start-end perms offset dev inode [path]".
+            let path = line.split_whitespace().nth(5).map(PathBuf::from);
+            ours = path.is_some_and(|p| paths.contains(&p));
+        } else if ours && first == "Rss:" {
+            let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+            total += kb * 1024;
+        }
+    }
+    total
+}
+
+/// Point-reads every key of every file in random order and scans each file, tracking the
+/// largest resident figure seen after each file; returns it.
+fn read_all(paths: &[PathBuf], residency: Option<&Arc<Residency>>) -> u64 {
+    let storage = memforest_io::default_storage();
+    let readers: Vec<SstReader> = paths
+        .iter()
+        .map(|p| SstReader::open_tracked(&*storage, p, residency).unwrap())
+        .collect();
+    let mut rng = StdRng::seed_from_u64(9);
+    let mut peak = 0;
+    for reader in &readers {
+        for _ in 0..KEYS {
+            let k: u32 = rng.gen_range(0..KEYS);
+            let Some(Lookup::Put { value, .. }) = reader.get(&k.to_be_bytes(), 5).unwrap() else {
+                panic!("key {k} missing");
+            };
+            assert_eq!(value.len(), VALUE);
+        }
+        let mut it = reader.iter().unwrap();
+        let mut n = 0;
+        while it.next_entry().unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, KEYS);
+        peak = peak.max(mapped_rss(paths));
+        if let Some(r) = residency {
+            assert!(r.charged() <= r.budget(), "charged {}", r.charged());
+        }
+    }
+    peak
+}
+
+#[test]
+fn mapped_pages_stay_under_the_budget_as_files_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = build(dir.path());
+    let total: u64 = paths
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    let budget = 8 << 20;
+    assert!(total > 4 * budget, "files of {total} bytes");
+
+    let unbounded = read_all(&paths, None);
+    assert!(
+        unbounded > total / 2,
+        "without a budget {unbounded} of {total} bytes stay resident"
+    );
+
+    let residency = Residency::new(budget);
+    let bounded = read_all(&paths, Some(&residency));
+    // Every mapped page lies in a charged window; a read in progress may add one.
+    assert!(
+        bounded <= budget + RESIDENCY_WINDOW,
+        "{bounded} bytes resident under a budget of {budget}"
+    );
+}
