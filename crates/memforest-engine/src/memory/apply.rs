@@ -172,7 +172,12 @@ pub fn commit(
         return Err(e);
     }
     match st.commit(shared.opts.durability) {
-        Ok(seqno) => out.seqno = seqno,
+        Ok(seqno) => {
+            out.seqno = seqno;
+            if let Some(tf) = forest.tenants.get_mut(tenant) {
+                tf.trim(shared.opts.tree_cache_per_tenant);
+            }
+        }
         Err(e) => {
             forest.tenants.remove(tenant);
             return Err(e.into());

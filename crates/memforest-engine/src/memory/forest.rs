@@ -27,6 +27,8 @@ pub struct TenantForest {
     pub scene_index: HashMap<String, Vec<u64>>,
     /// The scene clock (see [`SceneState::tick`]).
     scene_clock: u64,
+    /// [`TenantForest::trim`] drops clean trees once more than this many are cached.
+    trim_at: usize,
 }
 
 /// Every tenant's cache.
@@ -154,6 +156,19 @@ impl TenantForest {
         self.scenes
             .as_mut()
             .ok_or(MemoryError::Invariant("scene map not loaded"))
+    }
+
+    /// Drops the cached trees with no dirty node once more than `limit` (or twice what the
+    /// last trim kept, so trimming stays amortized O(1) per insert) are cached. Call only
+    /// when every change to the trees is committed: a dropped tree reloads from the store.
+    pub fn trim(&mut self, limit: usize) {
+        if self.trees.len() <= self.trim_at.max(limit) {
+            return;
+        }
+        let dirty = &self.dirty;
+        self.trees
+            .retain(|id, t| dirty.contains(id) || !t.dirty().is_empty());
+        self.trim_at = self.trees.len().saturating_mul(2);
     }
 
     /// Advances the scene clock.

@@ -40,6 +40,11 @@ pub struct MemoryOptions {
     pub entity_min_facts: usize,
     /// Distinct sessions an entity needs before its tree is created (paper: 2).
     pub entity_min_sessions: usize,
+    /// Trees (meta page and dirty sets, a few hundred bytes each) a tenant keeps cached
+    /// past a commit: beyond it the trees with no dirty node are dropped and reload from
+    /// their meta page on next use, so the cache does not grow with the number of sessions,
+    /// scenes and entities. Default 1,024.
+    pub tree_cache_per_tenant: usize,
     /// Ingest waits (stall recorded in stats) while more tree nodes than this are dirty.
     /// Default 1,000,000.
     pub backlog_limit: u64,
@@ -69,6 +74,7 @@ impl Default for MemoryOptions {
             scene_open_limit: 200,
             entity_min_facts: 3,
             entity_min_sessions: 2,
+            tree_cache_per_tenant: 1024,
             backlog_limit: 1_000_000,
             summarize_on_shutdown: true,
             durability: Durability::Buffered,
