@@ -75,6 +75,8 @@ pub struct Shared {
     cells: Mutex<Backoff>,
     /// Failed summary nodes, keyed (tenant, tree, node).
     nodes: Mutex<Backoff>,
+    /// When an ingest last counted the dirty backlog (see `Shared::wait_backlog`).
+    backlog_checked: Mutex<Option<Instant>>,
 }
 
 const NODE_KIND: u64 = u64::MAX;
@@ -233,6 +235,7 @@ impl Runtime {
             cv: Condvar::new(),
             cells: Mutex::new(cells),
             nodes: Mutex::new(Backoff::new()),
+            backlog_checked: Mutex::new(None),
         });
         let s = Arc::clone(&shared);
         let thread = std::thread::Builder::new()

@@ -45,8 +45,8 @@ pub struct MemoryOptions {
     /// their meta page on next use, so the cache does not grow with the number of sessions,
     /// scenes and entities. Default 1,024.
     pub tree_cache_per_tenant: usize,
-    /// Ingest waits (stall recorded in stats) while more tree nodes than this are dirty.
-    /// Default 1,000,000.
+    /// Ingest waits (stall recorded in stats) while more tree nodes than this are dirty,
+    /// counted at most every 50 ms (a soft bound). Default 1,000,000.
     pub backlog_limit: u64,
     /// Whether `Db::close` summarizes everything dirty before returning. Default true.
     pub summarize_on_shutdown: bool,
