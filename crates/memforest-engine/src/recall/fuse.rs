@@ -26,7 +26,6 @@
 //! about, its undated paraphrases do not.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::key::Table;
 use crate::memory::extract::dates;
@@ -36,7 +35,7 @@ use crate::memory::MemoryError;
 use crate::recall::bm25::Bm25;
 use crate::recall::page::Terms;
 use crate::recall::reader::Reader;
-use crate::recall::turn_cache::{self, CachedTurn, TurnCache};
+use crate::recall::turn_cache::{CachedCell, CachedTurn, TurnCache};
 
 /// Facts pooled for fusion per fact wanted (`k + beam`): the best `POOL_FACTOR * (k +
 /// beam)` facts reached, by their own score, are taken to their source turns (each
@@ -87,8 +86,9 @@ pub fn temporal_intent(question: &str) -> bool {
 /// A source turn: `(session, turn id)`.
 type TurnKey<'a> = (&'a str, &'a str);
 
-/// The turns of the pooled facts' cells, by cell id (see [`load_cells`]).
-type Cells<'a> = HashMap<u64, Vec<(Option<TurnKey<'a>>, Arc<CachedTurn>)>>;
+/// The turns of the pooled facts' cells, by cell id, each with its key when it is a
+/// pooled source turn (`None` for its cell siblings), in turn order (see [`load_cells`]).
+type Cells<'a> = HashMap<u64, (CachedCell, Vec<Option<TurnKey<'a>>>)>;
 
 /// Every occurrence's source turns of `rec`, with the cell holding them.
 fn turns_of(rec: &FactRecord) -> impl Iterator<Item = (TurnKey<'_>, u64)> {
@@ -103,38 +103,46 @@ fn turns_of(rec: &FactRecord) -> impl Iterator<Item = (TurnKey<'_>, u64)> {
 /// query's seqno (`None` for a snapshot read, which bypasses the cache).
 pub type TurnCaching<'c> = Option<(&'c TurnCache, u64)>;
 
-/// The term counts of the turn at `key`: from the cache when `caching` allows it, else
-/// read, tokenized and (with `caching`) cached; `None` when the turn is gone.
+/// The turns of cell `cell` that exist (term counts of `speaker: text`), in turn order:
+/// from the cache when `caching` allows it, else read (the cell record, then each turn),
+/// tokenized and (with `caching`) cached; `None` when the cell is gone.
 ///
 /// # Errors
-/// Engine errors; a corrupt turn record.
-fn load_turn(
+/// Engine errors; a corrupt cell or turn record.
+fn load_cell(
     r: &Reader<'_>,
-    key: turn_cache::TurnKey,
+    cell: u64,
     caching: TurnCaching<'_>,
-) -> Result<Option<Arc<CachedTurn>>, MemoryError> {
-    if let Some(turn) = caching.and_then(|(c, g)| c.get(r.tenant(), &key, g)) {
-        return Ok(Some(turn));
+) -> Result<Option<CachedCell>, MemoryError> {
+    if let Some(turns) = caching.and_then(|(c, g)| c.get(r.tenant(), cell, g)) {
+        return Ok(Some(turns));
     }
-    let Some(bytes) = r.get(Table::Turns, &key)? else {
+    let key = record::prefixed(CELL_PREFIX, &cell.to_be_bytes());
+    let Some(bytes) = r.get(Table::Sessions, &key)? else {
         return Ok(None);
     };
-    let t: TurnRecord = record::decode(&bytes, "turn")?;
-    let turn = Arc::new(CachedTurn {
-        terms: Terms::of(&format!("{}: {}", t.speaker, t.text)),
-        id: t.id,
-    });
-    if let Some((c, g)) = caching {
-        c.insert(r.tenant(), key, g, &turn);
+    let c: CellRecord = record::decode(&bytes, "cell")?;
+    let mut turns = Vec::new();
+    for i in c.first..c.first.saturating_add(c.count) {
+        let Some(bytes) = r.get(Table::Turns, &record::turn_key(&c.session, i))? else {
+            continue;
+        };
+        let t: TurnRecord = record::decode(&bytes, "turn")?;
+        turns.push(CachedTurn {
+            terms: Terms::of(&format!("{}: {}", t.speaker, t.text)),
+            id: t.id,
+        });
     }
-    Ok(Some(turn))
+    let turns: CachedCell = turns.into();
+    if let Some((c, g)) = caching {
+        c.insert(r.tenant(), cell, g, &turns);
+    }
+    Ok(Some(turns))
 }
 
-/// The turns of every cell holding a source turn of a pooled fact, in turn order: the
-/// term counts of `speaker: text`, with the turn's key when it is a pooled source turn
-/// (`None` for its cell siblings). Each cell record is read once however many pooled
-/// facts share it; turns come through [`load_turn`]. Cells or turns gone after a forget
-/// are left out.
+/// The turns of every cell holding a source turn of a pooled fact (see [`Cells`]), each
+/// cell read once however many pooled facts share it, through [`load_cell`]. Cells or
+/// turns gone after a forget are left out.
 ///
 /// # Errors
 /// Engine errors; corrupt cell or turn records.
@@ -154,20 +162,14 @@ fn load_cells<'a>(
     }
     let mut out = HashMap::new();
     for (cell, keys) in wanted {
-        let key = record::prefixed(CELL_PREFIX, &cell.to_be_bytes());
-        let Some(bytes) = r.get(Table::Sessions, &key)? else {
+        let Some(turns) = load_cell(r, cell, caching)? else {
             continue;
         };
-        let c: CellRecord = record::decode(&bytes, "cell")?;
-        let mut turns = Vec::new();
-        for i in c.first..c.first.saturating_add(c.count) {
-            let Some(t) = load_turn(r, record::turn_key(&c.session, i), caching)? else {
-                continue;
-            };
-            let key = keys.iter().find(|k| k.1 == t.id).copied();
-            turns.push((key, t));
-        }
-        out.insert(cell, turns);
+        let pooled = turns
+            .iter()
+            .map(|t| keys.iter().find(|k| k.1 == t.id).copied())
+            .collect();
+        out.insert(cell, (turns, pooled));
     }
     Ok(out)
 }
@@ -188,9 +190,12 @@ pub fn rank(
     caching: TurnCaching<'_>,
 ) -> Result<Vec<(u64, f32)>, MemoryError> {
     let cells = load_cells(r, pool, caching)?;
-    let (count, total) = cells.values().flatten().fold((0u64, 0u64), |(n, l), t| {
-        (n + 1, l + u64::from(t.1.terms.len))
-    });
+    let (count, total) = cells
+        .values()
+        .flat_map(|(turns, _)| turns.iter())
+        .fold((0u64, 0u64), |(n, l), t| {
+            (n + 1, l + u64::from(t.terms.len))
+        });
     let doc = Bm25 {
         b: TURN_B,
         avg_len: Bm25::new(count, total).avg_len,
@@ -198,12 +203,12 @@ pub fn rank(
     };
     // Document score of every turn of every pooled cell, and the best other turn of its cell.
     let mut turn_score: HashMap<TurnKey<'_>, f32> = HashMap::new();
-    for turns in cells.values() {
+    for (turns, keys) in cells.values() {
         let scores: Vec<f32> = turns
             .iter()
-            .map(|(_, t)| doc.score_terms(terms, &t.terms))
+            .map(|t| doc.score_terms(terms, &t.terms))
             .collect();
-        for (i, (key, _)) in turns.iter().enumerate() {
+        for (i, key) in keys.iter().enumerate() {
             let Some(key) = key else { continue };
             let own = scores.get(i).copied().unwrap_or(0.0);
             let sibling = scores

@@ -17,7 +17,7 @@ use crate::recall::lru::ByteLru;
 use crate::recall::page::Terms;
 
 /// Default capacity: 64 MiB of summary term counts (16 bytes per distinct term).
-pub const DEFAULT_SUMMARY_BYTES: usize = 64 << 20;
+pub const DEFAULT_SUMMARY_BYTES: usize = 128 << 20;
 /// Bytes charged per cached node besides its term counts.
 const NODE_OVERHEAD: usize = 96;
 

@@ -1,34 +1,34 @@
-//! [`TurnCache`]: the term counts of source turns read by the fusion step
-//! ([`crate::recall::fuse`]), kept in memory (bounded in bytes, least recently used
-//! evicted first), so a query does not re-read and re-tokenize the same turns each time.
-//! It holds term hashes and lengths, never text.
+//! [`TurnCache`]: the term counts of the turns of the MemCells read by the fusion step
+//! ([`crate::recall::fuse`]), one entry per cell, kept in memory (bounded in bytes, least
+//! recently used evicted first: [`ByteLru`]), so a query neither re-reads the cell record
+//! and its turns nor re-tokenizes them each time. It holds term hashes and lengths, never
+//! text.
 //!
-//! Validity: a turn record (table `Turns`, key `(session hash, index)`) is written once by
-//! ingest and only ever deleted, by a forget. Each tenant has a generation, bumped by
-//! [`TurnCache::forget_tenant`] (called by every forget once it has committed), which also
-//! drops the tenant's turns. A query reads the generation together with its seqno (under
-//! the memory layer's forest lock) and uses or inserts entries only while the generation is
-//! unchanged: a query that started before a forget committed cannot store what it read
-//! after the forget returned, and every query started after it reads storage anew.
-//! Queries at an older snapshot bypass the cache.
+//! Validity: a cell record (table `Sessions`) and its turn records (table `Turns`) are
+//! written once by ingest and only ever deleted, by a forget. Each tenant has a
+//! generation, bumped by [`TurnCache::forget_tenant`] (called by every forget once it has
+//! committed), which also drops the tenant's cells. A query reads the generation together
+//! with its seqno (under the memory layer's forest lock) and uses entries only while the
+//! generation is unchanged and the entry was stored under it: a query that started before
+//! a forget committed cannot serve what it read to a query started after the forget
+//! returned, and every such query reads storage anew. Queries at an older snapshot bypass
+//! the cache.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use crate::key::TenantId;
+use crate::recall::lru::ByteLru;
 use crate::recall::page::Terms;
 
-/// Default capacity: 16 MiB of turn term counts (16 bytes per distinct term).
-pub const DEFAULT_TURN_BYTES: usize = 16 << 20;
+/// Default capacity: 32 MiB of turn term counts (16 bytes per distinct term).
+pub const DEFAULT_TURN_BYTES: usize = 32 << 20;
 /// Bytes charged per cached turn besides its term counts and id.
 const TURN_OVERHEAD: usize = 96;
 
-/// Storage key of a turn: `record::turn_key(session, index)`.
-pub type TurnKey = [u8; 12];
-
-/// One cached turn: its id and the term counts of `speaker: text`.
+/// One turn of a cached cell: its id and the term counts of `speaker: text`.
 #[derive(Debug)]
 pub struct CachedTurn {
     /// The turn's id (`TurnRecord::id`).
@@ -37,42 +37,16 @@ pub struct CachedTurn {
     pub terms: Terms,
 }
 
-#[derive(Debug)]
-struct Slot {
-    turn: Arc<CachedTurn>,
-    bytes: usize,
-    stamp: u64,
-}
+/// The turns of one cell that exist, in turn order.
+pub type CachedCell = Arc<[CachedTurn]>;
 
-#[derive(Debug, Default)]
-struct Inner {
-    /// Per-tenant generation; a tenant never forgotten is at 0.
-    generations: HashMap<TenantId, u64>,
-    map: HashMap<TenantId, HashMap<TurnKey, Slot>>,
-    /// Last-use stamp -> key: eviction order, least recently used first.
-    order: BTreeMap<u64, (TenantId, TurnKey)>,
-    used: usize,
-    stamp: u64,
-}
-
-impl Inner {
-    fn generation(&self, tenant: &TenantId) -> u64 {
-        self.generations.get(tenant).copied().unwrap_or(0)
-    }
-
-    fn remove(&mut self, tenant: &TenantId, key: &TurnKey) {
-        if let Some(s) = self.map.get_mut(tenant).and_then(|m| m.remove(key)) {
-            self.used -= s.bytes;
-            self.order.remove(&s.stamp);
-        }
-    }
-}
-
-/// Term counts of source turns, per tenant and turn key.
+/// Turn term counts per tenant and cell id.
 #[derive(Debug)]
 pub struct TurnCache {
-    capacity: usize,
-    inner: Mutex<Inner>,
+    /// Per-tenant generation; a tenant never forgotten is at 0.
+    generations: Mutex<HashMap<TenantId, u64>>,
+    /// Cell id -> (generation it was read under, its turns).
+    cells: ByteLru<u64, (u64, CachedCell)>,
 }
 
 impl Default for TurnCache {
@@ -86,8 +60,8 @@ impl TurnCache {
     #[must_use]
     pub fn new(capacity: usize) -> Self {
         Self {
-            capacity,
-            inner: Mutex::new(Inner::default()),
+            generations: Mutex::new(HashMap::new()),
+            cells: ByteLru::new(capacity),
         }
     }
 
@@ -95,82 +69,49 @@ impl TurnCache {
     /// lock).
     #[must_use]
     pub fn generation(&self, tenant: &TenantId) -> u64 {
-        self.inner.lock().generation(tenant)
+        self.generations.lock().get(tenant).copied().unwrap_or(0)
     }
 
-    /// The cached turn at `key`, when `generation` is still `tenant`'s.
+    /// The cached turns of cell `cell`, when `generation` is still `tenant`'s and the
+    /// entry was read under it.
     #[must_use]
-    pub fn get(
-        &self,
-        tenant: &TenantId,
-        key: &TurnKey,
-        generation: u64,
-    ) -> Option<Arc<CachedTurn>> {
-        let mut guard = self.inner.lock();
-        let inner = &mut *guard;
-        if inner.generation(tenant) != generation {
+    pub fn get(&self, tenant: &TenantId, cell: u64, generation: u64) -> Option<CachedCell> {
+        if self.generation(tenant) != generation {
             return None;
         }
-        inner.stamp += 1;
-        let stamp = inner.stamp;
-        let slot = inner.map.get_mut(tenant)?.get_mut(key)?;
-        let entry = inner.order.remove(&slot.stamp)?;
-        slot.stamp = stamp;
-        inner.order.insert(stamp, entry);
-        Some(Arc::clone(&slot.turn))
+        self.cells
+            .get_valid(tenant, &cell, |(g, _)| *g == generation)
+            .map(|(_, turns)| turns)
     }
 
-    /// Caches `turn` at `key`, unless `generation` is no longer `tenant`'s (a forget
-    /// committed since it was read) or it alone exceeds the capacity.
-    pub fn insert(&self, tenant: &TenantId, key: TurnKey, generation: u64, turn: &Arc<CachedTurn>) {
-        let bytes = turn.terms.counts.len() * std::mem::size_of::<(u64, u32)>()
-            + turn.id.len()
-            + TURN_OVERHEAD;
-        if bytes > self.capacity {
+    /// Caches the turns of cell `cell`, unless `generation` is no longer `tenant`'s (a
+    /// forget committed since they were read) or they alone exceed the capacity.
+    pub fn insert(&self, tenant: &TenantId, cell: u64, generation: u64, turns: &CachedCell) {
+        if self.generation(tenant) != generation {
             return;
         }
-        let mut inner = self.inner.lock();
-        if inner.generation(tenant) != generation {
-            return;
-        }
-        inner.remove(tenant, &key);
-        while inner.used + bytes > self.capacity {
-            let Some((_, (t, victim))) = inner.order.pop_first() else {
-                break;
-            };
-            inner.remove(&t, &victim);
-        }
-        inner.stamp += 1;
-        let stamp = inner.stamp;
-        inner.used += bytes;
-        inner.order.insert(stamp, (tenant.clone(), key));
-        inner.map.entry(tenant.clone()).or_default().insert(
-            key,
-            Slot {
-                turn: Arc::clone(turn),
-                bytes,
-                stamp,
-            },
-        );
+        let bytes = turns
+            .iter()
+            .map(|t| {
+                t.terms.counts.len() * std::mem::size_of::<(u64, u32)>()
+                    + t.id.len()
+                    + TURN_OVERHEAD
+            })
+            .sum();
+        self.cells
+            .insert(tenant, cell, (generation, Arc::clone(turns)), bytes);
     }
 
-    /// Drops every turn of `tenant` and bumps its generation (after a forget).
+    /// Drops every cell of `tenant` and bumps its generation (after a forget).
     pub fn forget_tenant(&self, tenant: &TenantId) {
-        let mut inner = self.inner.lock();
-        *inner.generations.entry(tenant.clone()).or_default() += 1;
-        let Some(turns) = inner.map.remove(tenant) else {
-            return;
-        };
-        for s in turns.into_values() {
-            inner.used -= s.bytes;
-            inner.order.remove(&s.stamp);
-        }
+        *self.generations.lock().entry(tenant.clone()).or_default() += 1;
+        self.cells.forget_tenant(tenant);
     }
 
     /// Bytes held.
     #[must_use]
     pub fn used(&self) -> usize {
-        self.inner.lock().used
+        self.cells.used()
     }
 }
 
@@ -178,34 +119,28 @@ impl TurnCache {
 mod tests {
     use super::*;
 
-    fn turn(id: &str) -> Arc<CachedTurn> {
-        Arc::new(CachedTurn {
+    fn cell(id: &str) -> CachedCell {
+        Arc::from(vec![CachedTurn {
             id: id.to_owned(),
             terms: Terms::of("alpha beta"),
-        })
+        }])
     }
 
     #[test]
-    fn least_recently_used_goes_first_and_forget_bumps_the_generation() {
+    fn forget_bumps_the_generation_and_older_reads_are_never_served() {
         let t = TenantId::new("t").unwrap();
         let one = 2 * 16 + 1 + TURN_OVERHEAD;
-        assert_eq!(turn("a").terms.counts.len(), 2);
         let c = TurnCache::new(2 * one);
-        let (a, b, d) = ([1; 12], [2; 12], [3; 12]);
-        c.insert(&t, a, 0, &turn("a"));
-        c.insert(&t, b, 0, &turn("b"));
-        assert_eq!(c.get(&t, &a, 0).map(|x| x.id.clone()), Some("a".into()));
-        c.insert(&t, d, 0, &turn("d"));
-        assert!(c.get(&t, &b, 0).is_none(), "b was used least recently");
-        assert!(c.get(&t, &a, 0).is_some() && c.get(&t, &d, 0).is_some());
-        assert_eq!(c.used(), 2 * one);
+        c.insert(&t, 1, 0, &cell("a"));
+        assert_eq!(c.get(&t, 1, 0).map(|x| x.len()), Some(1));
+        assert_eq!(c.used(), one);
         c.forget_tenant(&t);
         assert_eq!(c.used(), 0);
         assert_eq!(c.generation(&t), 1);
-        c.insert(&t, a, 0, &turn("a"));
+        c.insert(&t, 1, 0, &cell("a"));
         assert_eq!(c.used(), 0, "a read from before the forget is not stored");
-        c.insert(&t, a, 1, &turn("a"));
-        assert!(c.get(&t, &a, 0).is_none(), "an older generation misses");
-        assert!(c.get(&t, &a, 1).is_some());
+        c.insert(&t, 1, 1, &cell("a"));
+        assert!(c.get(&t, 1, 0).is_none(), "an older generation misses");
+        assert!(c.get(&t, 1, 1).is_some());
     }
 }
