@@ -1,12 +1,14 @@
 //! Leveled compaction: which files to merge ([`pick`], the RocksDB `LevelCompactionPicker`
 //! rules) and the merge itself ([`run`]).
 //!
-//! - Level 0 is compacted into level 1 once it holds `l0_compaction_trigger` files
-//!   (RocksDB `level0_file_num_compaction_trigger`): all level-0 files plus the level-1
-//!   files they overlap.
-//! - Level `i >= 1` is compacted into `i + 1` once its bytes exceed
-//!   `max_bytes_for_level_base * level_size_multiplier^(i-1)` (RocksDB
-//!   `max_bytes_for_level_base`, `max_bytes_for_level_multiplier`): one file, chosen
+//! - Level 0 is compacted into the base level ([`LevelTargets`]: level 1 with static
+//!   targets, deeper with `Options::dynamic_level_bytes`) once it holds
+//!   `l0_compaction_trigger` files (RocksDB `level0_file_num_compaction_trigger`): all
+//!   level-0 files plus the base-level files they overlap.
+//! - Level `i >= 1` is compacted into `i + 1` once its bytes exceed its target
+//!   ([`LevelTargets`]; RocksDB `max_bytes_for_level_base`,
+//!   `max_bytes_for_level_multiplier`; a level above the base level, which should be
+//!   empty, is drained first): one file, chosen
 //!   round-robin by key (RocksDB `kRoundRobin`), plus the files of `i + 1` it overlaps. A
 //!   lone file that overlaps nothing below is moved, not rewritten (RocksDB trivial move).
 //! - Outputs are cut at `target_file_size` bytes (RocksDB `target_file_size_base`), only
@@ -24,6 +26,7 @@ use bytes::Bytes;
 use memforest_sst::{BoxedSource, Entry, EntrySource, Kind, MergeIterator, SstBuilder, SstMeta};
 
 use crate::error::Result;
+use crate::level_targets::LevelTargets;
 use crate::options::Options;
 use crate::range_del::RangeTombstones;
 use crate::version::{Segment, Version};
@@ -87,10 +90,11 @@ pub fn pick(
     pointers: &mut [Vec<u8>],
 ) -> Option<CompactionTask> {
     let l0 = version.levels.first()?;
+    let targets = LevelTargets::new(version, options);
     let l0_score = l0.len() as f64 / options.l0_compaction_trigger as f64;
     let mut best = (l0_score, 0usize);
     for level in 1..version.levels.len().saturating_sub(1) {
-        let score = version.level_bytes(level) as f64 / options.level_target_bytes(level) as f64;
+        let score = version.level_bytes(level) as f64 / targets.target(level).max(1) as f64;
         if score > best.0 {
             best = (score, level);
         }
@@ -100,7 +104,7 @@ pub fn pick(
         return None;
     }
     if level == 0 {
-        return CompactionTask::new(version, l0.clone(), 1);
+        return CompactionTask::new(version, l0.clone(), targets.base);
     }
     let files = version.levels.get(level)?;
     let pointer = pointers.get_mut(level)?;

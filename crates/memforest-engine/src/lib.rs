@@ -29,6 +29,7 @@ mod db;
 mod error;
 pub mod flush;
 pub mod key;
+pub mod level_targets;
 pub mod lifecycle;
 pub mod llm;
 pub mod lock;

@@ -28,6 +28,14 @@ pub struct Options {
     /// Each level below 1 may hold this many times the bytes of the one above. Default 10
     /// (RocksDB `max_bytes_for_level_multiplier`).
     pub level_size_multiplier: u64,
+    /// Level targets derived from the largest level instead of from level 1 (RocksDB
+    /// `level_compaction_dynamic_level_bytes`, its default since 8.4): level 0 compacts into
+    /// the highest level whose target reaches `max_bytes_for_level_base / multiplier`, each
+    /// level above the last targets a multiplier-th of the one below, so the last level
+    /// holds most of the data at every size and space amplification stays near
+    /// `1 + 1 / multiplier` (see [`crate::level_targets`]). Default true; false gives the
+    /// static targets `max_bytes_for_level_base * multiplier^(level - 1)`.
+    pub dynamic_level_bytes: bool,
     /// Compaction cuts output segment files at about this many bytes (at a user-key
     /// boundary). Default 64 MiB (RocksDB `target_file_size_base`, with
     /// `target_file_size_multiplier` = 1).
@@ -70,6 +78,7 @@ impl Default for Options {
             l0_stop_writes_trigger: 20,
             max_bytes_for_level_base: 256 << 20,
             level_size_multiplier: 10,
+            dynamic_level_bytes: true,
             target_file_size: 64 << 20,
             num_levels: 7,
             max_manifest_size: 4 << 20,
