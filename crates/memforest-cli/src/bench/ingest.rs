@@ -45,6 +45,9 @@ pub struct IngestArgs {
     /// Directory for the stores (default: the system temp directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Keep each size's store (its path is printed) for `memforest stats` or `verify`.
+    #[arg(long)]
+    pub keep: bool,
     /// Run one size in this process and print its JSON row (what the parent spawns).
     #[arg(long, hide = true)]
     pub one: Option<u64>,
@@ -133,6 +136,9 @@ fn child(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     if let Some(d) = &args.dir {
         cmd.arg("--dir").arg(d);
     }
+    if args.keep {
+        cmd.arg("--keep");
+    }
     let out = cmd
         .stderr(std::process::Stdio::inherit())
         .output()
@@ -220,6 +226,9 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     db.close()?;
     let close_seconds = closing.elapsed().as_secs_f64();
     let disk_bytes = dir_bytes(dir.path());
+    if args.keep {
+        eprintln!("  kept the store at {}", dir.keep().display());
+    }
     let at = |f: u64| decades.iter().find(|d| d.facts == f).map(|d| d.us_per_fact);
     let cost_ratio_vs_1e4 = match (at(10_000), decades.last()) {
         (Some(base), Some(last)) if last.facts > 10_000 => Some(last.us_per_fact / base.max(1e-9)),

@@ -1,7 +1,12 @@
 //! Synthetic multi-tenant conversations for the ingest and query workloads: one fact per
 //! user turn, about 200 bytes of Zipf(1)-distributed pseudo-words plus a unique serial
-//! (so no two facts deduplicate), one of 300 people per fact (entity trees) and two topic
-//! words (scenes). Sessions go to tenants round-robin in time order; a fraction of
+//! (so no two facts deduplicate), one person per fact drawn Zipf(1) from 300 (a few people
+//! recur, most are named rarely: entity trees) and two topics drawn Zipf(1) from a
+//! 500-word topic vocabulary (scenes), the shapes of the engine's own corpus. (Topics
+//! used to be the fact's first two words, i.e. draws from the whole 20,000-word
+//! vocabulary, and people were uniform: at 10^5 facts that made about 520 trees per 1,000
+//! facts of a tenant, two facts per tree, and scene keyword profiles that no real
+//! extractor's topics would produce.) Sessions go to tenants round-robin in time order; a fraction of
 //! sessions are late (dated days before the tenant's newest one), so their facts land in
 //! the middle of the trees rather than on the right edge.
 //!
@@ -18,8 +23,10 @@ use rand::{Rng, SeedableRng};
 
 /// Vocabulary size of the Zipf word draw.
 pub const VOCAB: usize = 20_000;
-/// People per tenant a fact may name.
+/// People per tenant a fact may name (Zipf(1) ranks).
 pub const PEOPLE: usize = 300;
+/// Topic words a fact's two topics are drawn from (Zipf(1) ranks).
+pub const TOPICS: usize = 500;
 /// One day in microseconds.
 const DAY: i64 = 86_400_000_000;
 /// 2023-03-01T00:00:00Z in microseconds.
@@ -54,6 +61,8 @@ pub struct Generated {
 pub struct Corpus {
     shape: Shape,
     zipf: Zipf,
+    people: Zipf,
+    topics: Zipf,
     rng: StdRng,
     total: usize,
     made: usize,
@@ -65,6 +74,8 @@ impl Corpus {
     pub fn new(shape: Shape, total: usize) -> Self {
         Self {
             zipf: Zipf::new(VOCAB),
+            people: Zipf::new(PEOPLE),
+            topics: Zipf::new(TOPICS),
             rng: StdRng::seed_from_u64(shape.seed),
             shape,
             total,
@@ -86,8 +97,12 @@ impl Corpus {
         let words: Vec<String> = (0..len)
             .map(|_| word(self.zipf.sample(&mut self.rng)))
             .collect();
-        let person = format!("Person {}", word(self.rng.gen_range(0..PEOPLE)));
-        let topics = words.iter().take(2).cloned().collect::<Vec<_>>().join(" ");
+        let person = format!("Person {}", word(self.people.sample(&mut self.rng)));
+        let topics = format!(
+            "{} {}",
+            word(self.topics.sample(&mut self.rng)),
+            word(self.topics.sample(&mut self.rng))
+        );
         // A unique serial keeps every fact distinct (no dedup merges).
         let text = format!("{} {}", words.join(" "), word(VOCAB + self.made));
         let turn = format!("{text} | {person} | {topics}");
@@ -172,6 +187,30 @@ mod tests {
         let facts: Vec<String> = Corpus::new(shape(), 500).flat_map(|g| g.facts).collect();
         let mean = facts.iter().map(String::len).sum::<usize>() as f64 / facts.len() as f64;
         assert!((150.0..260.0).contains(&mean), "mean fact length {mean}");
+    }
+
+    #[test]
+    fn people_and_topics_recur_with_a_zipf_head() {
+        let turns: Vec<String> = Corpus::new(shape(), 3000)
+            .flat_map(|g| g.session.turns)
+            .map(|t| t.text)
+            .collect();
+        let mut people = std::collections::HashMap::new();
+        let mut topics = std::collections::HashSet::new();
+        for t in &turns {
+            let mut parts = t.split(" | ");
+            let (_, person, two) = (parts.next(), parts.next().unwrap(), parts.next().unwrap());
+            *people.entry(person.to_owned()).or_insert(0usize) += 1;
+            topics.extend(two.split(' ').map(str::to_owned));
+        }
+        assert!(topics.len() <= TOPICS, "{} topic words", topics.len());
+        let top = people.values().max().copied().unwrap_or(0);
+        // Zipf(1) over 300: the first rank takes about 16% of the mentions (uniform: 0.3%).
+        assert!(
+            top > turns.len() / 10,
+            "most-named person named {top} times"
+        );
+        assert!(people.len() > 100, "{} distinct people", people.len());
     }
 
     #[test]
