@@ -6,8 +6,10 @@
 //! Each size runs in a child process (`memforest bench ingest --one N`), so the peak RSS
 //! (`VmHWM`) of one size is not inflated by a larger one. Reported per size: facts/s, peak
 //! RSS, final on-disk bytes per fact, and the per-insert cost in each decade of N
-//! (microseconds per fact between 10^(d-1) and 10^d facts) with the ratio of the last
-//! decade's cost to 10^4's.
+//! (microseconds per fact between 10^(d-1) and 10^d facts, in wall time and in process CPU
+//! time, every thread: ingest, flush, compaction, summary scheduler) with the ratio of the
+//! last decade's cost to 10^4's. On a shared machine the CPU figure is the one other
+//! processes do not inflate.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use anyhow::Context as _;
 use memforest_engine::{Db, TenantId};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::measure::{dir_bytes, peak_rss_bytes};
+use crate::bench::measure::{cpu_seconds, dir_bytes, peak_rss_bytes};
 use crate::bench::synth::{Corpus, Shape, SynthExtractor};
 use memforest_cli::store::{DurabilityArg, ModelArgs, SummarizerArg};
 
@@ -58,8 +60,10 @@ pub struct IngestArgs {
 pub struct Decade {
     /// The decade's upper end (10^d facts).
     pub facts: u64,
-    /// Mean microseconds per fact for facts 10^(d-1)..10^d (0..10^d for the first).
+    /// Mean wall microseconds per fact for facts 10^(d-1)..10^d (0..10^d for the first).
     pub us_per_fact: f64,
+    /// Mean process CPU microseconds (all threads) per fact over the same facts.
+    pub cpu_us_per_fact: f64,
 }
 
 /// One size's measurement.
@@ -85,8 +89,10 @@ pub struct SizeRow {
     pub fact_bytes: f64,
     /// Per-insert cost per decade.
     pub decades: Vec<Decade>,
-    /// Last decade's cost over the 10^4 decade's (None below 10^5 facts).
+    /// Last decade's wall cost over the 10^4 decade's (None below 10^5 facts).
     pub cost_ratio_vs_1e4: Option<f64>,
+    /// The same ratio of CPU costs.
+    pub cpu_ratio_vs_1e4: Option<f64>,
 }
 
 /// The `bench ingest` report.
@@ -194,7 +200,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         .collect();
     marks.reverse(); // popped from the end, smallest first
     let mut decades = Vec::new();
-    let (mut last_facts, mut last_secs) = (0u64, 0.0f64);
+    let (mut last_facts, mut last_secs, mut last_cpu) = (0u64, 0.0f64, cpu_seconds());
     let start = Instant::now();
     for g in corpus {
         let tenant = tenants
@@ -206,18 +212,21 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         text_bytes += g.facts.iter().map(|f| f.len() as u64).sum::<u64>();
         while marks.last().is_some_and(|&m| made >= m) {
             marks.pop();
-            let now = start.elapsed().as_secs_f64();
+            let (now, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds());
+            let count = made.saturating_sub(last_facts).max(1) as f64;
             decades.push(Decade {
                 facts: made,
-                us_per_fact: (now - last_secs) * 1e6
-                    / made.saturating_sub(last_facts).max(1) as f64,
+                us_per_fact: (now - last_secs) * 1e6 / count,
+                cpu_us_per_fact: (cpu - last_cpu) * 1e6 / count,
             });
-            (last_facts, last_secs) = (made, now);
+            (last_facts, last_secs, last_cpu) = (made, now, cpu);
         }
         if made % 100_000 < g.facts.len() as u64 {
             eprintln!(
-                "  {made} facts, {:.0} facts/s",
-                made as f64 / start.elapsed().as_secs_f64()
+                "  {made} facts, {:.0} facts/s, {:.0} CPU us/fact, peak RSS {} MiB",
+                made as f64 / start.elapsed().as_secs_f64(),
+                cpu_seconds() * 1e6 / made as f64,
+                peak_rss_bytes() >> 20
             );
         }
     }
@@ -229,11 +238,13 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     if args.keep {
         eprintln!("  kept the store at {}", dir.keep().display());
     }
-    let at = |f: u64| decades.iter().find(|d| d.facts == f).map(|d| d.us_per_fact);
-    let cost_ratio_vs_1e4 = match (at(10_000), decades.last()) {
-        (Some(base), Some(last)) if last.facts > 10_000 => Some(last.us_per_fact / base.max(1e-9)),
-        _ => None,
+    let ratio = |cost: fn(&Decade) -> f64| {
+        let base = decades.iter().find(|d| d.facts == 10_000).map(cost)?;
+        let last = decades.last().filter(|d| d.facts > 10_000)?;
+        Some(cost(last) / base.max(1e-9))
     };
+    let cost_ratio_vs_1e4 = ratio(|d| d.us_per_fact);
+    let cpu_ratio_vs_1e4 = ratio(|d| d.cpu_us_per_fact);
     Ok(SizeRow {
         facts: made,
         sessions,
@@ -246,6 +257,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         fact_bytes: text_bytes as f64 / made.max(1) as f64,
         decades,
         cost_ratio_vs_1e4,
+        cpu_ratio_vs_1e4,
     })
 }
 
@@ -256,11 +268,12 @@ pub fn render(r: &Report) -> String {
         r.tenants, r.per_session, r.late * 100.0,
         "facts", "seconds", "facts/s", "close s", "peak MiB", "disk B/f", "10^N/10^4"
     );
+    s.push_str("(10^N/10^4 and per-insert us: wall/CPU; CPU counts every thread of the process)\n");
     for row in &r.sizes {
         let decades: Vec<String> = row
             .decades
             .iter()
-            .map(|d| format!("{}:{:.1}", d.facts, d.us_per_fact))
+            .map(|d| format!("{}:{:.0}/{:.0}", d.facts, d.us_per_fact, d.cpu_us_per_fact))
             .collect();
         s.push_str(&format!(
             "{:>10} {:>9.1} {:>10.0} {:>9.1} {:>10.1} {:>10.0} {:>12}  {}\n",
@@ -270,8 +283,10 @@ pub fn render(r: &Report) -> String {
             row.close_seconds,
             row.peak_rss_bytes as f64 / f64::from(1u32 << 20),
             row.disk_bytes_per_fact,
-            row.cost_ratio_vs_1e4
-                .map_or_else(|| "-".to_owned(), |x| format!("{x:.2}")),
+            match (row.cost_ratio_vs_1e4, row.cpu_ratio_vs_1e4) {
+                (Some(w), Some(c)) => format!("{w:.2}/{c:.2}"),
+                _ => "-".to_owned(),
+            },
             decades.join(" ")
         ));
     }

@@ -58,6 +58,26 @@ pub fn bytes_written() -> u64 {
     proc_field("/proc/self/io", "wchar:").unwrap_or(0)
 }
 
+/// CPU seconds this process has used so far, every thread, user plus system (`utime` +
+/// `stime` of `/proc/self/stat`, in the fixed 100 Hz `USER_HZ` ticks of that file), or 0
+/// where the file does not exist. Unlike wall time it does not count the time other
+/// processes held the CPU.
+pub fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let field = |i: usize| {
+        after
+            .split_whitespace()
+            .nth(i - 3)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (field(14) + field(15)) as f64 / 100.0
+}
+
 /// Peak resident set size of this process in bytes (`VmHWM` of `/proc/self/status`), or
 /// 0 where the file does not exist.
 pub fn peak_rss_bytes() -> u64 {
