@@ -4,6 +4,7 @@
 //! forget. Callers that must refuse stale entries keep a validity stamp in the value and
 //! check it with [`ByteLru::get_valid`].
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 
@@ -28,7 +29,11 @@ struct Inner<K, V> {
 }
 
 impl<K: Hash + Eq + Clone, V> Inner<K, V> {
-    fn remove(&mut self, tenant: &TenantId, key: &K) {
+    fn remove<Q>(&mut self, tenant: &TenantId, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         if let Some(s) = self.map.get_mut(tenant).and_then(|m| m.remove(key)) {
             self.used -= s.bytes;
             self.order.remove(&s.stamp);
@@ -60,29 +65,38 @@ impl<K: Hash + Eq + Clone, V: Clone> ByteLru<K, V> {
 
     /// The value at `key`, now the most recently used.
     #[must_use]
-    pub fn get(&self, tenant: &TenantId, key: &K) -> Option<V> {
+    pub fn get<Q>(&self, tenant: &TenantId, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.get_valid(tenant, key, |_| true)
     }
 
     /// The value at `key` when `valid` accepts it (now the most recently used); a value it
     /// rejects is dropped.
-    pub fn get_valid(
+    pub fn get_valid<Q>(
         &self,
         tenant: &TenantId,
-        key: &K,
+        key: &Q,
         valid: impl FnOnce(&V) -> bool,
-    ) -> Option<V> {
+    ) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let mut guard = self.inner.lock();
         let inner = &mut *guard;
+        inner.stamp += 1;
+        let stamp = inner.stamp;
         let slot = inner.map.get_mut(tenant)?.get_mut(key)?;
         if !valid(&slot.value) {
             inner.remove(tenant, key);
             return None;
         }
-        inner.stamp += 1;
         let entry = inner.order.remove(&slot.stamp)?;
-        slot.stamp = inner.stamp;
-        inner.order.insert(inner.stamp, entry);
+        slot.stamp = stamp;
+        inner.order.insert(stamp, entry);
         Some(slot.value.clone())
     }
 
@@ -135,7 +149,45 @@ impl<K: Hash + Eq + Clone, V: Clone> ByteLru<K, V> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// The cache holds exactly what a list-ordered LRU model holds, step by step
+        /// (inserts and gets of `(tenant, key)` charged 1-11 bytes, capacity 24).
+        #[test]
+        fn matches_a_list_ordered_lru(
+            ops in prop::collection::vec((any::<bool>(), 0u8..2, 0u8..8, 1usize..12), 0..200)
+        ) {
+            let tenants = [TenantId::new("a").unwrap(), TenantId::new("b").unwrap()];
+            let c: ByteLru<u8, usize> = ByteLru::new(24);
+            // (tenant, key, value = bytes), least recently used first.
+            let mut model: Vec<(u8, u8, usize)> = Vec::new();
+            for (i, (insert, t, k, bytes)) in ops.into_iter().enumerate() {
+                let tenant = &tenants[usize::from(t)];
+                let at = model.iter().position(|e| (e.0, e.1) == (t, k));
+                if insert {
+                    c.insert(tenant, k, bytes, bytes);
+                    if let Some(at) = at {
+                        model.remove(at);
+                    }
+                    while model.iter().map(|e| e.2).sum::<usize>() + bytes > 24 {
+                        model.remove(0);
+                    }
+                    model.push((t, k, bytes));
+                } else {
+                    let want = at.map(|at| model.remove(at));
+                    if let Some(e) = want {
+                        model.push(e);
+                    }
+                    prop_assert_eq!(c.get(tenant, &k), want.map(|e| e.2), "step {}", i);
+                }
+                prop_assert_eq!(c.used(), model.iter().map(|e| e.2).sum::<usize>());
+            }
+        }
+    }
 
     #[test]
     fn evicts_least_recently_used_and_forgets_a_tenant() {

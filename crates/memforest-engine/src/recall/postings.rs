@@ -11,15 +11,13 @@
 //! open `Db`): a write elsewhere can only cost a reload, never serve a stale list. Queries
 //! at an older snapshot bypass the cache.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-use parking_lot::Mutex;
 
 use crate::key::TenantId;
 use crate::memory::MemoryError;
 use crate::recall::index::{self, Posting};
+use crate::recall::lru::ByteLru;
 use crate::recall::reader::Reader;
 
 /// Default capacity: 64 MiB of postings (16 bytes each).
@@ -59,37 +57,11 @@ pub fn generation(tenant: &TenantId, term: &str) -> u64 {
     stripe(tenant, term).map_or(0, |g| g.load(Ordering::SeqCst))
 }
 
-#[derive(Debug)]
-struct Slot {
-    generation: u64,
-    list: Arc<[Posting]>,
-    bytes: usize,
-    stamp: u64,
-}
-
-#[derive(Debug, Default)]
-struct Inner {
-    map: HashMap<TenantId, HashMap<String, Slot>>,
-    /// Last-use stamp -> key: eviction order, least recently used first.
-    order: BTreeMap<u64, (TenantId, String)>,
-    used: usize,
-    stamp: u64,
-}
-
-impl Inner {
-    fn remove(&mut self, tenant: &TenantId, term: &str) {
-        if let Some(s) = self.map.get_mut(tenant).and_then(|m| m.remove(term)) {
-            self.used -= s.bytes;
-            self.order.remove(&s.stamp);
-        }
-    }
-}
-
-/// Posting lists of the latest state, per tenant and term.
+/// Posting lists of the latest state, per tenant and term: `term -> (generation it was
+/// loaded under, list)`.
 #[derive(Debug)]
 pub struct PostingsCache {
-    capacity: usize,
-    inner: Mutex<Inner>,
+    lists: ByteLru<String, (u64, Arc<[Posting]>)>,
 }
 
 impl Default for PostingsCache {
@@ -103,8 +75,7 @@ impl PostingsCache {
     #[must_use]
     pub fn new(capacity: usize) -> Self {
         Self {
-            capacity,
-            inner: Mutex::new(Inner::default()),
+            lists: ByteLru::new(capacity),
         }
     }
 
@@ -132,66 +103,30 @@ impl PostingsCache {
     }
 
     fn get(&self, tenant: &TenantId, term: &str, generation: u64) -> Option<Arc<[Posting]>> {
-        let mut guard = self.inner.lock();
-        let inner = &mut *guard;
-        inner.stamp += 1;
-        let stamp = inner.stamp;
-        let slot = inner.map.get_mut(tenant)?.get_mut(term)?;
-        if slot.generation != generation {
-            inner.remove(tenant, term);
-            return None;
-        }
-        let key = inner.order.remove(&slot.stamp)?;
-        slot.stamp = stamp;
-        let list = Arc::clone(&slot.list);
-        inner.order.insert(stamp, key);
-        Some(list)
+        self.lists
+            .get_valid(tenant, term, |(g, _)| *g == generation)
+            .map(|(_, list)| list)
     }
 
     fn insert(&self, tenant: &TenantId, term: &str, generation: u64, list: &Arc<[Posting]>) {
         let bytes = list.len() * std::mem::size_of::<Posting>() + term.len() + LIST_OVERHEAD;
-        if bytes > self.capacity {
-            return;
-        }
-        let mut inner = self.inner.lock();
-        inner.remove(tenant, term);
-        while inner.used + bytes > self.capacity {
-            let Some((_, (t, victim))) = inner.order.pop_first() else {
-                break;
-            };
-            inner.remove(&t, &victim);
-        }
-        inner.stamp += 1;
-        let stamp = inner.stamp;
-        inner.used += bytes;
-        inner.order.insert(stamp, (tenant.clone(), term.to_owned()));
-        inner.map.entry(tenant.clone()).or_default().insert(
+        self.lists.insert(
+            tenant,
             term.to_owned(),
-            Slot {
-                generation,
-                list: Arc::clone(list),
-                bytes,
-                stamp,
-            },
+            (generation, Arc::clone(list)),
+            bytes,
         );
     }
 
     /// Drops every list of `tenant`.
     pub fn forget_tenant(&self, tenant: &TenantId) {
-        let mut inner = self.inner.lock();
-        let Some(lists) = inner.map.remove(tenant) else {
-            return;
-        };
-        for s in lists.into_values() {
-            inner.used -= s.bytes;
-            inner.order.remove(&s.stamp);
-        }
+        self.lists.forget_tenant(tenant);
     }
 
     /// Bytes held.
     #[must_use]
     pub fn used(&self) -> usize {
-        self.inner.lock().used
+        self.lists.used()
     }
 }
 
