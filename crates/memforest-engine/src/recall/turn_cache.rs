@@ -24,7 +24,7 @@ use crate::recall::lru::ByteLru;
 use crate::recall::page::Terms;
 
 /// Default capacity: 32 MiB of turn term counts (16 bytes per distinct term).
-pub const DEFAULT_TURN_BYTES: usize = 32 << 20;
+pub const DEFAULT_TURN_BYTES: usize = 64 << 20;
 /// Bytes charged per cached turn besides its term counts and id.
 const TURN_OVERHEAD: usize = 96;
 
