@@ -162,11 +162,13 @@ pub fn commit(
         opts: &shared.opts,
         touched: BTreeSet::new(),
         fresh: std::collections::HashSet::new(),
+        dirtied: 0,
     };
     let result = cells
         .iter()
         .try_for_each(|p| commit_cell(&mut router, p, &mut out));
     out.trees = std::mem::take(&mut router.touched);
+    let dirtied = router.dirtied;
     if let Err(e) = result {
         forest.tenants.remove(tenant);
         return Err(e);
@@ -174,6 +176,7 @@ pub fn commit(
     match st.commit(shared.opts.durability) {
         Ok(seqno) => {
             out.seqno = seqno;
+            shared.add_dirty_estimate(dirtied);
             if let Some(tf) = forest.tenants.get_mut(tenant) {
                 tf.trim(shared.opts.tree_cache_per_tenant);
             }

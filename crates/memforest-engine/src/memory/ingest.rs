@@ -183,26 +183,14 @@ fn stage_turns(
     Ok((receipt, cells))
 }
 
-/// How often an ingest counts the dirty backlog: counting walks every dirty tree, which
-/// cost 6-9% of ingest time at 4 * 10^5 facts when done after every session.
-const BACKLOG_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
-
 impl Shared {
-    /// Blocks while the dirty backlog exceeds the limit, recording the stall. The backlog
-    /// is counted at most every [`BACKLOG_CHECK_EVERY`] (the limit is a soft bound: between
-    /// two counts it can be passed by what ingest adds in that time).
+    /// Blocks while the dirty backlog ([`Shared::dirty_estimate`]) exceeds the limit,
+    /// recording the stall.
     fn wait_backlog(&self) {
-        {
-            let mut last = self.backlog_checked.lock();
-            if last.is_some_and(|t| t.elapsed() < BACKLOG_CHECK_EVERY) {
-                return;
-            }
-            *last = Some(Instant::now());
-        }
         let limit = self.opts.backlog_limit;
         let started = Instant::now();
         let mut stalled = false;
-        while self.forest.lock().dirty_total() > limit && !self.stopping() {
+        while self.dirty_estimate() > limit && !self.stopping() {
             if !stalled {
                 stalled = true;
                 self.counters

@@ -34,6 +34,7 @@ pub use options::MemoryOptions;
 pub use stats::MemoryStats;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -75,13 +76,38 @@ pub struct Shared {
     cells: Mutex<Backoff>,
     /// Failed summary nodes, keyed (tenant, tree, node).
     nodes: Mutex<Backoff>,
-    /// When an ingest last counted the dirty backlog (see `Shared::wait_backlog`).
-    backlog_checked: Mutex<Option<Instant>>,
+    /// Dirty nodes as counted by the scheduler's last refresh pass plus those ingest has
+    /// dirtied since (see [`Shared::dirty_estimate`]).
+    dirty_estimate: AtomicU64,
 }
 
 const NODE_KIND: u64 = u64::MAX;
 
 impl Shared {
+    /// The dirty-node backlog in O(1), for ingest's backpressure: the count of the
+    /// scheduler's last refresh pass (which walks every dirty tree anyway) plus the nodes
+    /// ingest has newly dirtied since. Nodes cleaned since that pass still count, and nodes
+    /// dirtied by forget or purge do not yet, so it is an estimate, exact at each pass
+    /// start. Counting exactly on every session walked every dirty tree of every tenant:
+    /// 6-15% of all CPU from 4 * 10^5 facts on (100 tenants, the scheduler behind).
+    pub(crate) fn dirty_estimate(&self) -> u64 {
+        self.dirty_estimate.load(Ordering::Relaxed)
+    }
+
+    /// Sets the estimate to a refresh pass's count.
+    pub(crate) fn set_dirty_estimate(&self, nodes: u64) {
+        self.dirty_estimate.store(nodes, Ordering::Relaxed);
+    }
+
+    /// Adds nodes a commit has newly dirtied to the estimate.
+    pub(crate) fn add_dirty_estimate(&self, nodes: u64) {
+        let _ = self
+            .dirty_estimate
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_add(nodes))
+            });
+    }
+
     fn backoff(&self, attempts: u32) -> Duration {
         let factor = 1u32 << attempts.min(16);
         (self.opts.retry_backoff * factor).min(self.opts.max_backoff)
@@ -235,7 +261,7 @@ impl Runtime {
             cv: Condvar::new(),
             cells: Mutex::new(cells),
             nodes: Mutex::new(Backoff::new()),
-            backlog_checked: Mutex::new(None),
+            dirty_estimate: AtomicU64::new(0),
         });
         let s = Arc::clone(&shared);
         let thread = std::thread::Builder::new()

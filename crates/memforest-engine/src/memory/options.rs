@@ -46,7 +46,8 @@ pub struct MemoryOptions {
     /// scenes and entities. Default 1,024.
     pub tree_cache_per_tenant: usize,
     /// Ingest waits (stall recorded in stats) while more tree nodes than this are dirty,
-    /// counted at most every 50 ms (a soft bound). Default 1,000,000.
+    /// as estimated in O(1) from the scheduler's last refresh pass plus what ingest has
+    /// dirtied since (a soft bound). Default 1,000,000.
     pub backlog_limit: u64,
     /// Whether `Db::close` summarizes everything dirty before returning. Default true.
     pub summarize_on_shutdown: bool,

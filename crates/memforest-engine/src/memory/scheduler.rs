@@ -81,9 +81,11 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
     let mut plans: HashMap<(TenantId, u64), BTreeMap<u8, Vec<NodeId>>> = HashMap::new();
     {
         let forest = shared.forest.lock();
+        let mut nodes = 0u64;
         for (tenant, tf) in &forest.tenants {
             let trees: Vec<_> = tf.dirty.iter().filter_map(|id| tf.trees.get(id)).collect();
             for level in refresh_plan(&trees).levels {
+                nodes += level.nodes.len() as u64;
                 for n in level.nodes {
                     plans
                         .entry((tenant.clone(), n.tree.0))
@@ -94,6 +96,7 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
                 }
             }
         }
+        shared.set_dirty_estimate(nodes);
     }
     let now = Instant::now();
     let (tx, rx) = unbounded();

@@ -33,6 +33,8 @@ pub struct Router<'s, 'a> {
     /// Facts created in this batch: their memberships can only be in the batch itself, so
     /// checking them needs no engine read.
     pub fresh: HashSet<u64>,
+    /// Tree nodes this batch newly marked dirty (for the backlog estimate).
+    pub dirtied: u64,
 }
 
 /// A fact being routed.
@@ -86,7 +88,9 @@ impl Router<'_, '_> {
             time: range(time)?,
             payload,
         };
+        let before = tree.dirty().len();
         tree.insert(self.st, key, text)?;
+        self.dirtied += tree.dirty().len().saturating_sub(before) as u64;
         if payload.kind == memforest_tree::PayloadKind::Fact {
             self.st.put(Table::Memberships, &member, Vec::new());
         }
