@@ -15,6 +15,33 @@
 //! two interleaved, after criterion's warm-up), and the ratios of the largest size's
 //! p50/p99 to the smallest's.
 //!
+//! Issue #7 read path, second pass, 2026-11-30 01:49-01:58 UTC, load average 10-12 (another
+//! engineer's ingest benchmarks running): before = 8e4aa50, after = 8e4aa50 plus this
+//! pass's `recall/` commits only (f77af34, 0bb3088, 100c08d, ed19f19), so both run the same
+//! LSM code. perf at 10^6 had put 53% of all samples (70% of query time) in
+//! `Reader::node`, 47% in re-tokenizing the summaries of page-cache misses: a browse read
+//! every child's page to score its summary and kept 10 of ~160 per level. Now children
+//! are ranked by summary term counts from `recall::summaries` (keyed by page CRC, 128 MiB,
+//! LRU) and only the beam's pages are read; summaries are tokenized lazily; the turn cache
+//! keeps whole cells (no cell-record read per query) with 64 MiB. Rankings bit-identical
+//! (tests `recall_summary_cache`, `recall_turn_cache`). `cargo run --release -p
+//! memforest-engine --example query_scale -- N` (2000 queries, stores reused), binaries
+//! interleaved before, after, before, after at each N; flat = the in-memory BM25 peer of
+//! the same run:
+//!
+//! | facts | before p50 / p99 | after p50 / p99 | flat p50 / p99 (after's run) | forest/flat p50 before -> after |
+//! |---|---|---|---|---|
+//! | 10^4 | 854 / 2171 us, 995 / 5471 us | 753 / 1543 us, 767 / 1201 us | 45 / 106 us, 46 / 102 us | x17.6, x19.0 -> x16.9, x16.6 |
+//! | 10^5 | 1777 / 6559 us, 1997 / 6698 us | 1808 / 6139 us, 1323 / 5213 us | 599 / 1407 us, 426 / 1061 us | x3.83, x3.70 -> x3.02, x3.11 |
+//! | 10^6 | 13672 / 31255 us, 12030 / 25449 us | 3267 / 7780 us, 3151 / 7750 us | 7845 / 18100 us, 7088 / 15799 us | x1.56, x1.56 -> x0.42, x0.44 |
+//!
+//! After: p50 ratio 10^6/10^4 = 4.2 (flat: 160), p99 ratio 10^6/10^4 = 5.7 (flat: 160) for
+//! 100x the facts. The warm-up pass runs the timed queries, so the caches hold what they
+//! touch; with `-- N 2000 1 unseen` (warm-up on 2000 other queries of the workload, timed
+//! queries never seen) at 10^6: before 12223 / 24473 us (x1.67 of flat), after 4533 /
+//! 10364 us (x0.62 of flat); at 10^4 747 / 4842 us -> 718 / 4462 us. The p99 goal (< 5 ms
+//! at 10^6) is not met: 7.8 ms repeated, 10.4 ms unseen, at load average 11-12.
+//!
 //! Issue #7 read path, 2026-11-30 00:10-00:27 UTC (load average 9-12): before = 8b2d945
 //! (fusion re-reads and re-tokenizes every pooled cell's turns per query; exhaustive
 //! postings merge), after = 4130f90 (turn term counts cached in `recall::turn_cache`,
