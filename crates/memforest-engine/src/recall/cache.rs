@@ -1,45 +1,26 @@
 //! [`PageCache`]: decoded MemTree node pages kept in memory, bounded in bytes (the encoded
 //! page sizes), admitted and evicted by tree heat: when full, a page enters only by
-//! evicting pages of colder trees, coldest first. Entries are keyed by the page's CRC as
-//! well as its id, so a rewritten page never serves its old content (the reference to it
-//! carries the new CRC); a forget drops the tenant's entries outright.
+//! evicting pages of trees at most as hot, coldest first (least recently used first among
+//! equally hot trees). Entries are keyed by the page's CRC as well as its id, so a
+//! rewritten page never serves its old content (the reference to it carries the new CRC);
+//! a forget drops the tenant's entries outright.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::recall::page::IndexedNode;
-use parking_lot::Mutex;
-
 use crate::key::TenantId;
+use crate::recall::lru::ByteLru;
+use crate::recall::page::IndexedNode;
 
 /// Default capacity: 32 MiB of encoded pages.
 pub const DEFAULT_CACHE_BYTES: usize = 32 << 20;
 
 /// (tree, node, crc) within a tenant.
 type PageId = (u64, u64, u32);
-type Key = (TenantId, PageId);
 
-#[derive(Debug)]
-struct Slot {
-    node: Arc<IndexedNode>,
-    bytes: usize,
-    order: (u64, u64),
-}
-
-#[derive(Debug, Default)]
-struct Inner {
-    map: HashMap<TenantId, HashMap<PageId, Slot>>,
-    /// (heat bits, stamp) -> key: eviction order, coldest first.
-    order: BTreeMap<(u64, u64), Key>,
-    used: usize,
-    stamp: u64,
-}
-
-/// A heat-managed page cache.
+/// A heat-managed page cache: pages ranked by their tree's heat in a [`ByteLru`].
 #[derive(Debug)]
 pub struct PageCache {
-    capacity: usize,
-    inner: Mutex<Inner>,
+    pages: ByteLru<PageId, Arc<IndexedNode>>,
 }
 
 impl Default for PageCache {
@@ -53,8 +34,7 @@ impl PageCache {
     #[must_use]
     pub fn new(capacity: usize) -> Self {
         Self {
-            capacity,
-            inner: Mutex::new(Inner::default()),
+            pages: ByteLru::new(capacity),
         }
     }
 
@@ -67,15 +47,11 @@ impl PageCache {
         node: u64,
         crc: u32,
     ) -> Option<Arc<IndexedNode>> {
-        let inner = self.inner.lock();
-        inner
-            .map
-            .get(tenant)?
-            .get(&(tree, node, crc))
-            .map(|s| Arc::clone(&s.node))
+        self.pages.get(tenant, &(tree, node, crc))
     }
 
-    /// Offers a page of `bytes` bytes from a tree of heat `heat` (>= 0).
+    /// Offers a page of `bytes` bytes from a tree of heat `heat` (>= 0): it enters a full
+    /// cache only by evicting pages of trees at most as hot, coldest first.
     #[allow(clippy::too_many_arguments)]
     pub fn insert(
         &self,
@@ -87,58 +63,20 @@ impl PageCache {
         heat: f64,
         n: &Arc<IndexedNode>,
     ) {
-        if bytes > self.capacity {
-            return;
-        }
-        let heat_bits = heat.max(0.0).to_bits();
-        let mut inner = self.inner.lock();
-        let id = (tree, node, crc);
-        if inner.map.get(tenant).is_some_and(|m| m.contains_key(&id)) {
-            return;
-        }
-        while inner.used + bytes > self.capacity {
-            let Some((&order, _)) = inner.order.iter().next() else {
-                return;
-            };
-            if order.0 > heat_bits {
-                return;
-            }
-            if let Some((t, victim)) = inner.order.remove(&order) {
-                if let Some(s) = inner.map.get_mut(&t).and_then(|m| m.remove(&victim)) {
-                    inner.used -= s.bytes;
-                }
-            }
-        }
-        inner.stamp += 1;
-        let order = (heat_bits, inner.stamp);
-        inner.order.insert(order, (tenant.clone(), id));
-        inner.used += bytes;
-        inner.map.entry(tenant.clone()).or_default().insert(
-            id,
-            Slot {
-                node: Arc::clone(n),
-                bytes,
-                order,
-            },
-        );
+        let rank = heat.max(0.0).to_bits();
+        self.pages
+            .insert_ranked(tenant, (tree, node, crc), Arc::clone(n), bytes, rank);
     }
 
     /// Drops every page of `tenant`.
     pub fn forget_tenant(&self, tenant: &TenantId) {
-        let mut inner = self.inner.lock();
-        let Some(pages) = inner.map.remove(tenant) else {
-            return;
-        };
-        for s in pages.into_values() {
-            inner.used -= s.bytes;
-            inner.order.remove(&s.order);
-        }
+        self.pages.forget_tenant(tenant);
     }
 
     /// Bytes of pages held.
     #[must_use]
     pub fn used(&self) -> usize {
-        self.inner.lock().used
+        self.pages.used()
     }
 }
 

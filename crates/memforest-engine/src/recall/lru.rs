@@ -3,6 +3,11 @@
 //! holds), least recently used evicted first, every entry of a tenant dropped at once by a
 //! forget. Callers that must refuse stale entries keep a validity stamp in the value and
 //! check it with [`ByteLru::get_valid`].
+//!
+//! An entry may carry a rank ([`ByteLru::insert_ranked`]; [`ByteLru::insert`] ranks 0):
+//! eviction takes the lowest rank first, least recently used within a rank, and an entry
+//! enters a full cache only by evicting entries of at most its own rank (the page cache
+//! ranks pages by their tree's heat).
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
@@ -16,14 +21,15 @@ use crate::key::TenantId;
 struct Slot<V> {
     value: V,
     bytes: usize,
-    stamp: u64,
+    /// `(rank, last-use stamp)`: its place in the eviction order.
+    order: (u64, u64),
 }
 
 #[derive(Debug)]
 struct Inner<K, V> {
     map: HashMap<TenantId, HashMap<K, Slot<V>>>,
-    /// Last-use stamp -> key: eviction order, least recently used first.
-    order: BTreeMap<u64, (TenantId, K)>,
+    /// `(rank, last-use stamp)` -> key: eviction order, first out first.
+    order: BTreeMap<(u64, u64), (TenantId, K)>,
     used: usize,
     stamp: u64,
 }
@@ -36,7 +42,7 @@ impl<K: Hash + Eq + Clone, V> Inner<K, V> {
     {
         if let Some(s) = self.map.get_mut(tenant).and_then(|m| m.remove(key)) {
             self.used -= s.bytes;
-            self.order.remove(&s.stamp);
+            self.order.remove(&s.order);
         }
     }
 }
@@ -94,36 +100,49 @@ impl<K: Hash + Eq + Clone, V: Clone> ByteLru<K, V> {
             inner.remove(tenant, key);
             return None;
         }
-        let entry = inner.order.remove(&slot.stamp)?;
-        slot.stamp = stamp;
-        inner.order.insert(stamp, entry);
+        let entry = inner.order.remove(&slot.order)?;
+        slot.order.1 = stamp;
+        inner.order.insert(slot.order, entry);
         Some(slot.value.clone())
     }
 
-    /// Stores `value` at `key`, charged `bytes`, evicting the least recently used entries
-    /// until it fits; a value larger than the whole capacity is not stored.
+    /// Stores `value` at `key` with rank 0, charged `bytes`, evicting the least recently
+    /// used entries until it fits; a value larger than the whole capacity is not stored.
     pub fn insert(&self, tenant: &TenantId, key: K, value: V, bytes: usize) {
+        self.insert_ranked(tenant, key, value, bytes, 0);
+    }
+
+    /// Stores `value` at `key` with rank `rank`, charged `bytes`, evicting entries in
+    /// eviction order (lowest rank, then least recently used) until it fits; not stored
+    /// when that would evict an entry of a higher rank, or when it alone exceeds the
+    /// capacity.
+    pub fn insert_ranked(&self, tenant: &TenantId, key: K, value: V, bytes: usize, rank: u64) {
         if bytes > self.capacity {
             return;
         }
         let mut inner = self.inner.lock();
         inner.remove(tenant, &key);
         while inner.used + bytes > self.capacity {
-            let Some((_, (t, victim))) = inner.order.pop_first() else {
+            let Some((&first, _)) = inner.order.first_key_value() else {
                 break;
             };
-            inner.remove(&t, &victim);
+            if first.0 > rank {
+                return;
+            }
+            if let Some((t, victim)) = inner.order.remove(&first) {
+                inner.remove(&t, &victim);
+            }
         }
         inner.stamp += 1;
-        let stamp = inner.stamp;
+        let order = (rank, inner.stamp);
         inner.used += bytes;
-        inner.order.insert(stamp, (tenant.clone(), key.clone()));
+        inner.order.insert(order, (tenant.clone(), key.clone()));
         inner.map.entry(tenant.clone()).or_default().insert(
             key,
             Slot {
                 value,
                 bytes,
-                stamp,
+                order,
             },
         );
     }
@@ -136,7 +155,7 @@ impl<K: Hash + Eq + Clone, V: Clone> ByteLru<K, V> {
         };
         for s in entries.into_values() {
             inner.used -= s.bytes;
-            inner.order.remove(&s.stamp);
+            inner.order.remove(&s.order);
         }
     }
 
