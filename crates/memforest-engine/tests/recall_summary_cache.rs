@@ -5,19 +5,21 @@
 //! same facts, scores and trees reached as the same store reopened with empty caches.
 //! Queries run at a snapshot older than the latest write (to another tenant), so no query
 //! records tree heat and both sides rank with the same (zero) heat; beam 1 makes the
-//! browse prune trees and children by their summaries. (Serving summaries by node id
-//! alone, without the CRC, fails this test: stale summaries send the browse elsewhere.)
+//! browse prune trees and children by their summaries, and a time filter covering all time
+//! makes every query browse (a lexical query without one answers from the postings alone).
+//! (Serving summaries by node id alone, without the CRC, fails this test: stale summaries
+//! send the browse elsewhere.)
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 mod recall_common;
 
 use memforest_engine::recall::Query;
 use memforest_engine::{Db, TenantId};
+use memforest_tree::TimeRange;
 use recall_common::{ingest, options, questions, ranking, session, store, text, WORDS};
 
 /// A query's ranking (see [`ranking`]) and the trees each fact was reached through (the
-/// browse decides these: in lexical mode without a time filter the ranking comes from
-/// the postings' exact top facts whatever the browse reaches).
+/// browse decides these).
 type Answer = (Vec<(u64, u32)>, Vec<Vec<String>>);
 
 /// The shared questions and some about the words only the later sessions bring.
@@ -43,6 +45,10 @@ fn at_snapshot(db: &Db, t: &TenantId, write: usize) -> Vec<Answer> {
             let query = Query {
                 snapshot: Some(snap.seqno()),
                 beam: 1,
+                time_range: Some(TimeRange {
+                    start: i64::MIN,
+                    end: i64::MAX,
+                }),
                 ..Query::new(q.as_str())
             };
             let r = db.query(t, &query).unwrap();
