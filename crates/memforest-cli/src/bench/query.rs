@@ -28,6 +28,10 @@ pub struct QueryArgs {
     /// Directory for the stores (default: the system temp directory).
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,
+    /// Mapped segment-file pages kept resident, MiB (`Options::segment_resident_bytes`;
+    /// default: the engine's default). Past it, queries re-fault released pages.
+    #[arg(long)]
+    pub resident_mib: Option<u64>,
 }
 
 /// One size's latencies.
@@ -73,6 +77,9 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     let dir = super::measure::scratch_dir(args.dir.as_deref())?;
     let mut options = Options::default();
     options.memory.extractor = Arc::new(SynthExtractor);
+    if let Some(mib) = args.resident_mib {
+        options.segment_resident_bytes = mib.saturating_mul(1 << 20);
+    }
     let db = Db::open(dir.path(), options)?;
     let tenant = TenantId::new("bench")?;
     let mut corpus = Corpus::new(

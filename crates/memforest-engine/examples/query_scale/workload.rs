@@ -6,6 +6,7 @@
 //! Everything is a deterministic function of the fact count, so a store loaded once (under
 //! `$CARGO_TARGET_DIR/query-store-N`, default `target/`; a `query-store-N.done` marker says
 //! it is complete) is reused by later runs with the same flat-BM25 peer and queries.
+//! `$SEGMENT_RESIDENT_MIB` sets `Options::segment_resident_bytes` (MiB).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -96,6 +97,15 @@ pub struct Store {
 
 /// Opens the store of `n` facts, loading it first (ingest, every summary computed, memtable
 /// flushed) unless a complete one exists.
+/// `Options::segment_resident_bytes` from `$SEGMENT_RESIDENT_MIB` (MiB; default: the
+/// engine's default, 256 MiB). A budget smaller than the store makes queries re-fault the
+/// pages it released.
+fn resident_bytes() -> u64 {
+    std::env::var("SEGMENT_RESIDENT_MIB").map_or(Options::default().segment_resident_bytes, |v| {
+        v.parse::<u64>().expect("SEGMENT_RESIDENT_MIB: a number") << 20
+    })
+}
+
 pub fn store(n: usize, queries: usize) -> Store {
     let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
     let dir = PathBuf::from(target).join(format!("query-store-{n}"));
@@ -113,6 +123,7 @@ pub fn store(n: usize, queries: usize) -> Store {
         &dir,
         Options {
             memory,
+            segment_resident_bytes: resident_bytes(),
             ..Options::default()
         },
     )
