@@ -205,20 +205,19 @@ impl Db {
         let mut through: HashMap<u64, Vec<u64>> = HashMap::new();
         let mut found: HashMap<u64, f32> = HashMap::new();
         let browsing = query.mode != Mode::Lexical || query.time_range.is_some();
-        if !browsing {
-            for (_, _, tree, _) in &ranked {
-                for (leaf, _) in hits.get(tree).map_or(&[][..], Vec::as_slice) {
+        for (_, heat, tree, meta) in &ranked {
+            let tree_hits = hits.get(tree).map_or(&[][..], Vec::as_slice);
+            if !browsing {
+                for (leaf, _) in tree_hits {
                     through.entry(leaf.payload.id).or_default().push(*tree);
                 }
+                continue;
             }
-        }
-        for (_, heat, tree, meta) in ranked.iter().filter(|_| browsing) {
-            let empty = Vec::new();
             let target = Target {
                 tree: *tree,
                 meta,
                 heat: *heat,
-                hits: hits.get(tree).unwrap_or(&empty),
+                hits: tree_hits,
             };
             for (id, score) in browse(&r, &scorer, &target)? {
                 through.entry(id).or_default().push(*tree);
