@@ -15,7 +15,8 @@ use memforest_engine::lifecycle::Forget;
 use memforest_engine::TenantId;
 use serde::Serialize;
 
-/// The process allocator. glibc malloc, shared by the ingest, flush, compaction and summary
+/// The allocator of the binary's Rust code (the bundled C libraries, SQLite and zstd, keep
+/// the system malloc). glibc malloc, shared by the ingest, flush, compaction and summary
 /// threads, kept 10-20% of a long ingest's CPU in `_int_malloc` and retained fragmented
 /// memory (heaptrack: ~60 MiB of RSS beyond the live heap at 2 * 10^5 facts).
 #[global_allocator]

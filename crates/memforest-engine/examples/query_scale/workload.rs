@@ -95,17 +95,19 @@ pub struct Store {
     pub flat: Bm25Index,
 }
 
-/// Opens the store of `n` facts, loading it first (ingest, every summary computed, memtable
-/// flushed) unless a complete one exists.
 /// `Options::segment_resident_bytes` from `$SEGMENT_RESIDENT_MIB` (MiB; default: the
 /// engine's default, 256 MiB). A budget smaller than the store makes queries re-fault the
 /// pages it released.
 fn resident_bytes() -> u64 {
     std::env::var("SEGMENT_RESIDENT_MIB").map_or(Options::default().segment_resident_bytes, |v| {
-        v.parse::<u64>().expect("SEGMENT_RESIDENT_MIB: a number") << 20
+        let mib: u64 = v.parse().expect("SEGMENT_RESIDENT_MIB: a number");
+        mib.checked_mul(1 << 20)
+            .expect("SEGMENT_RESIDENT_MIB: at most 2^44")
     })
 }
 
+/// Opens the store of `n` facts, loading it first (ingest, every summary computed, memtable
+/// flushed) unless a complete one exists.
 pub fn store(n: usize, queries: usize) -> Store {
     let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
     let dir = PathBuf::from(target).join(format!("query-store-{n}"));

@@ -88,7 +88,9 @@ pub struct RecalledFact {
     pub valid_until: Option<i64>,
     /// Every occurrence's session and turns.
     pub provenance: Vec<Provenance>,
-    /// Labels (`kind:label`) of the recalled trees it was found through.
+    /// Labels (`kind:label`) of the recalled trees it was found through: the trees whose
+    /// browse reached it, or, for a lexical query without a time filter (which does not
+    /// browse), every recalled tree that holds it.
     pub trees: Vec<String>,
 }
 
