@@ -15,8 +15,7 @@ mod recall_common;
 
 use memforest_engine::recall::Query;
 use memforest_engine::{Db, TenantId};
-use memforest_tree::TimeRange;
-use recall_common::{ingest, options, questions, ranking, session, store, text, WORDS};
+use recall_common::{ingest, options, questions, ranking, session, store, text, ALL_TIME, WORDS};
 
 /// A query's ranking (see [`ranking`]) and the trees each fact was reached through (the
 /// browse decides these).
@@ -45,10 +44,7 @@ fn at_snapshot(db: &Db, t: &TenantId, write: usize) -> Vec<Answer> {
             let query = Query {
                 snapshot: Some(snap.seqno()),
                 beam: 1,
-                time_range: Some(TimeRange {
-                    start: i64::MIN,
-                    end: i64::MAX,
-                }),
+                time_range: Some(ALL_TIME),
                 ..Query::new(q.as_str())
             };
             let r = db.query(t, &query).unwrap();

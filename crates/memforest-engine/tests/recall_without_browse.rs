@@ -17,8 +17,7 @@ use std::sync::Arc;
 use memforest_engine::memory::summarize::Summarizer;
 use memforest_engine::recall::{Query, QueryResult};
 use memforest_engine::{Db, TenantId};
-use memforest_tree::TimeRange;
-use recall_common::{options, ranking, session, NeverSummarizer, WORDS};
+use recall_common::{options, ranking, session, NeverSummarizer, ALL_TIME, WORDS};
 
 /// 40 sessions of 6 distinct one-fact turns that all mention the lantern and two of
 /// [`WORDS`] each.
@@ -46,10 +45,6 @@ fn compare(db: &Db, t: &TenantId) {
     let other = TenantId::new("other").unwrap();
     db.ingest_session(&other, &session("o", 0, &["A later write elsewhere."]))
         .unwrap();
-    let all = Some(TimeRange {
-        start: i64::MIN,
-        end: i64::MAX,
-    });
     let mut through = 0;
     for w in WORDS {
         let q = format!("Where was the lantern by the {w}?");
@@ -64,7 +59,7 @@ fn compare(db: &Db, t: &TenantId) {
                 };
                 db.query(t, &query).unwrap()
             };
-            let (postings, browsed) = (ask(None), ask(all));
+            let (postings, browsed) = (ask(None), ask(Some(ALL_TIME)));
             assert_eq!(postings.facts.len(), k, "{q}: k facts");
             assert_eq!(
                 ranking(&postings),

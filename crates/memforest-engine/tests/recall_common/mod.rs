@@ -12,8 +12,14 @@ use memforest_engine::memory::summarize::{Summarizer, SummaryOutput, SummaryRequ
 use memforest_engine::memory::MemoryOptions;
 use memforest_engine::recall::QueryResult;
 use memforest_engine::{Db, Options, TenantId};
+use memforest_tree::TimeRange;
 
 pub const DAY: i64 = 86_400_000_000;
+/// A time filter that every fact passes: it makes a lexical query browse its trees.
+pub const ALL_TIME: TimeRange = TimeRange {
+    start: i64::MIN,
+    end: i64::MAX,
+};
 /// 2023-03-01 00:00 UTC in microseconds.
 pub const T0: i64 = 1_677_628_800_000_000;
 
