@@ -14,21 +14,23 @@
 //! - Outputs are cut at `target_file_size` bytes (RocksDB `target_file_size_base`), only
 //!   between user keys, so the files of a level never share a key.
 //!
-//! The merge keeps every version newer than the oldest live snapshot and the newest version
-//! at or below it; it drops versions a range tombstone hides from every reader, and
-//! point tombstones when no file below the output level exists (the bottom).
+//! The merge keeps what [`Retention`] keeps: every version newer than the oldest live
+//! snapshot and the newest version at or below it; it drops versions a range tombstone
+//! hides from every reader, and point tombstones when no file below the output level exists
+//! (the bottom).
 
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use memforest_sst::{BoxedSource, Entry, EntrySource, Kind, MergeIterator, SstBuilder, SstMeta};
+use memforest_sst::{BoxedSource, EntrySource, MergeIterator, SstBuilder, SstMeta};
 
 use crate::error::Result;
 use crate::level_targets::LevelTargets;
 use crate::options::Options;
 use crate::range_del::RangeTombstones;
+use crate::retention::Retention;
 use crate::version::{Segment, Version};
 
 /// One compaction to run.
@@ -131,45 +133,6 @@ pub fn pick_all(version: &Version) -> Option<CompactionTask> {
     })
 }
 
-/// Decides, version by version, what a compaction keeps.
-#[derive(Debug)]
-struct Retention<'a> {
-    oldest_snapshot: u64,
-    bottom: bool,
-    tombstones: &'a RangeTombstones,
-    key: Option<Bytes>,
-    last_seqno: u64,
-    /// The newest version at or below the oldest snapshot has been seen for `key`.
-    settled: bool,
-}
-
-impl Retention<'_> {
-    fn keep(&mut self, e: &Entry) -> bool {
-        if self.key.as_ref() != Some(&e.user_key) {
-            self.key = Some(e.user_key.clone());
-            self.settled = false;
-        } else if e.seqno == self.last_seqno {
-            // The same version in two inputs (a flush replayed after a crash).
-            return false;
-        }
-        self.last_seqno = e.seqno;
-        if self.settled {
-            return false;
-        }
-        if e.seqno > self.oldest_snapshot {
-            return true;
-        }
-        self.settled = true;
-        if self
-            .tombstones
-            .hides(&e.user_key, e.seqno, self.oldest_snapshot)
-        {
-            return false;
-        }
-        !(e.kind == Kind::Tombstone && self.bottom)
-    }
-}
-
 /// What [`run`] produced.
 #[derive(Debug, Default)]
 pub struct Outputs {
@@ -199,18 +162,11 @@ pub fn run(
         outputs.bytes_read += seg.info.file_size;
     }
     let mut merge = MergeIterator::new(sources)?;
-    let mut keep = Retention {
-        oldest_snapshot,
-        bottom: task.bottom,
-        tombstones,
-        key: None,
-        last_seqno: 0,
-        settled: false,
-    };
+    let mut keep = Retention::new(oldest_snapshot, task.bottom, tombstones);
     let mut out: Option<(SstBuilder, u64)> = None;
     let mut last_key: Option<Bytes> = None;
     while let Some(e) = merge.next_entry()? {
-        if !keep.keep(&e) {
+        if !keep.keep(&e.user_key, e.seqno, e.kind) {
             continue;
         }
         let new_key = last_key.as_ref() != Some(&e.user_key);
@@ -240,69 +196,4 @@ pub fn run(
 fn new_builder(options: &Options, dir: &Path, id: u64) -> Result<SstBuilder> {
     let storage = Arc::clone(&options.storage);
     Ok(SstBuilder::new_with(storage, dir, id, options.sst.clone())?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::range_del::RangeTombstone;
-
-    fn e(key: &'static [u8], seqno: u64, kind: Kind) -> Entry {
-        Entry {
-            user_key: Bytes::from_static(key),
-            seqno,
-            kind,
-            value: Bytes::new(),
-        }
-    }
-
-    fn kept(entries: &[Entry], oldest: u64, bottom: bool, t: &RangeTombstones) -> Vec<u64> {
-        let mut r = Retention {
-            oldest_snapshot: oldest,
-            bottom,
-            tombstones: t,
-            key: None,
-            last_seqno: 0,
-            settled: false,
-        };
-        entries
-            .iter()
-            .filter(|x| r.keep(x))
-            .map(|x| x.seqno)
-            .collect()
-    }
-
-    #[test]
-    fn retention_keeps_what_snapshots_need() {
-        let none = RangeTombstones::default();
-        let v = [
-            e(b"a", 9, Kind::Put),
-            e(b"a", 7, Kind::Tombstone),
-            e(b"a", 5, Kind::Put),
-            e(b"a", 5, Kind::Put),
-            e(b"a", 2, Kind::Put),
-            e(b"b", 3, Kind::Tombstone),
-        ];
-        // Oldest snapshot 6: 9 and 7 are newer; 5 is the newest at or below it.
-        assert_eq!(kept(&v, 6, false, &none), vec![9, 7, 5, 3]);
-        assert_eq!(kept(&v, 6, true, &none), vec![9, 7, 5]);
-        // No snapshot: only the newest version; the bottom drops tombstones.
-        assert_eq!(kept(&v, 100, true, &none), vec![9]);
-        assert_eq!(kept(&v, 100, false, &none), vec![9, 3]);
-        let t = RangeTombstones::default().with([RangeTombstone {
-            start: Bytes::from_static(b"a"),
-            end: Bytes::from_static(b"c"),
-            seqno: 8,
-        }]);
-        assert_eq!(
-            kept(&v, 100, false, &t),
-            vec![9],
-            "b@3 is hidden from every reader"
-        );
-        assert_eq!(
-            kept(&v, 7, false, &t),
-            vec![9, 7, 3],
-            "a range tombstone newer than the oldest snapshot hides nothing yet"
-        );
-    }
 }

@@ -355,7 +355,15 @@ impl Core {
         };
         let start = Instant::now();
         let fs = &self.options.storage;
-        let meta = flush::write_l0(fs, &mem, &self.dir, self.alloc_id(), &self.options.sst)?;
+        let oldest = self.snapshots.oldest(|| self.visible());
+        let meta = flush::write_l0(
+            fs,
+            &mem,
+            &self.dir,
+            self.alloc_id(),
+            &self.options.sst,
+            oldest,
+        )?;
         let seg = Arc::new(Segment::open(
             fs,
             &self.residency,
@@ -524,12 +532,29 @@ impl Core {
         Ok(())
     }
 
-    /// The newest value of engine key `key` at `snapshot`.
+    /// The newest value of engine key `key` at the latest published seqno. The state is
+    /// taken before the seqno is read, so no flush or compaction in that state dropped a
+    /// version this read needs (see [`crate::retention`]).
+    ///
+    /// # Errors
+    /// Corruption of a segment file on the way.
+    pub fn get_latest(&self, key: &[u8]) -> Result<Option<Bytes>> {
+        let st = self.state();
+        Self::get_in(&st, key, self.visible())
+    }
+
+    /// The newest value of engine key `key` at `snapshot` (a registered [`Snapshot`]'s
+    /// seqno, which keeps the versions it sees).
+    ///
+    /// [`Snapshot`]: crate::snapshot::Snapshot
     ///
     /// # Errors
     /// Corruption of a segment file on the way.
     pub fn get(&self, key: &[u8], snapshot: u64) -> Result<Option<Bytes>> {
-        let st = self.state();
+        Self::get_in(&self.state(), key, snapshot)
+    }
+
+    fn get_in(st: &LsmState, key: &[u8], snapshot: u64) -> Result<Option<Bytes>> {
         let mut found = st.active.get(key, snapshot);
         if found.is_none() {
             found = st.imm.iter().find_map(|m| m.get(key, snapshot));

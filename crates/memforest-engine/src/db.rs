@@ -193,7 +193,7 @@ impl Db {
     /// # Errors
     /// Corruption of a segment file on the way.
     pub fn get(&self, tenant: &TenantId, table: Table, key: &[u8]) -> Result<Option<Bytes>> {
-        self.core.get(&tenant.key(table, key), self.core.visible())
+        self.core.get_latest(&tenant.key(table, key))
     }
 
     /// The value of `key` in `table` of `tenant` as of `snapshot`.
@@ -278,8 +278,10 @@ impl Db {
         snapshot: Option<&Snapshot>,
         strip: usize,
     ) -> Result<Scan> {
+        // The state before the seqno: see `Core::get_latest`.
+        let state = self.core.state();
         let seqno = snapshot.map_or_else(|| self.core.visible(), Snapshot::seqno);
-        Scan::new(self.core.state(), lower, upper, seqno, strip)
+        Scan::new(state, lower, upper, seqno, strip)
     }
 
     /// The tenants that have at least one visible key, in key order. Costs one seek per

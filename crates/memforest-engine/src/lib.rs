@@ -40,6 +40,7 @@ pub mod node_store;
 mod options;
 pub mod range_del;
 pub mod recall;
+pub mod retention;
 mod scan;
 pub mod snapshot;
 mod stats;

@@ -25,8 +25,8 @@ impl SnapshotList {
     }
 
     /// The oldest seqno any reader may still use: the oldest live snapshot, or `current()`
-    /// (read under the lock) when there is none. Compaction keeps every version newer than
-    /// this and the newest version at or below it.
+    /// (read under the lock) when there is none. Flush and compaction keep every version newer
+    /// than this and the newest version at or below it ([`crate::retention`]).
     pub fn oldest(&self, current: impl FnOnce() -> u64) -> u64 {
         let live = self.live.lock();
         live.keys().next().copied().unwrap_or_else(current)

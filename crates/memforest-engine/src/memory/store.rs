@@ -33,7 +33,7 @@ impl Kv {
     /// # Errors
     /// Engine read errors.
     pub fn get(&self, tenant: &TenantId, table: Table, key: &[u8]) -> crate::Result<Option<Bytes>> {
-        self.core.get(&tenant.key(table, key), self.core.visible())
+        self.core.get_latest(&tenant.key(table, key))
     }
 
     /// Every `(key, value)` of `table` whose key starts with `prefix` (keys relative to the
@@ -54,7 +54,9 @@ impl Kv {
         };
         let strip = tenant.table_prefix(table).len();
         let lower = std::ops::Bound::Included(Bytes::from(full));
-        Scan::new(self.core.state(), lower, upper, self.core.visible(), strip)?.collect()
+        // The state before the seqno: see `Core::get_latest`.
+        let state = self.core.state();
+        Scan::new(state, lower, upper, self.core.visible(), strip)?.collect()
     }
 
     /// Commits `batch`.

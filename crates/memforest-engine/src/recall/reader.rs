@@ -17,6 +17,7 @@ use crate::node_store::page_key;
 use crate::recall::page::{IndexedNode, Terms};
 use crate::recall::RecallState;
 use crate::scan::Scan;
+use crate::snapshot::Snapshot;
 
 /// Reads of one tenant at one seqno.
 #[derive(Debug)]
@@ -24,23 +25,34 @@ pub struct Reader<'a> {
     core: &'a Arc<Core>,
     tenant: &'a TenantId,
     seq: u64,
+    /// For a read of the latest state: a snapshot registered at `seq`, so no flush or
+    /// compaction drops a version this reader's later reads need.
+    _pin: Option<Snapshot>,
     caches: &'a RecallState,
 }
 
 impl<'a> Reader<'a> {
-    /// Reads of `tenant` at `seq` (clamped to the latest published seqno), with node pages
-    /// and summaries cached in `caches`.
+    /// Reads of `tenant` at `seq` (a snapshot the caller holds, clamped to the latest
+    /// published seqno) or, for `None`, at the latest state (pinned by a snapshot for the
+    /// reader's life), with node pages and summaries cached in `caches`.
     pub(crate) fn new(
         core: &'a Arc<Core>,
         tenant: &'a TenantId,
         seq: Option<u64>,
         caches: &'a RecallState,
     ) -> Self {
-        let visible = core.visible();
+        let (seq, pin) = match seq {
+            Some(s) => (s.min(core.visible()), None),
+            None => {
+                let pin = core.snapshots.acquire(|| core.visible());
+                (pin.seqno(), Some(pin))
+            }
+        };
         Self {
             core,
             tenant,
-            seq: seq.map_or(visible, |s| s.min(visible)),
+            seq,
+            _pin: pin,
             caches,
         }
     }
