@@ -87,12 +87,46 @@ pub struct SizeRow {
     pub disk_bytes_per_fact: f64,
     /// Mean fact text bytes.
     pub fact_bytes: f64,
+    /// Engine bytes written per fact over the run, before close (`Db::stats`; zeros in
+    /// reports from before it was recorded).
+    #[serde(default)]
+    pub written: WrittenPerFact,
     /// Per-insert cost per decade.
     pub decades: Vec<Decade>,
     /// Last decade's wall cost over the 10^4 decade's (None below 10^5 facts).
     pub cost_ratio_vs_1e4: Option<f64>,
     /// The same ratio of CPU costs.
     pub cpu_ratio_vs_1e4: Option<f64>,
+}
+
+/// Bytes the engine wrote per fact (`Db::stats` divided by facts): where the write path's
+/// cost goes as N grows.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct WrittenPerFact {
+    /// Key + value bytes of every batch (the memory layer's writes: turns, facts, postings,
+    /// node pages, dirty marks, summaries).
+    pub user: f64,
+    /// WAL bytes.
+    pub wal: f64,
+    /// Level-0 segment bytes written by flushes.
+    pub flush: f64,
+    /// Segment bytes written by compactions.
+    pub compaction: f64,
+    /// (WAL + flush + compaction) / user bytes.
+    pub write_amplification: f64,
+}
+
+impl WrittenPerFact {
+    fn new(stats: &memforest_engine::Stats, facts: u64) -> Self {
+        let per = |b: u64| b as f64 / facts.max(1) as f64;
+        Self {
+            user: per(stats.user_bytes),
+            wal: per(stats.wal_bytes_written),
+            flush: per(stats.flush_bytes_written),
+            compaction: per(stats.compaction_bytes_written),
+            write_amplification: stats.write_amplification,
+        }
+    }
 }
 
 /// The `bench ingest` report.
@@ -231,6 +265,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         }
     }
     let seconds = start.elapsed().as_secs_f64().max(1e-9);
+    let written = WrittenPerFact::new(&db.stats(), made);
     let closing = Instant::now();
     db.close()?;
     let close_seconds = closing.elapsed().as_secs_f64();
@@ -255,6 +290,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         disk_bytes,
         disk_bytes_per_fact: disk_bytes as f64 / made.max(1) as f64,
         fact_bytes: text_bytes as f64 / made.max(1) as f64,
+        written,
         decades,
         cost_ratio_vs_1e4,
         cpu_ratio_vs_1e4,
@@ -288,6 +324,11 @@ pub fn render(r: &Report) -> String {
                 _ => "-".to_owned(),
             },
             decades.join(" ")
+        ));
+        let w = &row.written;
+        s.push_str(&format!(
+            "{:>10} written per fact: {:.0} B by the memory layer, WAL {:.0} B, flush {:.0} B, compaction {:.0} B (write amplification {:.1})\n",
+            "", w.user, w.wal, w.flush, w.compaction, w.write_amplification
         ));
     }
     s
