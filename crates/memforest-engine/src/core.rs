@@ -532,15 +532,24 @@ impl Core {
         Ok(())
     }
 
-    /// The newest value of engine key `key` at the latest published seqno. The state is
-    /// taken before the seqno is read, so no flush or compaction in that state dropped a
-    /// version this read needs (see [`crate::retention`]).
+    /// A state and seqno for reading the latest data without a registered snapshot. The
+    /// memtables and files are taken before the seqno is read, so no flush or compaction
+    /// in them dropped a version a reader at that seqno needs (see [`crate::retention`]);
+    /// the range tombstones are taken after it (a batch adds its range tombstones to the
+    /// state before it publishes its seqno, and none is ever removed), so every range
+    /// delete at or below the seqno applies.
+    pub fn latest(&self) -> (Arc<LsmState>, u64) {
+        latest_of(|| self.state(), || self.visible())
+    }
+
+    /// The newest value of engine key `key` at the latest published seqno (read as
+    /// [`Core::latest`] says).
     ///
     /// # Errors
     /// Corruption of a segment file on the way.
     pub fn get_latest(&self, key: &[u8]) -> Result<Option<Bytes>> {
-        let st = self.state();
-        Self::get_in(&st, key, self.visible())
+        let (st, seqno) = self.latest();
+        Self::get_in(&st, key, seqno)
     }
 
     /// The newest value of engine key `key` at `snapshot` (a registered [`Snapshot`]'s
@@ -654,4 +663,71 @@ pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<Ra
         }
     }
     Some(None)
+}
+
+/// [`Core::latest`] over `state` and `visible`: the data of a state taken before the seqno,
+/// the range tombstones of one taken after it.
+fn latest_of(
+    state: impl Fn() -> Arc<LsmState>,
+    visible: impl FnOnce() -> u64,
+) -> (Arc<LsmState>, u64) {
+    let data = state();
+    let seqno = visible();
+    let now = state();
+    if now.tombstones.len() == data.tombstones.len() {
+        return (data, seqno);
+    }
+    let mut st = LsmState::clone(&data);
+    st.tombstones = now.tombstones.clone();
+    (Arc::new(st), seqno)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    #[test]
+    fn a_latest_read_keeps_its_data_and_takes_range_deletes_published_meanwhile() {
+        let mem = Arc::new(MemTable::new());
+        mem.insert(b"k", 10, Kind::Put, b"doomed");
+        let before = Arc::new(LsmState {
+            active: Arc::clone(&mem),
+            imm: Vec::new(),
+            version: Arc::new(Version::empty(2)),
+            tombstones: RangeTombstones::default(),
+        });
+        let mut after = LsmState::clone(&before);
+        after.tombstones = after.tombstones.with([RangeTombstone {
+            start: Bytes::from_static(b"k"),
+            end: Bytes::from_static(b"l"),
+            seqno: 11,
+        }]);
+        let after = Arc::new(after);
+        // The batch `put k @10, delete [k, l) @11` adds its tombstone to the state and
+        // publishes 11 between the reader's first state read and its seqno read.
+        let calls = Cell::new(0);
+        let state = || {
+            calls.set(calls.get() + 1);
+            if calls.get() == 1 {
+                Arc::clone(&before)
+            } else {
+                Arc::clone(&after)
+            }
+        };
+        let (st, seqno) = latest_of(state, || 11);
+        assert_eq!(seqno, 11);
+        assert!(Arc::ptr_eq(&st.active, &mem), "the data read first");
+        assert!(
+            st.tombstones.hides(b"k", 10, seqno),
+            "the delete published at 11"
+        );
+        assert_eq!(Core::get_in(&st, b"k", seqno).unwrap(), None);
+        let (st, _) = latest_of(|| Arc::clone(&before), || 9);
+        assert!(
+            Arc::ptr_eq(&st, &before),
+            "nothing published meanwhile: no copy"
+        );
+    }
 }

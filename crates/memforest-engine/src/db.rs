@@ -278,9 +278,10 @@ impl Db {
         snapshot: Option<&Snapshot>,
         strip: usize,
     ) -> Result<Scan> {
-        // The state before the seqno: see `Core::get_latest`.
-        let state = self.core.state();
-        let seqno = snapshot.map_or_else(|| self.core.visible(), Snapshot::seqno);
+        let (state, seqno) = match snapshot {
+            Some(s) => (self.core.state(), s.seqno()),
+            None => self.core.latest(),
+        };
         Scan::new(state, lower, upper, seqno, strip)
     }
 

@@ -9,10 +9,10 @@
 //! versions it hides from every reader; point tombstones are dropped only at the bottom
 //! (no file below the output can hold an older version they must keep hiding).
 //!
-//! A reader that is not a registered snapshot must take the engine state before it reads
-//! the latest seqno (`Core::get_latest`): every file in that state was written under an
-//! oldest seqno at or below the one the reader then reads, so what was dropped was shadowed
-//! for it too.
+//! A reader that is not a registered snapshot must take the engine's memtables and files
+//! before it reads the latest seqno (`Core::latest`): every file among them was written
+//! under an oldest seqno at or below the one the reader then reads, so what was dropped was
+//! shadowed for it too.
 
 use memforest_sst::Kind;
 

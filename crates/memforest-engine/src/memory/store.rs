@@ -54,9 +54,8 @@ impl Kv {
         };
         let strip = tenant.table_prefix(table).len();
         let lower = std::ops::Bound::Included(Bytes::from(full));
-        // The state before the seqno: see `Core::get_latest`.
-        let state = self.core.state();
-        Scan::new(state, lower, upper, self.core.visible(), strip)?.collect()
+        let (state, seqno) = self.core.latest();
+        Scan::new(state, lower, upper, seqno, strip)?.collect()
     }
 
     /// Commits `batch`.
