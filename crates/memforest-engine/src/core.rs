@@ -532,14 +532,19 @@ impl Core {
         Ok(())
     }
 
-    /// A state and seqno for reading the latest data without a registered snapshot. The
-    /// memtables and files are taken before the seqno is read, so no flush or compaction
-    /// in them dropped a version a reader at that seqno needs (see [`crate::retention`]);
-    /// the range tombstones are taken after it (a batch adds its range tombstones to the
-    /// state before it publishes its seqno, and none is ever removed), so every range
-    /// delete at or below the seqno applies.
+    /// A state and the latest published seqno that read consistently together without a
+    /// registered snapshot: the state did not change while the seqno was read, so it holds
+    /// every write and range tombstone at or below the seqno (both enter the state before
+    /// their seqno is published), and every file in it was written under an oldest seqno at
+    /// or below it, so no flush or compaction dropped a version the read needs (see
+    /// [`crate::retention`]). When the state keeps changing (seals, flushes, compactions,
+    /// range deletes racing the read), the seqno is pinned by a snapshot while the state is
+    /// taken.
     pub fn latest(&self) -> (Arc<LsmState>, u64) {
-        latest_of(|| self.state(), || self.visible())
+        latest_of(|| self.state(), || self.visible()).unwrap_or_else(|| {
+            let pin = self.snapshots.acquire(|| self.visible());
+            (self.state(), pin.seqno())
+        })
     }
 
     /// The newest value of engine key `key` at the latest published seqno (read as
@@ -665,21 +670,23 @@ pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<Ra
     Some(None)
 }
 
-/// [`Core::latest`] over `state` and `visible`: the data of a state taken before the seqno,
-/// the range tombstones of one taken after it.
+/// Tries of [`latest_of`] before [`Core::latest`] registers a snapshot.
+const LATEST_TRIES: usize = 4;
+
+/// The lock-free path of [`Core::latest`]: a state read before and after the seqno, if the
+/// two are the same state (an `Arc` still held cannot be reused by a newer state).
 fn latest_of(
     state: impl Fn() -> Arc<LsmState>,
-    visible: impl FnOnce() -> u64,
-) -> (Arc<LsmState>, u64) {
-    let data = state();
-    let seqno = visible();
-    let now = state();
-    if now.tombstones.len() == data.tombstones.len() {
-        return (data, seqno);
+    visible: impl Fn() -> u64,
+) -> Option<(Arc<LsmState>, u64)> {
+    for _ in 0..LATEST_TRIES {
+        let data = state();
+        let seqno = visible();
+        if Arc::ptr_eq(&data, &state()) {
+            return Some((data, seqno));
+        }
     }
-    let mut st = LsmState::clone(&data);
-    st.tombstones = now.tombstones.clone();
-    (Arc::new(st), seqno)
+    None
 }
 
 #[cfg(test)]
@@ -688,25 +695,32 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn a_latest_read_keeps_its_data_and_takes_range_deletes_published_meanwhile() {
-        let mem = Arc::new(MemTable::new());
-        mem.insert(b"k", 10, Kind::Put, b"doomed");
-        let before = Arc::new(LsmState {
-            active: Arc::clone(&mem),
+    fn state_with(mem: &Arc<MemTable>, tombstones: RangeTombstones) -> Arc<LsmState> {
+        Arc::new(LsmState {
+            active: Arc::clone(mem),
             imm: Vec::new(),
             version: Arc::new(Version::empty(2)),
-            tombstones: RangeTombstones::default(),
-        });
-        let mut after = LsmState::clone(&before);
-        after.tombstones = after.tombstones.with([RangeTombstone {
-            start: Bytes::from_static(b"k"),
-            end: Bytes::from_static(b"l"),
-            seqno: 11,
-        }]);
-        let after = Arc::new(after);
-        // The batch `put k @10, delete [k, l) @11` adds its tombstone to the state and
-        // publishes 11 between the reader's first state read and its seqno read.
+            tombstones,
+        })
+    }
+
+    #[test]
+    fn a_latest_read_never_pairs_a_seqno_with_a_state_that_changed_around_it() {
+        let mem = Arc::new(MemTable::new());
+        mem.insert(b"k", 5, Kind::Put, b"old");
+        let before = state_with(&mem, RangeTombstones::default());
+        // A seal and the batch `delete [k, l) @6, put k = new @7` in the new memtable,
+        // published (7) between the reader's first state read and its seqno read.
+        let sealed = Arc::new(MemTable::new());
+        sealed.insert(b"k", 7, Kind::Put, b"new");
+        let after = state_with(
+            &sealed,
+            RangeTombstones::default().with([RangeTombstone {
+                start: Bytes::from_static(b"k"),
+                end: Bytes::from_static(b"l"),
+                seqno: 6,
+            }]),
+        );
         let calls = Cell::new(0);
         let state = || {
             calls.set(calls.get() + 1);
@@ -716,18 +730,24 @@ mod tests {
                 Arc::clone(&after)
             }
         };
-        let (st, seqno) = latest_of(state, || 11);
-        assert_eq!(seqno, 11);
-        assert!(Arc::ptr_eq(&st.active, &mem), "the data read first");
-        assert!(
-            st.tombstones.hides(b"k", 10, seqno),
-            "the delete published at 11"
+        let (st, seqno) = latest_of(state, || 7).unwrap();
+        assert!(Arc::ptr_eq(&st, &after), "retried after the change");
+        assert_eq!(
+            Core::get_in(&st, b"k", seqno).unwrap().as_deref(),
+            Some(&b"new"[..])
         );
-        assert_eq!(Core::get_in(&st, b"k", seqno).unwrap(), None);
-        let (st, _) = latest_of(|| Arc::clone(&before), || 9);
+        // Paired with the old data, the new tombstone would hide `old` and the read would
+        // find nothing: a state that never existed.
+        let torn = state_with(&mem, after.tombstones.clone());
+        assert_eq!(Core::get_in(&torn, b"k", 7).unwrap(), None);
+        let flip = Cell::new(false);
+        let changing = || {
+            flip.set(!flip.get());
+            Arc::clone(if flip.get() { &before } else { &after })
+        };
         assert!(
-            Arc::ptr_eq(&st, &before),
-            "nothing published meanwhile: no copy"
+            latest_of(changing, || 7).is_none(),
+            "a state that changes on every try falls back to a snapshot"
         );
     }
 }
