@@ -9,10 +9,11 @@
 //! versions it hides from every reader; point tombstones are dropped only at the bottom
 //! (no file below the output can hold an older version they must keep hiding).
 //!
-//! A reader that is not a registered snapshot must take the engine's memtables and files
-//! before it reads the latest seqno (`Core::latest`): every file among them was written
-//! under an oldest seqno at or below the one the reader then reads, so what was dropped was
-//! shadowed for it too.
+//! A reader that is not a registered snapshot must read the latest seqno while the engine
+//! state stays the same (`Core::latest`: the same state before and after the seqno, else a
+//! snapshot pinned while the state is taken): every file in that state was then written
+//! under an oldest seqno at or below the reader's, so what was dropped was shadowed for it
+//! too.
 
 use memforest_sst::Kind;
 
