@@ -5,7 +5,8 @@
 //!
 //! Each size runs in a child process (`memforest bench ingest --one N`), so the peak RSS
 //! (`VmHWM`) of one size is not inflated by a larger one. Reported per size: facts/s, peak
-//! RSS, final on-disk bytes per fact, and the per-insert cost in each decade of N
+//! RSS, final on-disk bytes per fact, the engine's bytes written per fact
+//! ([`WrittenPerFact`]), and the per-insert cost in each decade of N
 //! (microseconds per fact between 10^(d-1) and 10^d facts, in wall time and in process CPU
 //! time, every thread: ingest, flush, compaction, summary scheduler) with the ratio of the
 //! last decade's cost to 10^4's. On a shared machine the CPU figure is the one other
