@@ -107,17 +107,18 @@ pub enum TreeError {
         /// Its dirty child.
         child: NodeId,
     },
-    /// A summary was made from an input that is no longer the node's input; it was rejected
-    /// and the node stays dirty.
-    #[error("tree {tree} node {node}: summary made from input {offered:#018x}, current input is {current:#018x}")]
+    /// A summary was made from an input that is no longer the node's input (its entries or a
+    /// child page changed since, see [`crate::refresh::InputStamp`]); it was rejected and the
+    /// node stays dirty.
+    #[error("tree {tree} node {node}: the node changed since its summary's input was read (version {read_at} then, {current} now, or a child page rewritten)")]
     StaleSummary {
         /// The tree.
         tree: TreeId,
         /// The node.
         node: NodeId,
-        /// Hash the summary was made from.
-        offered: u64,
-        /// Hash of the node's current input.
+        /// The node's version when the summary's input was read.
+        read_at: u64,
+        /// The node's current version.
         current: u64,
     },
     /// [`crate::tree::MemTree::verify`] found a broken invariant.

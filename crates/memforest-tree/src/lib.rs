@@ -4,7 +4,7 @@
 //! - [`MemTree`]: insert, delete, time-range query and neighbours in O(log_k N) node pages;
 //!   each change dirties only its path.
 //! - [`refresh`]: the refresh plan (dirty nodes of many trees, grouped by level, bottom-up),
-//!   summary inputs with a stable hash, and hash-checked `apply_summary`.
+//!   summary inputs with a stable hash, and stamp-checked `apply_summary`.
 //! - [`page`]: the checksummed node page codec (`docs/format/tree-page.md`).
 //! - [`store`]: the [`NodeStore`] seam the engine implements, and [`MemNodeStore`].
 //!

@@ -6,13 +6,22 @@
 //! on each other, so a caller may summarize them in parallel and must finish a level before
 //! starting the next. For each node, [`MemTree::summary_input`] gives what the summarizer (an
 //! LLM, in the engine) needs, and [`MemTree::apply_summary`] stores the result only if the
-//! node's input still hashes to the value the summary was made from.
+//! node is still at the version its input was read at ([`InputStamp`]).
+//!
+//! How a stamp identifies the input without re-reading it: a node's input is its entries
+//! and its children's summaries. Every insert and delete stamps each node on its path with
+//! the tree's new structure version ([`crate::node::Node::version`]), so an unchanged
+//! version means unchanged entries; a child whose summary changed was rewritten, so its
+//! page CRC in the node's [`ChildRef`](crate::node::ChildRef) changed too. The check costs
+//! one descent instead of re-reading every child. Its one blind spot is a rewritten child
+//! page with an unchanged CRC-32 (probability 2^-32 per rewrite), the same CRC the tree
+//! relies on to catch a wrong child page.
 
 use crate::error::TreeError;
 use crate::hash::StableHasher;
-use crate::key::TimeRange;
+use crate::key::{LeafKey, TimeRange};
 use crate::kind::TreeKind;
-use crate::node::{NodeId, Summary, TreeId};
+use crate::node::{Node, NodeId, Summary, TreeId};
 use crate::store::NodeStore;
 use crate::tree::{check_text, MemTree};
 
@@ -113,6 +122,38 @@ pub struct SummaryInput {
     /// The node's current summary: when its `input_hash` equals `hash` it can be reused
     /// without a summarizer call.
     pub previous: Option<Summary>,
+    /// What [`MemTree::apply_summary`] checks a summary of this input against.
+    pub stamp: InputStamp,
+}
+
+/// Identifies the input a summary was made from: the node, where to find it, the node's
+/// version when the input was read, and the input's hash (stored with the summary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputStamp {
+    /// The node.
+    pub node: NodeId,
+    /// Its level.
+    pub level: u8,
+    /// Its smallest leaf key when the input was read (the descent to it).
+    pub first: LeafKey,
+    /// Its [`crate::node::Node::version`] when the input was read.
+    pub version: u64,
+    /// [`children_crcs`] of the node when the input was read.
+    pub children_crcs: u64,
+    /// [`input_hash`] of the input.
+    pub hash: u64,
+}
+
+/// A hash of a node's children's ids and page CRCs (0 for a level-1 node): changes whenever
+/// a child page is rewritten, for instance with a new summary.
+#[must_use]
+pub fn children_crcs(node: &Node) -> u64 {
+    let mut h = StableHasher::new();
+    for child in node.children() {
+        h.write_u64(child.id.0);
+        h.write_u64(u64::from(child.crc));
+    }
+    h.finish()
 }
 
 /// The stable hash of a summary input: FNV-1a 64 ([`crate::hash`]) over the tree kind byte,
@@ -156,6 +197,10 @@ impl MemTree {
         let time = n
             .time_range()
             .ok_or_else(|| self.corrupt(node, "empty node"))?;
+        let first = n
+            .first_key()
+            .ok_or_else(|| self.corrupt(node, "empty node"))?;
+        let crcs = children_crcs(&n);
         let mut children: Vec<ChildSummary> = n
             .leaves()
             .iter()
@@ -197,59 +242,60 @@ impl MemTree {
             children,
             hash,
             previous: n.summary,
+            stamp: InputStamp {
+                node,
+                level: n.level,
+                first,
+                version: n.version,
+                children_crcs: crcs,
+                hash,
+            },
         })
     }
 
-    /// Stores `text` as `node`'s summary if the node's current input hashes to `input_hash`.
-    /// On acceptance the node becomes clean and its ancestors are marked dirty (their input,
-    /// which includes this summary, changed); the path's pages are rewritten because each
-    /// parent records its child's page CRC.
+    /// Stores `text` as the summary of the node `stamp` names if that node is still at the
+    /// version its input was read at (see the module doc for why that identifies the input).
+    /// On acceptance the node becomes clean, its summary records `stamp.hash`, and its
+    /// ancestors are marked dirty (their input, which includes this summary, changed); the
+    /// path's pages are rewritten because each parent records its child's page CRC.
     ///
     /// # Errors
-    /// [`TreeError::StaleSummary`] when the input changed since it was read (the summary is
-    /// discarded and the node stays dirty); [`TreeError::ChildDirty`],
-    /// [`TreeError::UnknownNode`], [`TreeError::TextTooLong`]; corruption and store errors.
+    /// [`TreeError::StaleSummary`] when the node changed since its input was read (the
+    /// summary is discarded and the node stays dirty); [`TreeError::UnknownNode`] when the
+    /// node is gone; [`TreeError::TextTooLong`]; corruption and store errors.
     pub fn apply_summary<S: NodeStore + ?Sized>(
         &mut self,
         store: &mut S,
-        node: NodeId,
-        input_hash: u64,
+        stamp: &InputStamp,
         text: &str,
     ) -> Result<(), TreeError> {
         check_text(text)?;
-        let current = self.summary_input(store, node)?;
-        if current.hash != input_hash {
+        let node = stamp.node;
+        let mut path = self.descend(store, &stamp.first, stamp.level)?;
+        let Some(step) = path.last_mut().filter(|step| step.id == node) else {
+            return Err(TreeError::UnknownNode {
+                tree: self.id,
+                node,
+            });
+        };
+        let current = (step.node.version, children_crcs(&step.node));
+        if current != (stamp.version, stamp.children_crcs) {
             return Err(TreeError::StaleSummary {
                 tree: self.id,
                 node,
-                offered: input_hash,
-                current: current.hash,
+                read_at: stamp.version,
+                current: current.0,
             });
         }
-        let first = self
-            .node(store, node)?
-            .first_key()
-            .ok_or_else(|| self.corrupt(node, "empty node"))?;
-        let mut path = self.descend(store, &first, current.level)?;
         let summary = Summary {
-            input_hash,
+            input_hash: stamp.hash,
             text: text.to_owned(),
         };
-        match path.last_mut() {
-            Some(step) if step.id == node => {
-                if !step.node.dirty && step.node.summary.as_ref() == Some(&summary) {
-                    return Ok(());
-                }
-                step.node.summary = Some(summary);
-                step.node.dirty = false;
-            }
-            _ => {
-                return Err(TreeError::UnknownNode {
-                    tree: self.id,
-                    node,
-                });
-            }
+        if !step.node.dirty && step.node.summary.as_ref() == Some(&summary) {
+            return Ok(());
         }
+        step.node.summary = Some(summary);
+        step.node.dirty = false;
         let root = self.meta.root;
         let written = path
             .into_iter()
@@ -310,7 +356,7 @@ where
                     summarize(&input)
                 }
             };
-            tree.apply_summary(store, item.node, input.hash, &text)?;
+            tree.apply_summary(store, &input.stamp, &text)?;
         }
     }
     Ok(stats)

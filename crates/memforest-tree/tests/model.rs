@@ -205,12 +205,7 @@ impl Harness {
                     for item in &level.nodes {
                         let input = self.tree.summary_input(&self.store, item.node).unwrap();
                         self.tree
-                            .apply_summary(
-                                &mut self.store,
-                                item.node,
-                                input.hash,
-                                &summarize(&input),
-                            )
+                            .apply_summary(&mut self.store, &input.stamp, &summarize(&input))
                             .unwrap();
                         assert!(!self.tree.node(&self.store, item.node).unwrap().dirty);
                     }
@@ -239,7 +234,7 @@ impl Harness {
         self.model.remove(&key);
         match self
             .tree
-            .apply_summary(&mut self.store, node, input.hash, "stale")
+            .apply_summary(&mut self.store, &input.stamp, "stale")
         {
             Err(TreeError::StaleSummary { .. }) => {
                 assert!(self.tree.node(&self.store, node).unwrap().dirty)

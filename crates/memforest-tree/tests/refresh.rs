@@ -11,7 +11,7 @@ mod common;
 
 use common::{append, fact, new_tree, summarize, tree};
 use memforest_tree::cost::refresh_cost;
-use memforest_tree::refresh::{refresh_all, refresh_plan};
+use memforest_tree::refresh::{refresh_all, refresh_plan, InputStamp};
 use memforest_tree::{MemNodeStore, TreeError, TreeId};
 
 #[test]
@@ -68,7 +68,7 @@ fn insert_dirties_exactly_its_path() {
 }
 
 #[test]
-fn summary_application_is_bottom_up_and_hash_checked() {
+fn summary_application_is_bottom_up_and_version_checked() {
     let (mut store, mut t) = tree(4);
     append(&mut store, &mut t, 0, 12);
     assert_eq!(t.height(), 2);
@@ -84,14 +84,16 @@ fn summary_application_is_bottom_up_and_hash_checked() {
     assert_eq!(input.level, 1);
     assert_eq!(input.children.len(), 4);
     assert_eq!(input.children[0].text, "fact 0");
-    // A wrong hash is rejected and the node stays dirty.
-    let err = t
-        .apply_summary(&mut store, child, input.hash ^ 1, "wrong")
-        .unwrap_err();
+    // A stamp of another version is rejected and the node stays dirty.
+    let wrong = InputStamp {
+        version: input.stamp.version + 1,
+        ..input.stamp
+    };
+    let err = t.apply_summary(&mut store, &wrong, "wrong").unwrap_err();
     assert!(matches!(err, TreeError::StaleSummary { .. }));
     assert!(t.node(&store, child).unwrap().dirty);
     // The right one is accepted: clean child, still-dirty parent.
-    t.apply_summary(&mut store, child, input.hash, "first four facts")
+    t.apply_summary(&mut store, &input.stamp, "first four facts")
         .unwrap();
     assert!(!t.node(&store, child).unwrap().dirty);
     assert!(t.node(&store, root).unwrap().dirty);
@@ -103,7 +105,7 @@ fn summary_application_is_bottom_up_and_hash_checked() {
     t.insert(&mut store, fact(0, 99), "late").unwrap();
     if t.path(&store, &fact(0, 99)).unwrap().contains(&child) {
         assert!(matches!(
-            t.apply_summary(&mut store, child, old.hash, "stale"),
+            t.apply_summary(&mut store, &old.stamp, "stale"),
             Err(TreeError::StaleSummary { .. })
         ));
         assert!(t.node(&store, child).unwrap().dirty);
@@ -120,16 +122,42 @@ fn accepted_summary_dirties_the_parent() {
     assert!(t.dirty().is_empty());
     let path = t.path(&store, &fact(0, 0)).unwrap();
     let input = t.summary_input(&store, path[1]).unwrap();
-    t.apply_summary(&mut store, path[1], input.hash, "a better summary")
+    t.apply_summary(&mut store, &input.stamp, "a better summary")
         .unwrap();
     assert!(t.node(&store, path[0]).unwrap().dirty);
     assert_eq!(t.dirty().len(), 1);
     t.verify(&store).unwrap();
     // Re-applying the same text to the clean node changes nothing.
     let before = store.stats().writes;
-    t.apply_summary(&mut store, path[1], input.hash, "a better summary")
+    t.apply_summary(&mut store, &input.stamp, "a better summary")
         .unwrap();
     assert_eq!(store.stats().writes, before);
+}
+
+/// A parent's input read before a child's summary changed is stale once it has: the accepted
+/// child summary re-stamps the parent, so the parent's summary of the old input is rejected.
+#[test]
+fn a_changed_child_summary_makes_the_parents_earlier_input_stale() {
+    let (mut store, mut t) = tree(4);
+    append(&mut store, &mut t, 0, 12);
+    refresh_all(&mut [&mut t], &mut store, summarize).unwrap();
+    let path = t.path(&store, &fact(0, 0)).unwrap();
+    let parent = t.summary_input(&store, path[0]).unwrap();
+    let child = t.summary_input(&store, path[1]).unwrap();
+    t.apply_summary(&mut store, &child.stamp, "a better summary")
+        .unwrap();
+    let err = t
+        .apply_summary(&mut store, &parent.stamp, "made from the old child summary")
+        .unwrap_err();
+    assert!(matches!(err, TreeError::StaleSummary { .. }), "{err}");
+    assert!(t.node(&store, path[0]).unwrap().dirty);
+    // The parent's input read now has the new child summary, and its summary is accepted.
+    let fresh = t.summary_input(&store, path[0]).unwrap();
+    assert!(fresh.children.iter().any(|c| c.text == "a better summary"));
+    assert_ne!(fresh.hash, parent.hash);
+    t.apply_summary(&mut store, &fresh.stamp, "parent").unwrap();
+    assert!(t.dirty().is_empty());
+    t.verify(&store).unwrap();
 }
 
 /// Insert then delete the same fact: the path is dirty but its inputs are unchanged, so the

@@ -1,5 +1,5 @@
 //! `memforest bench llm`: the LLM-bound write path at the memforest-tree level (real
-//! `MemTree` inserts, the real refresh plan and hash-checked `apply_summary`, a bounded pool
+//! `MemTree` inserts, the real refresh plan and stamp-checked `apply_summary`, a bounded pool
 //! of summarizer workers that sleep `L` ms per call instead of calling a model). The
 //! engine's scheduler is not driven here because its refresh cadence is its own; this runs
 //! the same per-level loop with the cadence as a parameter.
@@ -264,7 +264,7 @@ impl Forest {
             ready.extend(calls.into_iter().zip(texts).map(|((t, i), s)| (t, i, s)));
             for (t, input, text) in ready {
                 if let Some(tree) = self.trees.get_mut(t) {
-                    tree.apply_summary(&mut self.store, input.node, input.hash, &text)?;
+                    tree.apply_summary(&mut self.store, &input.stamp, &text)?;
                 }
             }
         }
