@@ -24,6 +24,25 @@ impl SnapshotList {
         }
     }
 
+    /// Another registration of a snapshot someone holds at `seqno`, or, for a `seqno` at or
+    /// past the one `current` returns, a snapshot of the current state. `None` when no
+    /// snapshot at `seqno` is live: flushes and compactions may already have dropped
+    /// versions a read at `seqno` needs.
+    pub fn pin(self: &Arc<Self>, seqno: u64, current: impl FnOnce() -> u64) -> Option<Snapshot> {
+        let mut live = self.live.lock();
+        let now = current();
+        let count = if seqno >= now {
+            live.entry(now).or_insert(0)
+        } else {
+            live.get_mut(&seqno)?
+        };
+        *count += 1;
+        Some(Snapshot {
+            seqno: seqno.min(now),
+            list: Arc::clone(self),
+        })
+    }
+
     /// The oldest seqno any reader may still use: the oldest live snapshot, or `current()`
     /// (read under the lock) when there is none. Flush and compaction keep every version newer
     /// than this and the newest version at or below it ([`crate::retention`]).
@@ -97,6 +116,25 @@ mod tests {
         assert_eq!(list.oldest(|| 50), 20);
         assert_eq!(c.seqno(), 20);
         drop(c);
+        assert!(list.is_empty());
+    }
+
+    #[test]
+    fn pin_needs_a_live_snapshot_below_the_current_seqno() {
+        let list = Arc::new(SnapshotList::default());
+        assert!(list.pin(10, || 50).is_none(), "nothing holds seqno 10");
+        let held = list.acquire(|| 10);
+        let pinned = list.pin(10, || 50).unwrap();
+        assert_eq!(pinned.seqno(), 10);
+        drop(held);
+        assert_eq!(list.oldest(|| 50), 10, "the pin keeps seqno 10 live");
+        drop(pinned);
+        assert!(list.pin(10, || 50).is_none());
+        // At or past the current seqno: a snapshot of the current state.
+        let now = list.pin(70, || 50).unwrap();
+        assert_eq!(now.seqno(), 50);
+        assert_eq!(list.oldest(|| 99), 50);
+        drop(now);
         assert!(list.is_empty());
     }
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use memforest_engine::memory::record::{self, FactRecord};
+use memforest_engine::memory::MemoryError;
 use memforest_engine::recall::{Query, QueryResult};
 use memforest_engine::{Db, Table, TenantId};
 use memforest_tree::TimeRange;
@@ -260,4 +261,37 @@ fn cached_postings_never_hide_a_new_fact_or_serve_a_forgotten_one() {
     assert_eq!(oboe(&db), ["Ada tunes an oboe"]);
     db.forget(&t, &Forget::Tenant).unwrap();
     assert!(oboe(&db).is_empty());
+}
+
+/// A query as of a seqno reads only while a snapshot at that seqno is held: once it is
+/// dropped, flushes and compactions may drop the versions such a read needs, so the query
+/// fails with a typed error instead of answering from a partial state.
+#[test]
+fn a_query_at_a_seqno_nobody_holds_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(true, None)).unwrap();
+    let t = TenantId::new("t").unwrap();
+    db.ingest_session(&t, &session("a", 0, &["Tom plays the oboe"]))
+        .unwrap();
+    let snap = db.snapshot();
+    let seqno = snap.seqno();
+    db.ingest_session(&t, &session("b", 1, &["Ada tunes an oboe"]))
+        .unwrap();
+    let at = Query {
+        snapshot: Some(seqno),
+        ..Query::new("oboe")
+    };
+    assert_eq!(db.query(&t, &at).unwrap().facts.len(), 1);
+    drop(snap);
+    let err = db.query(&t, &at).unwrap_err();
+    assert!(
+        matches!(err, MemoryError::SnapshotNotHeld { seqno: s } if s == seqno),
+        "{err}"
+    );
+    // A seqno at or past the latest reads the latest state.
+    let ahead = Query {
+        snapshot: Some(u64::MAX),
+        ..Query::new("oboe")
+    };
+    assert_eq!(db.query(&t, &ahead).unwrap().facts.len(), 2);
 }

@@ -32,4 +32,11 @@ pub enum MemoryError {
     /// The memory runtime has stopped (the database is closing).
     #[error("the memory runtime has stopped")]
     Stopped,
+    /// A read as of `seqno` (`Query::snapshot`) without a live snapshot at that seqno: hold
+    /// the `Db::snapshot()` whose seqno you pass while reading at it.
+    #[error("no live snapshot at seqno {seqno}: its versions may already be compacted away")]
+    SnapshotNotHeld {
+        /// The seqno asked for.
+        seqno: u64,
+    },
 }

@@ -52,7 +52,7 @@ impl Db {
     /// Engine errors; corrupt records or pages; [`MemoryError::Stopped`] while closing.
     pub fn profile(&self, tenant: &TenantId) -> Result<Profile, MemoryError> {
         let state = self.recall_state();
-        let r = Reader::new(self.core(), tenant, None, state);
+        let r = Reader::new(self.core(), tenant, None, state)?;
         let user_id = record::tree_id(TreeKind::Entity, USER_ENTITY);
         let mut entities = Vec::new();
         for kv in r.scan_prefix(Table::Trees, &[])? {

@@ -30,8 +30,10 @@ pub struct Query {
     pub beam: usize,
     /// Only facts whose event time overlaps this range (microseconds, inclusive).
     pub time_range: Option<TimeRange>,
-    /// Read as of this seqno (from `Db::snapshot().seqno()`; hold the `Snapshot` so
-    /// compaction keeps those versions); `None` reads the latest state.
+    /// Read as of this seqno: the seqno of a `Db::snapshot()` held while querying (flushes
+    /// and compactions keep only the versions live snapshots need, so a query at a seqno
+    /// nobody holds fails with `MemoryError::SnapshotNotHeld`); `None` reads the latest
+    /// state.
     pub snapshot: Option<u64>,
     /// Scoring mode.
     pub mode: Mode,

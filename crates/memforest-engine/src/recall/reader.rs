@@ -25,36 +25,41 @@ pub struct Reader<'a> {
     core: &'a Arc<Core>,
     tenant: &'a TenantId,
     seq: u64,
-    /// For a read of the latest state: a snapshot registered at `seq`, so no flush or
-    /// compaction drops a version this reader's later reads need.
-    _pin: Option<Snapshot>,
+    /// A snapshot registered at `seq` for the reader's life, so no flush or compaction drops
+    /// a version this reader's later reads need.
+    _pin: Snapshot,
     caches: &'a RecallState,
 }
 
 impl<'a> Reader<'a> {
-    /// Reads of `tenant` at `seq` (a snapshot the caller holds, clamped to the latest
-    /// published seqno) or, for `None`, at the latest state (pinned by a snapshot for the
-    /// reader's life), with node pages and summaries cached in `caches`.
+    /// Reads of `tenant` at `seq` (the seqno of a snapshot the caller holds; one at or past
+    /// the latest published seqno reads the latest state) or, for `None`, at the latest
+    /// state, with node pages and summaries cached in `caches`. The seqno read at is pinned
+    /// by a snapshot for the reader's life.
+    ///
+    /// # Errors
+    /// [`MemoryError::SnapshotNotHeld`] when `seq` is older than the latest state and no
+    /// snapshot at it is live (its versions may be gone).
     pub(crate) fn new(
         core: &'a Arc<Core>,
         tenant: &'a TenantId,
         seq: Option<u64>,
         caches: &'a RecallState,
-    ) -> Self {
-        let (seq, pin) = match seq {
-            Some(s) => (s.min(core.visible()), None),
-            None => {
-                let pin = core.snapshots.acquire(|| core.visible());
-                (pin.seqno(), Some(pin))
-            }
+    ) -> Result<Self, MemoryError> {
+        let pin = match seq {
+            Some(s) => core
+                .snapshots
+                .pin(s, || core.visible())
+                .ok_or(MemoryError::SnapshotNotHeld { seqno: s })?,
+            None => core.snapshots.acquire(|| core.visible()),
         };
-        Self {
+        Ok(Self {
             core,
             tenant,
-            seq,
+            seq: pin.seqno(),
             _pin: pin,
             caches,
-        }
+        })
     }
 
     /// The tenant.

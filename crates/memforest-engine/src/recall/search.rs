@@ -65,7 +65,8 @@ impl Db {
     /// # Errors
     /// [`MemoryError::Engine`] for storage errors; [`MemoryError::Corrupt`] for a corrupt
     /// record or page; [`MemoryError::Model`] when the mode needs an embedder and none is
-    /// configured or it fails; [`MemoryError::Stopped`] while closing.
+    /// configured or it fails; [`MemoryError::SnapshotNotHeld`] for a `query.snapshot` no
+    /// live snapshot holds; [`MemoryError::Stopped`] while closing.
     pub fn query(&self, tenant: &TenantId, query: &Query) -> Result<QueryResult, MemoryError> {
         let shared = self.memory_runtime().ok_or(MemoryError::Stopped)?.shared();
         let embedding = match query.mode {
@@ -95,12 +96,12 @@ impl Db {
                 .map(|t| Some(postings::generation(tenant, t)))
                 .collect();
             (
-                Reader::new(self.core(), tenant, None, state),
+                Reader::new(self.core(), tenant, None, state)?,
                 generations,
                 Some((&state.turns, state.turns.generation(tenant))),
             )
         } else {
-            let r = Reader::new(self.core(), tenant, query.snapshot, state);
+            let r = Reader::new(self.core(), tenant, query.snapshot, state)?;
             (r, vec![None; query_terms.len()], None)
         };
         let mut result = QueryResult {
