@@ -10,7 +10,10 @@
 //! (microseconds per fact between 10^(d-1) and 10^d facts, in wall time and in process CPU
 //! time, every thread: ingest, flush, compaction, summary scheduler) with the ratio of the
 //! last decade's cost to 10^4's. On a shared machine the CPU figure is the one other
-//! processes do not inflate.
+//! processes do not inflate. The CPU of the thread calling `Db::ingest_session` is also
+//! reported alone: the write's critical path, without the background flush, compaction and
+//! summary refresh (extraction runs on the extract pool, but the synthetic extractor does
+//! almost nothing).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,7 +23,7 @@ use anyhow::Context as _;
 use memforest_engine::{Db, TenantId};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::measure::{cpu_seconds, dir_bytes, peak_rss_bytes};
+use crate::bench::measure::{cpu_seconds, dir_bytes, peak_rss_bytes, thread_cpu_seconds};
 use crate::bench::synth::{Corpus, Shape, SynthExtractor};
 use memforest_cli::store::{DurabilityArg, ModelArgs, SummarizerArg};
 
@@ -65,6 +68,12 @@ pub struct Decade {
     pub us_per_fact: f64,
     /// Mean process CPU microseconds (all threads) per fact over the same facts.
     pub cpu_us_per_fact: f64,
+    /// Mean CPU microseconds per fact of the thread calling `Db::ingest_session` alone: the
+    /// write's critical path (WAL, memtable, routing, tree inserts, dirty marks), without
+    /// the flush, compaction and summary refresh that run on background threads (0 in
+    /// reports from before it was recorded).
+    #[serde(default)]
+    pub ingest_cpu_us_per_fact: f64,
 }
 
 /// One size's measurement.
@@ -98,6 +107,9 @@ pub struct SizeRow {
     pub cost_ratio_vs_1e4: Option<f64>,
     /// The same ratio of CPU costs.
     pub cpu_ratio_vs_1e4: Option<f64>,
+    /// The same ratio of the ingesting thread's CPU costs.
+    #[serde(default)]
+    pub ingest_cpu_ratio_vs_1e4: Option<f64>,
 }
 
 /// Bytes the engine wrote per fact (`Db::stats` divided by facts): where the write path's
@@ -235,7 +247,8 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         .collect();
     marks.reverse(); // popped from the end, smallest first
     let mut decades = Vec::new();
-    let (mut last_facts, mut last_secs, mut last_cpu) = (0u64, 0.0f64, cpu_seconds());
+    let (mut last_facts, mut last_secs) = (0u64, 0.0f64);
+    let (mut last_cpu, mut last_own) = (cpu_seconds(), thread_cpu_seconds());
     let start = Instant::now();
     for g in corpus {
         let tenant = tenants
@@ -247,14 +260,17 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         text_bytes += g.facts.iter().map(|f| f.len() as u64).sum::<u64>();
         while marks.last().is_some_and(|&m| made >= m) {
             marks.pop();
-            let (now, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds());
+            let now = start.elapsed().as_secs_f64();
+            let (cpu, own) = (cpu_seconds(), thread_cpu_seconds());
             let count = made.saturating_sub(last_facts).max(1) as f64;
             decades.push(Decade {
                 facts: made,
                 us_per_fact: (now - last_secs) * 1e6 / count,
                 cpu_us_per_fact: (cpu - last_cpu) * 1e6 / count,
+                ingest_cpu_us_per_fact: (own - last_own) * 1e6 / count,
             });
-            (last_facts, last_secs, last_cpu) = (made, now, cpu);
+            (last_facts, last_secs) = (made, now);
+            (last_cpu, last_own) = (cpu, own);
         }
         if made % 100_000 < g.facts.len() as u64 {
             eprintln!(
@@ -281,6 +297,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     };
     let cost_ratio_vs_1e4 = ratio(|d| d.us_per_fact);
     let cpu_ratio_vs_1e4 = ratio(|d| d.cpu_us_per_fact);
+    let ingest_cpu_ratio_vs_1e4 = ratio(|d| d.ingest_cpu_us_per_fact);
     Ok(SizeRow {
         facts: made,
         sessions,
@@ -295,6 +312,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         decades,
         cost_ratio_vs_1e4,
         cpu_ratio_vs_1e4,
+        ingest_cpu_ratio_vs_1e4,
     })
 }
 
@@ -325,6 +343,18 @@ pub fn render(r: &Report) -> String {
                 _ => "-".to_owned(),
             },
             decades.join(" ")
+        ));
+        let own: Vec<String> = row
+            .decades
+            .iter()
+            .map(|d| format!("{}:{:.0}", d.facts, d.ingest_cpu_us_per_fact))
+            .collect();
+        s.push_str(&format!(
+            "{:>10} ingesting thread's CPU us per fact by decade: {} (10^N/10^4 {})\n",
+            "",
+            own.join(" "),
+            row.ingest_cpu_ratio_vs_1e4
+                .map_or_else(|| "-".to_owned(), |r| format!("{r:.2}"))
         ));
         let w = &row.written;
         s.push_str(&format!(

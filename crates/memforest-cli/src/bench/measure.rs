@@ -63,7 +63,17 @@ pub fn bytes_written() -> u64 {
 /// where the file does not exist. Unlike wall time it does not count the time other
 /// processes held the CPU.
 pub fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    stat_cpu_seconds("/proc/self/stat")
+}
+
+/// CPU seconds the calling thread has used so far, user plus system
+/// (`/proc/thread-self/stat`, as [`cpu_seconds`]), or 0 where the file does not exist.
+pub fn thread_cpu_seconds() -> f64 {
+    stat_cpu_seconds("/proc/thread-self/stat")
+}
+
+fn stat_cpu_seconds(path: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(path) else {
         return 0.0;
     };
     // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
