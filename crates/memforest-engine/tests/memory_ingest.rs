@@ -173,12 +173,23 @@ fn flush_summaries_leaves_every_summary_current_after_reopen() {
 struct Gated {
     open: Mutex<bool>,
     cv: Condvar,
+    /// Calls that have started (and are waiting while the gate is shut).
+    started: Mutex<usize>,
 }
 
 impl Gated {
     fn open(&self) {
         *self.open.lock().unwrap() = true;
         self.cv.notify_all();
+    }
+
+    /// Waits (up to 20 s) until a call has started.
+    fn wait_started(&self) {
+        let t0 = std::time::Instant::now();
+        while *self.started.lock().unwrap() == 0 {
+            assert!(t0.elapsed().as_secs() < 20, "no summary call started");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 }
 
@@ -187,6 +198,7 @@ impl Summarizer for Gated {
         "gated"
     }
     fn summarize(&self, r: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
+        *self.started.lock().unwrap() += 1;
         let mut open = self.open.lock().unwrap();
         while !*open {
             open = self.cv.wait(open).unwrap();
@@ -223,6 +235,46 @@ fn ingest_completes_while_the_summarizer_is_blocked() {
     }
     // Every ingest returned although no summary call can finish while the gate is shut.
     assert!(db.memory_stats().dirty_by_level.iter().sum::<u64>() > 0);
+    gate.open();
+    db.flush_summaries().unwrap();
+    assert!(assert_summaries_current(&db) > 0);
+    db.close().unwrap();
+}
+
+/// A summary call in flight while its session is forgotten and the same session id is
+/// ingested again with other facts: the emptied trees are deleted and re-created under the
+/// same ids (node ids and versions start over), so the late result names a node that looks
+/// the same by id and version. It must be rejected, not stored over the new facts.
+#[test]
+fn a_summary_in_flight_across_a_forget_and_reingest_is_rejected() {
+    use memforest_engine::lifecycle::Forget;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Arc::new(Gated::default());
+    let db = Db::open(
+        dir.path(),
+        options(Some(Arc::clone(&gate) as Arc<dyn Summarizer>)),
+    )
+    .unwrap();
+    let _guard = OpenOnDrop(Arc::clone(&gate));
+    let said = |a: &str, b: &str| session("a", 0, &[a, "Nice.", b, "Cool."]);
+    db.ingest_session(
+        &tenant(),
+        &said(
+            "I adopted a dog named Rex last week.",
+            "I bought a red bicycle yesterday.",
+        ),
+    )
+    .unwrap();
+    gate.wait_started();
+    db.forget(&tenant(), &Forget::Session("a".into())).unwrap();
+    db.ingest_session(
+        &tenant(),
+        &said(
+            "I adopted a cat named Tom last week.",
+            "I bought a blue scooter yesterday.",
+        ),
+    )
+    .unwrap();
     gate.open();
     db.flush_summaries().unwrap();
     assert!(assert_summaries_current(&db) > 0);

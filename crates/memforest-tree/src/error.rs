@@ -107,19 +107,18 @@ pub enum TreeError {
         /// Its dirty child.
         child: NodeId,
     },
-    /// A summary was made from an input that is no longer the node's input (its entries or a
-    /// child page changed since, see [`crate::refresh::InputStamp`]); it was rejected and the
-    /// node stays dirty.
-    #[error("tree {tree} node {node}: the node changed since its summary's input was read (version {read_at} then, {current} now, or a child page rewritten)")]
+    /// A summary was made from an input that is no longer the node's input (its page changed
+    /// since, see [`crate::refresh::InputStamp`]); it was rejected and the node stays dirty.
+    #[error("tree {tree} node {node}: the node changed since its summary's input was read (page crc {read_at:#010x} then, {current:#010x} now)")]
     StaleSummary {
         /// The tree.
         tree: TreeId,
         /// The node.
         node: NodeId,
-        /// The node's version when the summary's input was read.
-        read_at: u64,
-        /// The node's current version.
-        current: u64,
+        /// The node's page CRC when the summary's input was read.
+        read_at: u32,
+        /// The node's current page CRC.
+        current: u32,
     },
     /// [`crate::tree::MemTree::verify`] found a broken invariant.
     #[error("tree {tree} node {node}: invariant violated: {what}")]

@@ -29,7 +29,7 @@ pub struct TreeMeta {
     pub root: Option<RootRef>,
     /// Number of leaves.
     pub items: u64,
-    /// Next node id to allocate (ids start at 1 and are never reused).
+    /// Next node id to allocate (ids start at 1 and are never reused while the tree exists).
     pub next_node: u64,
     /// Structure version: incremented by every insert and delete.
     pub version: u64,

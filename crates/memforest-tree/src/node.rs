@@ -12,7 +12,8 @@ use std::fmt;
 use crate::key::{LeafKey, TimeRange};
 
 /// Identifies a node page within its tree. `0` is reserved for the tree's meta page; node ids
-/// are allocated from the meta page's counter and never reused.
+/// are allocated from the meta page's counter and never reused while the tree exists (a tree
+/// deleted and created again under the same [`TreeId`] starts over at 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NodeId(pub u64);
 

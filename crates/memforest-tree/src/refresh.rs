@@ -9,19 +9,20 @@
 //! node is still at the version its input was read at ([`InputStamp`]).
 //!
 //! How a stamp identifies the input without re-reading it: a node's input is its entries
-//! and its children's summaries. Every insert and delete stamps each node on its path with
-//! the tree's new structure version ([`crate::node::Node::version`]), so an unchanged
-//! version means unchanged entries; a child whose summary changed was rewritten, so its
-//! page CRC in the node's [`ChildRef`](crate::node::ChildRef) changed too. The check costs
-//! one descent instead of re-reading every child. Its one blind spot is a rewritten child
-//! page with an unchanged CRC-32 (probability 2^-32 per rewrite), the same CRC the tree
-//! relies on to catch a wrong child page.
+//! and its children's summaries, and its page holds its entries and each child's page CRC
+//! (a child given a new summary is rewritten, so its CRC changes). So the stamp is the
+//! node's page CRC and structure version ([`crate::node::Node::version`], bumped by every
+//! insert and delete on the node's path), and the check costs the one descent that
+//! rewriting the path needs anyway instead of re-reading every child. The page CRC also
+//! tells a node apart from one of the same id in a tree deleted and created again under the
+//! same id (node ids and versions then start over). The check's blind spot is a CRC-32
+//! collision (probability 2^-32 per rewrite) between two pages of one node at one version.
 
 use crate::error::TreeError;
 use crate::hash::StableHasher;
 use crate::key::{LeafKey, TimeRange};
 use crate::kind::TreeKind;
-use crate::node::{Node, NodeId, Summary, TreeId};
+use crate::node::{NodeId, Summary, TreeId};
 use crate::store::NodeStore;
 use crate::tree::{check_text, MemTree};
 
@@ -138,22 +139,10 @@ pub struct InputStamp {
     pub first: LeafKey,
     /// Its [`crate::node::Node::version`] when the input was read.
     pub version: u64,
-    /// [`children_crcs`] of the node when the input was read.
-    pub children_crcs: u64,
+    /// Its page CRC (trailer value) when the input was read.
+    pub page_crc: u32,
     /// [`input_hash`] of the input.
     pub hash: u64,
-}
-
-/// A hash of a node's children's ids and page CRCs (0 for a level-1 node): changes whenever
-/// a child page is rewritten, for instance with a new summary.
-#[must_use]
-pub fn children_crcs(node: &Node) -> u64 {
-    let mut h = StableHasher::new();
-    for child in node.children() {
-        h.write_u64(child.id.0);
-        h.write_u64(u64::from(child.crc));
-    }
-    h.finish()
 }
 
 /// The stable hash of a summary input: FNV-1a 64 ([`crate::hash`]) over the tree kind byte,
@@ -193,14 +182,13 @@ impl MemTree {
         store: &S,
         node: NodeId,
     ) -> Result<SummaryInput, TreeError> {
-        let n = self.node(store, node)?;
+        let (n, page_crc) = self.node_and_crc(store, node)?;
         let time = n
             .time_range()
             .ok_or_else(|| self.corrupt(node, "empty node"))?;
         let first = n
             .first_key()
             .ok_or_else(|| self.corrupt(node, "empty node"))?;
-        let crcs = children_crcs(&n);
         let mut children: Vec<ChildSummary> = n
             .leaves()
             .iter()
@@ -247,22 +235,26 @@ impl MemTree {
                 level: n.level,
                 first,
                 version: n.version,
-                children_crcs: crcs,
+                page_crc,
                 hash,
             },
         })
     }
 
-    /// Stores `text` as the summary of the node `stamp` names if that node is still at the
-    /// version its input was read at (see the module doc for why that identifies the input).
-    /// On acceptance the node becomes clean, its summary records `stamp.hash`, and its
-    /// ancestors are marked dirty (their input, which includes this summary, changed); the
-    /// path's pages are rewritten because each parent records its child's page CRC.
+    /// Stores `text` as the summary of the node `stamp` names if that node is unchanged since
+    /// its input was read (the same page CRC and version; see the module doc for why that
+    /// identifies the input), or does nothing if the node already holds exactly this summary
+    /// of this input and is clean. On acceptance the node becomes clean, its summary records
+    /// `stamp.hash`, and its ancestors are marked dirty (their input, which includes this
+    /// summary, changed); the path's pages are rewritten because each parent records its
+    /// child's page CRC.
     ///
     /// # Errors
     /// [`TreeError::StaleSummary`] when the node changed since its input was read (the
     /// summary is discarded and the node stays dirty); [`TreeError::UnknownNode`] when the
-    /// node is gone; [`TreeError::TextTooLong`]; corruption and store errors.
+    /// descent by the node's first key no longer ends at it (the node is gone, or lost its
+    /// first leaf: changed either way); [`TreeError::TextTooLong`]; corruption and store
+    /// errors.
     pub fn apply_summary<S: NodeStore + ?Sized>(
         &mut self,
         store: &mut S,
@@ -278,21 +270,20 @@ impl MemTree {
                 node,
             });
         };
-        let current = (step.node.version, children_crcs(&step.node));
-        if current != (stamp.version, stamp.children_crcs) {
-            return Err(TreeError::StaleSummary {
-                tree: self.id,
-                node,
-                read_at: stamp.version,
-                current: current.0,
-            });
-        }
         let summary = Summary {
             input_hash: stamp.hash,
             text: text.to_owned(),
         };
         if !step.node.dirty && step.node.summary.as_ref() == Some(&summary) {
             return Ok(());
+        }
+        if (step.crc, step.node.version) != (stamp.page_crc, stamp.version) {
+            return Err(TreeError::StaleSummary {
+                tree: self.id,
+                node,
+                read_at: stamp.page_crc,
+                current: step.crc,
+            });
         }
         step.node.summary = Some(summary);
         step.node.dirty = false;

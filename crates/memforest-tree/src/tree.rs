@@ -31,6 +31,9 @@ pub struct MemTree {
 pub(crate) struct Step {
     pub id: NodeId,
     pub node: Node,
+    /// The page CRC the descent checked the node against (its parent's or the meta page's
+    /// record of it).
+    pub crc: u32,
     /// Index of the child the descent took (unused at the last step).
     pub idx: usize,
     /// True when every index taken above this node was the last one.
@@ -166,12 +169,23 @@ impl MemTree {
     /// [`TreeError::UnknownNode`] when no such node page exists; [`TreeError::Page`] for a
     /// page that fails to decode; store errors.
     pub fn node<S: NodeStore + ?Sized>(&self, store: &S, id: NodeId) -> Result<Node, TreeError> {
+        Ok(self.node_and_crc(store, id)?.0)
+    }
+
+    /// [`MemTree::node`] and the page's CRC (its trailer value).
+    pub(crate) fn node_and_crc<S: NodeStore + ?Sized>(
+        &self,
+        store: &S,
+        id: NodeId,
+    ) -> Result<(Node, u32), TreeError> {
         let bytes = store.get(self.key(id))?.ok_or(TreeError::UnknownNode {
             tree: self.id,
             node: id,
         })?;
         match self.decode(id, &bytes)? {
-            Page::Node(node) if id != NodeId::META => Ok(node),
+            Page::Node(node) if id != NodeId::META => {
+                Ok((node, page::page_crc(&bytes).unwrap_or_default()))
+            }
             _ => Err(TreeError::UnknownNode {
                 tree: self.id,
                 node: id,
@@ -275,7 +289,7 @@ impl MemTree {
         };
         let mut path = Vec::with_capacity(usize::from(root.level));
         let mut node = self.load(store, root.id, root.crc, root.level)?;
-        let mut id = root.id;
+        let (mut id, mut crc) = (root.id, root.crc);
         let mut right_edge = true;
         loop {
             let idx = match node.route(key) {
@@ -284,6 +298,7 @@ impl MemTree {
                     path.push(Step {
                         id,
                         node,
+                        crc,
                         idx: 0,
                         right_edge,
                     });
@@ -298,10 +313,11 @@ impl MemTree {
             path.push(Step {
                 id,
                 node,
+                crc,
                 idx,
                 right_edge,
             });
-            id = child.id;
+            (id, crc) = (child.id, child.crc);
             node = child_node;
             right_edge = child_edge;
         }

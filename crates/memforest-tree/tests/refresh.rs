@@ -12,7 +12,7 @@ mod common;
 use common::{append, fact, new_tree, summarize, tree};
 use memforest_tree::cost::refresh_cost;
 use memforest_tree::refresh::{refresh_all, refresh_plan, InputStamp};
-use memforest_tree::{MemNodeStore, TreeError, TreeId};
+use memforest_tree::{MemNodeStore, NodeId, NodeStore, PageBatch, PageKey, TreeError, TreeId};
 
 #[test]
 fn plan_groups_dirty_nodes_of_all_trees_by_level_bottom_up() {
@@ -158,6 +158,39 @@ fn a_changed_child_summary_makes_the_parents_earlier_input_stale() {
     t.apply_summary(&mut store, &fresh.stamp, "parent").unwrap();
     assert!(t.dirty().is_empty());
     t.verify(&store).unwrap();
+}
+
+/// A tree deleted and created again under the same id starts its node ids and versions
+/// over; a summary of the old tree's input must not be accepted by the new tree's node.
+#[test]
+fn a_stamp_from_a_deleted_tree_is_rejected_by_its_recreation() {
+    let mut store = MemNodeStore::new();
+    let id = TreeId(7);
+    let mut t = new_tree(&mut store, id, 4);
+    t.insert(&mut store, fact(0, 1), "secret fact A").unwrap();
+    let root = t.meta().root.unwrap().id;
+    let old = t.summary_input(&store, root).unwrap();
+    // The tree empties and is deleted, meta page included (as the engine's forget does).
+    t.delete(&mut store, &fact(0, 1)).unwrap();
+    let mut b = PageBatch::default();
+    b.delete(PageKey {
+        tree: id,
+        node: NodeId::META,
+    });
+    store.apply(b).unwrap();
+    let mut t = new_tree(&mut store, id, 4);
+    t.insert(&mut store, fact(100, 2), "unrelated fact B")
+        .unwrap();
+    let now = t.summary_input(&store, root).unwrap();
+    assert_eq!(
+        (now.stamp.node, now.stamp.version),
+        (old.stamp.node, old.stamp.version)
+    );
+    let err = t
+        .apply_summary(&mut store, &old.stamp, "summary of secret fact A")
+        .unwrap_err();
+    assert!(matches!(err, TreeError::StaleSummary { .. }), "{err}");
+    assert!(t.node(&store, root).unwrap().dirty);
 }
 
 /// Insert then delete the same fact: the path is dirty but its inputs are unchanged, so the

@@ -307,11 +307,7 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
                 };
                 match tree.apply_summary(&mut st, &stamp, &out.text) {
                     Ok(()) => {}
-                    Err(
-                        TreeError::StaleSummary { .. }
-                        | TreeError::ChildDirty { .. }
-                        | TreeError::UnknownNode { .. },
-                    ) => {
+                    Err(TreeError::StaleSummary { .. } | TreeError::UnknownNode { .. }) => {
                         stale += 1;
                         continue;
                     }

@@ -31,9 +31,9 @@ pub struct Query {
     /// Only facts whose event time overlaps this range (microseconds, inclusive).
     pub time_range: Option<TimeRange>,
     /// Read as of this seqno: the seqno of a `Db::snapshot()` held while querying (flushes
-    /// and compactions keep only the versions live snapshots need, so a query at a seqno
-    /// nobody holds fails with `MemoryError::SnapshotNotHeld`); `None` reads the latest
-    /// state.
+    /// and compactions keep only the versions live snapshots need, so a query at an older
+    /// seqno nobody holds fails with `MemoryError::SnapshotNotHeld`; one at or past the
+    /// latest seqno reads the latest state); `None` reads the latest state.
     pub snapshot: Option<u64>,
     /// Scoring mode.
     pub mode: Mode,
