@@ -44,8 +44,9 @@ fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
         .map_or(&[], Vec::as_slice)
 }
 
-/// (N, µs per fact) points: the decades of the largest ingest size.
-fn ingest_points(v: &Value) -> Vec<(f64, f64)> {
+/// (N, `field` µs per fact) points: the decades of the largest ingest size that report
+/// `field` above zero.
+fn ingest_points(v: &Value, field: &str) -> Vec<(f64, f64)> {
     let largest = arr(v, "sizes").iter().max_by(|a, b| {
         num(a, "facts")
             .unwrap_or(0.0)
@@ -54,7 +55,7 @@ fn ingest_points(v: &Value) -> Vec<(f64, f64)> {
     largest.map_or_else(Vec::new, |s| {
         arr(s, "decades")
             .iter()
-            .filter_map(|d| Some((num(d, "facts")?, num(d, "us_per_fact")?)))
+            .filter_map(|d| Some((num(d, "facts")?, num(d, field).filter(|&us| us > 0.0)?)))
             .collect()
     })
 }
@@ -103,7 +104,9 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
     let font: &'static [u8] = Box::leak(font.into_boxed_slice());
     plotters::style::register_font("sans-serif", FontStyle::Normal, font)
         .map_err(|_| anyhow::anyhow!("{} is not a usable TrueType font", args.font.display()))?;
-    let ingest = ingest_points(&read(&args.ingest)?);
+    let ingest_json = read(&args.ingest)?;
+    let ingest = ingest_points(&ingest_json, "us_per_fact");
+    let own = ingest_points(&ingest_json, "ingest_cpu_us_per_fact");
     let llm_json = read(&args.llm)?;
     let llm = llm_series(&llm_json);
     // The global rewrite's calls per fact (the same in every row).
@@ -139,8 +142,20 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         .x_desc("facts ingested (N, log)")
         .y_desc("µs per fact in the decade ending at N")
         .draw()?;
-    c.draw_series(LineSeries::new(ingest.iter().copied(), &BLUE))?;
-    c.draw_series(ingest.iter().map(|&p| Circle::new(p, 4, BLUE.filled())))?;
+    for (points, color, label) in [
+        (&ingest, BLUE, "wall, whole process"),
+        (&own, RED, "CPU of the ingesting thread"),
+    ] {
+        c.draw_series(LineSeries::new(points.iter().copied(), color))?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+        c.draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))?;
+    }
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
 
     let all = llm.iter().flat_map(|s| {
         s.1.iter()
