@@ -1,4 +1,4 @@
-//! Summaries as compaction: the refresh plan, summary inputs, and hash-checked application
+//! Summaries as compaction: the refresh plan, summary inputs, and stamp-checked application
 //! (MemForest paper, Algorithm 1 and "Refresh").
 //!
 //! Inserts and deletes only mark nodes dirty. Later, in batches, [`refresh_plan`] lists the
@@ -6,7 +6,8 @@
 //! on each other, so a caller may summarize them in parallel and must finish a level before
 //! starting the next. For each node, [`MemTree::summary_input`] gives what the summarizer (an
 //! LLM, in the engine) needs, and [`MemTree::apply_summary`] stores the result only if the
-//! node is still at the version its input was read at ([`InputStamp`]).
+//! node's page is still the one its input was read from ([`InputStamp`]: page CRC and
+//! version).
 //!
 //! How a stamp identifies the input without re-reading it: a node's input is its entries
 //! and its children's summaries, and its page holds its entries and each child's page CRC
@@ -15,8 +16,12 @@
 //! insert and delete on the node's path), and the check costs the one descent that
 //! rewriting the path needs anyway instead of re-reading every child. The page CRC also
 //! tells a node apart from one of the same id in a tree deleted and created again under the
-//! same id (node ids and versions then start over). The check's blind spot is a CRC-32
-//! collision (probability 2^-32 per rewrite) between two pages of one node at one version.
+//! same id (node ids and versions then start over). The check's blind spots are CRC-32
+//! collisions: two pages of one node at one version with the same CRC, or a child page
+//! rewritten with an unchanged CRC (which leaves the node's page byte for byte the same).
+//! For pages nobody crafted that is 2^-32 per rewrite; a tenant that shapes its own text
+//! could force one, and at worst get a summary of input it has since changed or forgotten
+//! accepted into its own tree.
 
 use crate::error::TreeError;
 use crate::hash::StableHasher;
@@ -127,8 +132,8 @@ pub struct SummaryInput {
     pub stamp: InputStamp,
 }
 
-/// Identifies the input a summary was made from: the node, where to find it, the node's
-/// version when the input was read, and the input's hash (stored with the summary).
+/// Identifies the input a summary was made from: the node, where to find it, its page CRC
+/// and version when the input was read, and the input's hash (stored with the summary).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InputStamp {
     /// The node.

@@ -160,6 +160,32 @@ fn a_changed_child_summary_makes_the_parents_earlier_input_stale() {
     t.verify(&store).unwrap();
 }
 
+/// A dirty parent whose input was read, then a child summary changed: only the child CRC
+/// in the parent's page differs (the parent was dirty all along), and that alone makes the
+/// parent's summary of the earlier input stale.
+#[test]
+fn a_child_crc_alone_makes_a_dirty_parents_input_stale() {
+    let (mut store, mut t) = tree(4);
+    append(&mut store, &mut t, 0, 12);
+    refresh_all(&mut [&mut t], &mut store, summarize).unwrap();
+    let path = t.path(&store, &fact(0, 0)).unwrap();
+    let child = t.summary_input(&store, path[1]).unwrap();
+    t.apply_summary(&mut store, &child.stamp, "v2").unwrap();
+    assert!(t.node(&store, path[0]).unwrap().dirty);
+    let parent = t.summary_input(&store, path[0]).unwrap();
+    let child = t.summary_input(&store, path[1]).unwrap();
+    t.apply_summary(&mut store, &child.stamp, "v3").unwrap();
+    let now = t.summary_input(&store, path[0]).unwrap();
+    assert_eq!(now.stamp.version, parent.stamp.version);
+    let err = t
+        .apply_summary(&mut store, &parent.stamp, "made from v2")
+        .unwrap_err();
+    assert!(matches!(err, TreeError::StaleSummary { .. }), "{err}");
+    t.apply_summary(&mut store, &now.stamp, "made from v3")
+        .unwrap();
+    assert!(t.dirty().is_empty());
+}
+
 /// A tree deleted and created again under the same id starts its node ids and versions
 /// over; a summary of the old tree's input must not be accepted by the new tree's node.
 #[test]
