@@ -132,22 +132,16 @@ pub struct SummaryInput {
     pub stamp: InputStamp,
 }
 
-/// Identifies the input a summary was made from: the node, where to find it, its page CRC
-/// and version when the input was read, and the input's hash (stored with the summary).
+/// Where [`MemTree::apply_summary`] finds the node an input was read from, and how it tells
+/// whether the node is still the same (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InputStamp {
-    /// The node.
-    pub node: NodeId,
-    /// Its level.
-    pub level: u8,
-    /// Its smallest leaf key when the input was read (the descent to it).
+    /// The node's smallest leaf key when the input was read (the descent to it).
     pub first: LeafKey,
     /// Its [`crate::node::Node::version`] when the input was read.
     pub version: u64,
     /// Its page CRC (trailer value) when the input was read.
     pub page_crc: u32,
-    /// [`input_hash`] of the input.
-    pub hash: u64,
 }
 
 /// The stable hash of a summary input: FNV-1a 64 ([`crate::hash`]) over the tree kind byte,
@@ -236,21 +230,18 @@ impl MemTree {
             hash,
             previous: n.summary,
             stamp: InputStamp {
-                node,
-                level: n.level,
                 first,
                 version: n.version,
                 page_crc,
-                hash,
             },
         })
     }
 
-    /// Stores `text` as the summary of the node `stamp` names if that node is unchanged since
-    /// its input was read (the same page CRC and version; see the module doc for why that
-    /// identifies the input), or does nothing if the node already holds exactly this summary
-    /// of this input and is clean. On acceptance the node becomes clean, its summary records
-    /// `stamp.hash`, and its ancestors are marked dirty (their input, which includes this
+    /// Stores `text`, a summary of `input`, as its node's summary if that node is unchanged
+    /// since the input was read (`input.stamp`: the same page CRC and version; see the module
+    /// doc for why that identifies the input), or does nothing if the node already holds
+    /// exactly this summary of this input and is clean. On acceptance the node becomes clean,
+    /// its summary records `input.hash`, and its ancestors are marked dirty (their input, which includes this
     /// summary, changed); the path's pages are rewritten because each parent records its
     /// child's page CRC.
     ///
@@ -263,12 +254,12 @@ impl MemTree {
     pub fn apply_summary<S: NodeStore + ?Sized>(
         &mut self,
         store: &mut S,
-        stamp: &InputStamp,
+        input: &SummaryInput,
         text: &str,
     ) -> Result<(), TreeError> {
         check_text(text)?;
-        let node = stamp.node;
-        let mut path = self.descend(store, &stamp.first, stamp.level)?;
+        let (node, stamp) = (input.node, &input.stamp);
+        let mut path = self.descend(store, &stamp.first, input.level)?;
         let Some(step) = path.last_mut().filter(|step| step.id == node) else {
             return Err(TreeError::UnknownNode {
                 tree: self.id,
@@ -276,7 +267,7 @@ impl MemTree {
             });
         };
         let summary = Summary {
-            input_hash: stamp.hash,
+            input_hash: input.hash,
             text: text.to_owned(),
         };
         if !step.node.dirty && step.node.summary.as_ref() == Some(&summary) {
@@ -352,7 +343,7 @@ where
                     summarize(&input)
                 }
             };
-            tree.apply_summary(store, &input.stamp, &text)?;
+            tree.apply_summary(store, &input, &text)?;
         }
     }
     Ok(stats)

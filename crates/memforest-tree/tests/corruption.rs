@@ -56,8 +56,7 @@ fn stale_child_page_is_a_checksum_mismatch() {
     let old = store.page_mut(key(bottom)).unwrap().clone();
     // Rewrite the page (a new summary) without moving it.
     let input = t.summary_input(&store, bottom).unwrap();
-    t.apply_summary(&mut store, &input.stamp, "summary")
-        .unwrap();
+    t.apply_summary(&mut store, &input, "summary").unwrap();
     *store.page_mut(key(bottom)).unwrap() = old;
     match t.range(&store, TimeRange::new(0, 2_000_000).unwrap()) {
         Err(TreeError::ChecksumMismatch {

@@ -205,7 +205,7 @@ impl Harness {
                     for item in &level.nodes {
                         let input = self.tree.summary_input(&self.store, item.node).unwrap();
                         self.tree
-                            .apply_summary(&mut self.store, &input.stamp, &summarize(&input))
+                            .apply_summary(&mut self.store, &input, &summarize(&input))
                             .unwrap();
                         assert!(!self.tree.node(&self.store, item.node).unwrap().dirty);
                     }
@@ -232,10 +232,7 @@ impl Harness {
         let input = self.tree.summary_input(&self.store, node).unwrap();
         self.tree.delete(&mut self.store, &key).unwrap().unwrap();
         self.model.remove(&key);
-        match self
-            .tree
-            .apply_summary(&mut self.store, &input.stamp, "stale")
-        {
+        match self.tree.apply_summary(&mut self.store, &input, "stale") {
             Err(TreeError::StaleSummary { .. }) => {
                 assert!(self.tree.node(&self.store, node).unwrap().dirty)
             }

@@ -11,7 +11,7 @@ mod common;
 
 use common::{append, fact, new_tree, summarize, tree};
 use memforest_tree::cost::refresh_cost;
-use memforest_tree::refresh::{refresh_all, refresh_plan, InputStamp};
+use memforest_tree::refresh::{refresh_all, refresh_plan, InputStamp, SummaryInput};
 use memforest_tree::{MemNodeStore, NodeId, NodeStore, PageBatch, PageKey, TreeError, TreeId};
 
 #[test]
@@ -85,15 +85,18 @@ fn summary_application_is_bottom_up_and_version_checked() {
     assert_eq!(input.children.len(), 4);
     assert_eq!(input.children[0].text, "fact 0");
     // A stamp of another version is rejected and the node stays dirty.
-    let wrong = InputStamp {
-        version: input.stamp.version + 1,
-        ..input.stamp
+    let wrong = SummaryInput {
+        stamp: InputStamp {
+            version: input.stamp.version + 1,
+            ..input.stamp
+        },
+        ..input.clone()
     };
     let err = t.apply_summary(&mut store, &wrong, "wrong").unwrap_err();
     assert!(matches!(err, TreeError::StaleSummary { .. }));
     assert!(t.node(&store, child).unwrap().dirty);
     // The right one is accepted: clean child, still-dirty parent.
-    t.apply_summary(&mut store, &input.stamp, "first four facts")
+    t.apply_summary(&mut store, &input, "first four facts")
         .unwrap();
     assert!(!t.node(&store, child).unwrap().dirty);
     assert!(t.node(&store, root).unwrap().dirty);
@@ -105,7 +108,7 @@ fn summary_application_is_bottom_up_and_version_checked() {
     t.insert(&mut store, fact(0, 99), "late").unwrap();
     if t.path(&store, &fact(0, 99)).unwrap().contains(&child) {
         assert!(matches!(
-            t.apply_summary(&mut store, &old.stamp, "stale"),
+            t.apply_summary(&mut store, &old, "stale"),
             Err(TreeError::StaleSummary { .. })
         ));
         assert!(t.node(&store, child).unwrap().dirty);
@@ -122,20 +125,21 @@ fn accepted_summary_dirties_the_parent() {
     assert!(t.dirty().is_empty());
     let path = t.path(&store, &fact(0, 0)).unwrap();
     let input = t.summary_input(&store, path[1]).unwrap();
-    t.apply_summary(&mut store, &input.stamp, "a better summary")
+    t.apply_summary(&mut store, &input, "a better summary")
         .unwrap();
     assert!(t.node(&store, path[0]).unwrap().dirty);
     assert_eq!(t.dirty().len(), 1);
     t.verify(&store).unwrap();
     // Re-applying the same text to the clean node changes nothing.
     let before = store.stats().writes;
-    t.apply_summary(&mut store, &input.stamp, "a better summary")
+    t.apply_summary(&mut store, &input, "a better summary")
         .unwrap();
     assert_eq!(store.stats().writes, before);
 }
 
 /// A parent's input read before a child's summary changed is stale once it has: the accepted
-/// child summary re-stamps the parent, so the parent's summary of the old input is rejected.
+/// child summary changes the parent's page, so the parent's summary of the old input is
+/// rejected.
 #[test]
 fn a_changed_child_summary_makes_the_parents_earlier_input_stale() {
     let (mut store, mut t) = tree(4);
@@ -144,10 +148,10 @@ fn a_changed_child_summary_makes_the_parents_earlier_input_stale() {
     let path = t.path(&store, &fact(0, 0)).unwrap();
     let parent = t.summary_input(&store, path[0]).unwrap();
     let child = t.summary_input(&store, path[1]).unwrap();
-    t.apply_summary(&mut store, &child.stamp, "a better summary")
+    t.apply_summary(&mut store, &child, "a better summary")
         .unwrap();
     let err = t
-        .apply_summary(&mut store, &parent.stamp, "made from the old child summary")
+        .apply_summary(&mut store, &parent, "made from the old child summary")
         .unwrap_err();
     assert!(matches!(err, TreeError::StaleSummary { .. }), "{err}");
     assert!(t.node(&store, path[0]).unwrap().dirty);
@@ -155,7 +159,7 @@ fn a_changed_child_summary_makes_the_parents_earlier_input_stale() {
     let fresh = t.summary_input(&store, path[0]).unwrap();
     assert!(fresh.children.iter().any(|c| c.text == "a better summary"));
     assert_ne!(fresh.hash, parent.hash);
-    t.apply_summary(&mut store, &fresh.stamp, "parent").unwrap();
+    t.apply_summary(&mut store, &fresh, "parent").unwrap();
     assert!(t.dirty().is_empty());
     t.verify(&store).unwrap();
 }
@@ -170,19 +174,18 @@ fn a_child_crc_alone_makes_a_dirty_parents_input_stale() {
     refresh_all(&mut [&mut t], &mut store, summarize).unwrap();
     let path = t.path(&store, &fact(0, 0)).unwrap();
     let child = t.summary_input(&store, path[1]).unwrap();
-    t.apply_summary(&mut store, &child.stamp, "v2").unwrap();
+    t.apply_summary(&mut store, &child, "v2").unwrap();
     assert!(t.node(&store, path[0]).unwrap().dirty);
     let parent = t.summary_input(&store, path[0]).unwrap();
     let child = t.summary_input(&store, path[1]).unwrap();
-    t.apply_summary(&mut store, &child.stamp, "v3").unwrap();
+    t.apply_summary(&mut store, &child, "v3").unwrap();
     let now = t.summary_input(&store, path[0]).unwrap();
     assert_eq!(now.stamp.version, parent.stamp.version);
     let err = t
-        .apply_summary(&mut store, &parent.stamp, "made from v2")
+        .apply_summary(&mut store, &parent, "made from v2")
         .unwrap_err();
     assert!(matches!(err, TreeError::StaleSummary { .. }), "{err}");
-    t.apply_summary(&mut store, &now.stamp, "made from v3")
-        .unwrap();
+    t.apply_summary(&mut store, &now, "made from v3").unwrap();
     assert!(t.dirty().is_empty());
 }
 
@@ -208,12 +211,9 @@ fn a_stamp_from_a_deleted_tree_is_rejected_by_its_recreation() {
     t.insert(&mut store, fact(100, 2), "unrelated fact B")
         .unwrap();
     let now = t.summary_input(&store, root).unwrap();
-    assert_eq!(
-        (now.stamp.node, now.stamp.version),
-        (old.stamp.node, old.stamp.version)
-    );
+    assert_eq!((now.node, now.stamp.version), (old.node, old.stamp.version));
     let err = t
-        .apply_summary(&mut store, &old.stamp, "summary of secret fact A")
+        .apply_summary(&mut store, &old, "summary of secret fact A")
         .unwrap_err();
     assert!(matches!(err, TreeError::StaleSummary { .. }), "{err}");
     assert!(t.node(&store, root).unwrap().dirty);

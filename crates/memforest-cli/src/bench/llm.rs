@@ -264,7 +264,7 @@ impl Forest {
             ready.extend(calls.into_iter().zip(texts).map(|((t, i), s)| (t, i, s)));
             for (t, input, text) in ready {
                 if let Some(tree) = self.trees.get_mut(t) {
-                    tree.apply_summary(&mut self.store, &input.stamp, &text)?;
+                    tree.apply_summary(&mut self.store, &input, &text)?;
                 }
             }
         }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::unbounded;
-use memforest_tree::refresh::{refresh_plan, InputStamp, SummaryInput};
+use memforest_tree::refresh::{refresh_plan, SummaryInput};
 use memforest_tree::{NodeId, TreeError};
 
 use crate::key::{Table, TenantId};
@@ -132,7 +132,7 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
                 let (s, tx) = (Arc::clone(shared), tx.clone());
                 let submitted = shared.summary_pool.submit(move || {
                     let result = summarize(&s, &item.0, &input, copied.as_deref());
-                    let _ = tx.send((item, input.stamp, result));
+                    let _ = tx.send((item, input, result));
                 });
                 if !submitted {
                     return Err(MemoryError::Stopped);
@@ -245,7 +245,7 @@ fn read_inputs(shared: &Shared, items: &[Item]) -> Result<(Vec<Job>, u64), Memor
                 match (&input.previous, input.children.as_slice()) {
                     (Some(prev), _) if prev.input_hash == input.hash => {
                         let text = prev.text.clone();
-                        tree.apply_summary(&mut st, &input.stamp, &text)?;
+                        tree.apply_summary(&mut st, &input, &text)?;
                         reused += 1;
                     }
                     // One child: its text is the summary, no model call needed (but an
@@ -256,7 +256,7 @@ fn read_inputs(shared: &Shared, items: &[Item]) -> Result<(Vec<Job>, u64), Memor
                         if shared.opts.embedder.is_some() {
                             jobs.push((item.clone(), input, Some(text)));
                         } else {
-                            tree.apply_summary(&mut st, &input.stamp, &text)?;
+                            tree.apply_summary(&mut st, &input, &text)?;
                         }
                     }
                     _ => jobs.push((item.clone(), input, None)),
@@ -274,7 +274,7 @@ fn read_inputs(shared: &Shared, items: &[Item]) -> Result<(Vec<Job>, u64), Memor
 
 type Outcome = (
     Item,
-    InputStamp,
+    SummaryInput,
     Result<(SummaryOutput, Option<Vec<f32>>), MemoryError>,
 );
 
@@ -293,7 +293,7 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
         let mut st = Staged::new(&shared.kv, tenant.clone());
         let ids: Vec<u64> = group.iter().map(|r| r.0 .1).collect();
         let result = (|| {
-            for (item, stamp, outcome) in group {
+            for (item, input, outcome) in group {
                 let (out, embedding) = match outcome {
                     Ok(x) => x,
                     Err(_) => {
@@ -305,7 +305,7 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
                 let Some(tree) = tf.trees.get_mut(&item.1) else {
                     continue;
                 };
-                match tree.apply_summary(&mut st, &stamp, &out.text) {
+                match tree.apply_summary(&mut st, &input, &out.text) {
                     Ok(()) => {}
                     Err(TreeError::StaleSummary { .. } | TreeError::UnknownNode { .. }) => {
                         stale += 1;
