@@ -5,15 +5,19 @@
 //! [`EngineNodeStore`] commits each `PageBatch` as its own engine batch;
 //! [`StagedNodeStore`] only adds the page ops to a caller's [`WriteBatch`] (reading its own
 //! staged pages back), so the facts and the tree structure they caused commit in one
-//! atomic batch and can never disagree after a crash.
+//! atomic batch and can never disagree after a crash. [`SnapshotNodeStore`] reads a
+//! tenant's pages at one snapshot, so a tree rewritten meanwhile is still seen whole.
 
 use memforest_tree::store::PageOp;
 use memforest_tree::{NodeStore, PageBatch, PageKey, StoreError};
 use memforest_wal::Durability;
 
 use crate::batch::{Op, WriteBatch};
+use crate::core::Core;
 use crate::db::Db;
+use crate::error::Error;
 use crate::key::{Table, TenantId};
+use crate::snapshot::Snapshot;
 
 /// The key of `page` within the node-pages table.
 #[must_use]
@@ -114,5 +118,48 @@ impl NodeStore for StagedNodeStore<'_> {
     fn apply(&mut self, batch: PageBatch) -> Result<(), StoreError> {
         self.batch.put_pages(&self.tenant, batch);
         Ok(())
+    }
+}
+
+/// A read-only `NodeStore` over one tenant's pages at a registered snapshot: every page a
+/// reader loads comes from the same state, so the CRCs a page records for its children
+/// match the child pages even while writers rewrite the tree (`memforest verify` and the
+/// summary scheduler read trees this way). Writing through it fails with
+/// `InvalidArgument`.
+#[derive(Debug)]
+pub struct SnapshotNodeStore<'a> {
+    core: &'a Core,
+    tenant: &'a TenantId,
+    snapshot: &'a Snapshot,
+}
+
+impl<'a> SnapshotNodeStore<'a> {
+    /// `tenant`'s pages in `db` as `snapshot` (from [`Db::snapshot`]) sees them.
+    #[must_use]
+    pub fn new(db: &'a Db, tenant: &'a TenantId, snapshot: &'a Snapshot) -> Self {
+        Self::over(db.core(), tenant, snapshot)
+    }
+
+    /// The same over the engine core (for the threads that hold no `Db`).
+    pub(crate) fn over(core: &'a Core, tenant: &'a TenantId, snapshot: &'a Snapshot) -> Self {
+        Self {
+            core,
+            tenant,
+            snapshot,
+        }
+    }
+}
+
+impl NodeStore for SnapshotNodeStore<'_> {
+    fn get(&self, key: PageKey) -> Result<Option<Vec<u8>>, StoreError> {
+        let full = self.tenant.key(Table::NodePages, &page_key(key));
+        let v = self.core.get(&full, self.snapshot.seqno());
+        Ok(v.map_err(store_error)?.map(|b| b.to_vec()))
+    }
+
+    fn apply(&mut self, _: PageBatch) -> Result<(), StoreError> {
+        Err(store_error(Error::InvalidArgument(
+            "pages read at a snapshot cannot be written",
+        )))
     }
 }

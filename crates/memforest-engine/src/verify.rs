@@ -24,17 +24,16 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use memforest_sst::{EntrySource, SstReader};
-use memforest_tree::{MemTree, NodeStore, PageBatch, PageKey, StoreError, TreeId};
+use memforest_tree::{MemTree, TreeId};
 use memforest_wal::recovery::{plan, SegmentImage};
 use memforest_wal::RecoveryMode;
 use serde::Serialize;
 
 use crate::db::{Db, QUARANTINE_SUFFIX, WAL_DIR};
 use crate::error::{Error, Result};
-use crate::key::{Table, TenantId};
+use crate::key::Table;
 use crate::manifest::{self, ManifestState};
-use crate::node_store::page_key;
-use crate::snapshot::Snapshot;
+use crate::node_store::SnapshotNodeStore;
 use crate::version::{Segment, Version};
 
 /// What a clean [`Db::verify`] checked (counts), and the unlisted files it saw.
@@ -179,11 +178,7 @@ impl Db {
     fn verify_trees(&self, r: &mut VerifyReport) -> Result<()> {
         let snapshot = self.snapshot();
         for tenant in self.tenants()? {
-            let store = SnapshotPages {
-                db: self,
-                tenant: tenant.clone(),
-                snapshot: &snapshot,
-            };
+            let store = SnapshotNodeStore::new(self, &tenant, &snapshot);
             for kv in self.scan_prefix(&tenant, Table::Trees, &[], Some(&snapshot))? {
                 let (k, _) = kv?;
                 let tree_error = |reason: String| {
@@ -299,30 +294,4 @@ fn check_segment(
     r.segment_bytes += len;
     r.entries += count;
     Ok(())
-}
-
-/// A read-only `NodeStore` over one tenant's pages at a snapshot, so a tree being
-/// rewritten meanwhile is seen whole.
-struct SnapshotPages<'a> {
-    db: &'a Db,
-    tenant: TenantId,
-    snapshot: &'a Snapshot,
-}
-
-impl NodeStore for SnapshotPages<'_> {
-    fn get(&self, key: PageKey) -> Result<Option<Vec<u8>>, StoreError> {
-        let v = self.db.get_at(
-            self.snapshot,
-            &self.tenant,
-            Table::NodePages,
-            &page_key(key),
-        );
-        Ok(v.map_err(|e| StoreError(Box::new(e)))?.map(|b| b.to_vec()))
-    }
-
-    fn apply(&mut self, _: PageBatch) -> Result<(), StoreError> {
-        Err(StoreError(Box::new(Error::InvalidArgument(
-            "verify reads trees without writing",
-        ))))
-    }
 }

@@ -1,5 +1,6 @@
 //! Memory write path: re-ingest no-op, append, dedup merge, entity activation with
-//! backfill, summaries current after flush, and the summarizer off the write path.
+//! backfill, summaries current after flush (also with two concurrent writers), and the
+//! summarizer off the write path.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 #[path = "memory_common/mod.rs"]
@@ -165,6 +166,33 @@ fn flush_summaries_leaves_every_summary_current_after_reopen() {
     }
     let db = Db::open(dir.path(), options(None)).unwrap();
     assert!(assert_summaries_current(&db) > 0);
+    db.close().unwrap();
+}
+
+/// Two writers ingest while the scheduler reads summary inputs at snapshots (outside the
+/// forest lock) and applies them: inputs that went stale are redone, and every summary
+/// ends current.
+#[test]
+fn summaries_converge_while_two_writers_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(None)).unwrap();
+    std::thread::scope(|s| {
+        for w in 0..2i64 {
+            let db = &db;
+            s.spawn(move || {
+                for i in 0..40 {
+                    let text = format!("Writer {w} ran {i} km with Jordan by the harbour today.");
+                    let s = session(&format!("w{w}-{i}"), w * 100 + i, &[&text, "Calm sea."]);
+                    db.ingest_session(&tenant(), &s).unwrap();
+                }
+            });
+        }
+    });
+    db.flush_summaries().unwrap();
+    assert!(assert_summaries_current(&db) > 0);
+    let stats = db.memory_stats();
+    assert!(stats.dirty_by_level.iter().all(|n| *n == 0));
+    assert!(stats.usage["t"][&CallKind::Summary].calls > 0);
     db.close().unwrap();
 }
 

@@ -10,9 +10,13 @@
 )]
 
 use memforest_engine::{
-    Db, Durability, EngineNodeStore, Options, StagedNodeStore, Table, TenantId, WriteBatch,
+    Db, Durability, EngineNodeStore, Options, SnapshotNodeStore, StagedNodeStore, Table, TenantId,
+    WriteBatch,
 };
-use memforest_tree::{LeafKey, MemTree, Payload, TimeRange, TreeConfig, TreeId, TreeKind};
+use memforest_tree::{
+    LeafKey, MemTree, NodeStore, PageBatch, Payload, TimeRange, TreeConfig, TreeError, TreeId,
+    TreeKind,
+};
 
 fn leaf(i: u64) -> LeafKey {
     LeafKey {
@@ -86,4 +90,54 @@ fn facts_and_tree_pages_commit_together_and_survive_reopen() {
         tree_id
     )
     .is_err());
+}
+
+/// The summary scheduler reads trees at a snapshot while ingest rewrites them: every page
+/// must come from the same state, even once the rewrite is flushed to a segment.
+#[test]
+fn a_snapshot_store_sees_a_tree_whole_while_it_is_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TenantId::new("agent").unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let mut live = EngineNodeStore::new(&db, t.clone(), Durability::Buffered);
+    let config = TreeConfig::uniform(4).unwrap();
+    let mut tree =
+        MemTree::create(&mut live, TreeId(5), TreeKind::Entity, "user", &config).unwrap();
+    for i in 0..20u64 {
+        tree.insert(&mut live, leaf(i), &format!("fact {i}"))
+            .unwrap();
+    }
+    let before = tree.clone();
+    let snapshot = db.snapshot();
+    // Late leaves land inside the tree: splits rewrite pages on every level, the root too.
+    for i in 20..200u64 {
+        let at = (i % 20) as i64 * 10 + 1;
+        let key = LeafKey {
+            time: TimeRange::new(at, at + 2).unwrap(),
+            payload: Payload::fact(i),
+        };
+        tree.insert(&mut live, key, &format!("late {i}")).unwrap();
+    }
+    db.flush().unwrap();
+
+    let mut pages = SnapshotNodeStore::new(&db, &t, &snapshot);
+    let shape = before.verify(&pages).unwrap();
+    assert_eq!(shape.items, 20);
+    let texts: Vec<String> = before
+        .range(&pages, TimeRange::new(i64::MIN, i64::MAX).unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
+    assert_eq!(
+        texts,
+        (0..20).map(|i| format!("fact {i}")).collect::<Vec<_>>()
+    );
+    // The old handle against the live pages: the root it records was rewritten.
+    assert!(matches!(
+        before.verify(&live),
+        Err(TreeError::ChecksumMismatch { .. })
+    ));
+    assert_eq!(tree.verify(&live).unwrap().items, 200);
+    assert!(pages.apply(PageBatch::default()).is_err());
 }

@@ -1,7 +1,9 @@
 //! The refresh scheduler: one thread that retries pending cells and runs refresh passes
 //! over the dirty trees of every tenant, bottom-up level by level; within a level the
-//! summary calls go to the bounded summary pool. A result commits only if the node is
-//! unchanged since its input was read (`MemTree::apply_summary` checks its `InputStamp`);
+//! summary calls go to the bounded summary pool. Inputs are read at a snapshot, outside
+//! the forest lock that every tree change holds, so the reads never block ingest. A result
+//! commits only if the node is unchanged since its input was read
+//! (`MemTree::apply_summary` checks its `InputStamp`);
 //! an input whose hash equals the stored summary's reuses that summary without a call; a
 //! failed call leaves the node dirty and backs off.
 
@@ -11,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::unbounded;
 use memforest_tree::refresh::{refresh_plan, SummaryInput};
-use memforest_tree::{NodeId, TreeError};
+use memforest_tree::{MemTree, NodeId, TreeError};
+use parking_lot::MutexGuard;
 
 use crate::key::{Table, TenantId};
 use crate::memory::forest::TenantForest;
@@ -220,56 +223,127 @@ fn summarize(
     Ok((out, embedding))
 }
 
-/// Reads every item's summary input; applies reusable summaries at once (one batch per
-/// tenant) and returns the rest as jobs.
+/// Summaries settled without a model call in one [`read_inputs`].
+#[derive(Debug, Default)]
+struct Settled {
+    /// The stored summary was made from the same input.
+    reused: u64,
+    /// Copied from a single child.
+    copied: u64,
+    /// The node changed after its input was read (another pass follows).
+    stale: u64,
+}
+
+/// Reads every item's summary input and settles what needs no model call, one tenant at a
+/// time: the inputs are read at a snapshot without the forest lock ([`read_at_snapshot`]),
+/// then the summaries that need no call are applied under it ([`settle`]), so ingest
+/// waits at most for one tenant's applications. Returns the rest as jobs, with the number
+/// of items settled.
 fn read_inputs(shared: &Shared, items: &[Item]) -> Result<(Vec<Job>, u64), MemoryError> {
-    let mut forest = shared.forest.lock();
     let mut jobs = Vec::new();
-    let (mut reused, mut copied) = (0, 0);
+    let mut settled = Settled::default();
     for (tenant, group) in by_tenant(items) {
-        let Some(tf) = forest.tenants.get_mut(&tenant) else {
-            continue;
-        };
-        let mut st = Staged::new(&shared.kv, tenant.clone());
-        let ids: Vec<u64> = group.iter().map(|i| i.1).collect();
-        let result = (|| {
-            for item in group {
-                let Some(tree) = tf.trees.get_mut(&item.1) else {
-                    continue;
-                };
-                let input = match tree.summary_input(&st, item.2) {
-                    Ok(i) => i,
-                    Err(TreeError::ChildDirty { .. } | TreeError::UnknownNode { .. }) => continue,
-                    Err(e) => return Err(MemoryError::from(e)),
-                };
-                match (&input.previous, input.children.as_slice()) {
-                    (Some(prev), _) if prev.input_hash == input.hash => {
-                        let text = prev.text.clone();
-                        tree.apply_summary(&mut st, &input, &text)?;
-                        reused += 1;
-                    }
-                    // One child: its text is the summary, no model call needed (but an
-                    // embedding call when an embedder is set).
-                    (_, [only]) => {
-                        let text = format!("{} {}", header(input.time, &input.label), only.text);
-                        copied += 1;
-                        if shared.opts.embedder.is_some() {
-                            jobs.push((item.clone(), input, Some(text)));
-                        } else {
-                            tree.apply_summary(&mut st, &input, &text)?;
-                        }
-                    }
-                    _ => jobs.push((item.clone(), input, None)),
+        let inputs = read_at_snapshot(shared, &tenant, &group)?;
+        let trees: Vec<u64> = group.iter().map(|i| i.1).collect();
+        settle(shared, &tenant, &trees, inputs, &mut jobs, &mut settled)?;
+    }
+    shared.counters.summaries(settled.reused, settled.stale);
+    shared.counters.copied(settled.copied);
+    Ok((jobs, settled.reused + settled.copied + settled.stale))
+}
+
+/// The summary inputs of `tenant`'s `items`, read at one snapshot. The forest lock is held
+/// only to copy the items' tree handles (a tree's id, kind and label are all the reads
+/// take from it) and to take the snapshot, so ingest is never blocked by these point
+/// reads; the snapshot makes every node agree with the child pages it records, and
+/// `MemTree::apply_summary` later rejects an input whose node changed since. Items whose
+/// node is gone or whose children still need summaries are skipped.
+fn read_at_snapshot(
+    shared: &Shared,
+    tenant: &TenantId,
+    items: &[&Item],
+) -> Result<Vec<(Item, SummaryInput)>, MemoryError> {
+    let (trees, snapshot) = {
+        let forest = shared.forest.lock();
+        let mut trees: HashMap<u64, MemTree> = HashMap::new();
+        if let Some(tf) = forest.tenants.get(tenant) {
+            for (_, id, _) in items {
+                if let Some(tree) = tf.trees.get(id) {
+                    trees.entry(*id).or_insert_with(|| tree.clone());
                 }
             }
-            clear_marks(&mut st, tf, &ids);
-            Ok(())
-        })();
-        finish(shared, &mut forest.tenants, &tenant, st, result)?;
+        }
+        (trees, shared.kv.snapshot())
+    };
+    let pages = shared.kv.pages_at(tenant, &snapshot);
+    let mut out = Vec::with_capacity(items.len());
+    for &item in items {
+        let Some(tree) = trees.get(&item.1) else {
+            continue;
+        };
+        match tree.summary_input(&pages, item.2) {
+            Ok(input) => out.push((item.clone(), input)),
+            Err(TreeError::ChildDirty { .. } | TreeError::UnknownNode { .. }) => {}
+            Err(e) => return Err(MemoryError::from(e)),
+        }
     }
-    shared.counters.summaries(reused, 0);
-    shared.counters.copied(copied);
-    Ok((jobs, reused + copied))
+    Ok(out)
+}
+
+/// Applies `tenant`'s summaries that need no call (reused when the input hash matches the
+/// stored summary's, copied from a single child), as one batch under the forest lock, and
+/// pushes the rest onto `jobs`; the dirty marks of `trees` left clean are deleted in the
+/// same batch.
+fn settle(
+    shared: &Shared,
+    tenant: &TenantId,
+    trees: &[u64],
+    inputs: Vec<(Item, SummaryInput)>,
+    jobs: &mut Vec<Job>,
+    settled: &mut Settled,
+) -> Result<(), MemoryError> {
+    let mut forest = shared.forest.lock();
+    let Some(tf) = forest.tenants.get_mut(tenant) else {
+        return Ok(());
+    };
+    let mut st = Staged::new(&shared.kv, tenant.clone());
+    let result = (|| {
+        for (item, input) in inputs {
+            let Some(tree) = tf.trees.get_mut(&item.1) else {
+                continue;
+            };
+            let (text, counter) = match (&input.previous, input.children.as_slice()) {
+                (Some(prev), _) if prev.input_hash == input.hash => {
+                    (prev.text.clone(), &mut settled.reused)
+                }
+                // One child: its text is the summary, no model call needed (but an
+                // embedding call when an embedder is set).
+                (_, [only]) => {
+                    let text = format!("{} {}", header(input.time, &input.label), only.text);
+                    if shared.opts.embedder.is_some() {
+                        settled.copied += 1;
+                        jobs.push((item, input, Some(text)));
+                        continue;
+                    }
+                    (text, &mut settled.copied)
+                }
+                _ => {
+                    jobs.push((item, input, None));
+                    continue;
+                }
+            };
+            match tree.apply_summary(&mut st, &input, &text) {
+                Ok(()) => *counter += 1,
+                Err(TreeError::StaleSummary { .. } | TreeError::UnknownNode { .. }) => {
+                    settled.stale += 1;
+                }
+                Err(e) => return Err(MemoryError::from(e)),
+            }
+        }
+        clear_marks(&mut st, tf, trees);
+        Ok(())
+    })();
+    finish(shared, &mut forest.tenants, tenant, st, result)
 }
 
 type Outcome = (
@@ -278,7 +352,8 @@ type Outcome = (
     Result<(SummaryOutput, Option<Vec<f32>>), MemoryError>,
 );
 
-/// Applies summary results, one batch per tenant; stale ones are dropped.
+/// Applies summary results, one batch per tenant, yielding the forest lock to a waiting
+/// writer between tenants; stale ones are dropped.
 fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryError> {
     let mut forest = shared.forest.lock();
     let mut stale = 0;
@@ -287,6 +362,7 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
         groups.entry(r.0 .0.clone()).or_default().push(r);
     }
     for (tenant, group) in groups {
+        MutexGuard::bump(&mut forest);
         let Some(tf) = forest.tenants.get_mut(&tenant) else {
             continue;
         };

@@ -13,8 +13,9 @@ use memforest_wal::Durability;
 use crate::batch::WriteBatch;
 use crate::core::Core;
 use crate::key::{prefix_successor, Table, TenantId};
-use crate::node_store::page_key;
+use crate::node_store::{page_key, SnapshotNodeStore};
 use crate::scan::Scan;
+use crate::snapshot::Snapshot;
 
 /// Direct engine access.
 #[derive(Debug, Clone)]
@@ -34,6 +35,20 @@ impl Kv {
     /// Engine read errors.
     pub fn get(&self, tenant: &TenantId, table: Table, key: &[u8]) -> crate::Result<Option<Bytes>> {
         self.core.get_latest(&tenant.key(table, key))
+    }
+
+    /// A snapshot of the latest published state, held until dropped.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        self.core.snapshots.acquire(|| self.core.visible())
+    }
+
+    /// `tenant`'s MemTree pages as `snapshot` sees them (read-only).
+    pub(crate) fn pages_at<'a>(
+        &'a self,
+        tenant: &'a TenantId,
+        snapshot: &'a Snapshot,
+    ) -> SnapshotNodeStore<'a> {
+        SnapshotNodeStore::over(&self.core, tenant, snapshot)
     }
 
     /// Every `(key, value)` of `table` whose key starts with `prefix` (keys relative to the
