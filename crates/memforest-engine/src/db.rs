@@ -93,7 +93,7 @@ impl Db {
         let wal_options = WalOptions {
             segment_size: options.wal_segment_size,
             recovery_mode: options.recovery_mode,
-            ..WalOptions::default()
+            compression: options.wal_compression,
         };
         let wal_storage = Arc::clone(&storage);
         let (wal, recovered) = Wal::open_with(wal_storage, dir.join(WAL_DIR), wal_options)?;

@@ -51,7 +51,7 @@ pub use batch::WriteBatch;
 pub use db::{Db, QUARANTINE_SUFFIX, WAL_DIR};
 pub use error::{Error, Result};
 pub use key::{Table, TenantId};
-pub use memforest_wal::{Durability, RecoveryMode};
+pub use memforest_wal::{Compression as WalCompression, Durability, RecoveryMode};
 pub use node_store::{EngineNodeStore, SnapshotNodeStore, StagedNodeStore};
 pub use options::Options;
 pub use scan::Scan;

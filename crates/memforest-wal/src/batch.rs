@@ -116,11 +116,20 @@ pub struct Compression {
     pub level: i32,
 }
 
+impl Compression {
+    /// Bodies of 64 KiB or more at level 1: about halves the WAL bytes of large batches
+    /// (MemTree page rewrites) for about 15% more CPU per fact in `memforest bench ingest`.
+    pub const LARGE_BATCHES: Self = Self {
+        threshold: Some(64 * 1024),
+        level: 1,
+    };
+}
+
 impl Default for Compression {
-    /// Compress bodies of 64 KiB or more, at level 1.
+    /// Off, as RocksDB's `wal_compression` (`kNoCompression`).
     fn default() -> Self {
         Self {
-            threshold: Some(64 * 1024),
+            threshold: None,
             level: 1,
         }
     }
