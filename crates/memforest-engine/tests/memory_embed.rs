@@ -1,8 +1,9 @@
 //! Summary embeddings through the OpenAI-compatible embedder, against a real HTTP server on
 //! 127.0.0.1 serving `/v1/embeddings`: after `flush_summaries` every internal node has an
 //! embedding row of the configured dimension; `drop_derived` removes them and
-//! `embed_missing_summaries` brings them back; an embedder error or a malformed reply leaves
-//! the node dirty and retried, never a panic.
+//! `embed_missing_summaries` brings them back (and drops the vectors of a tenant forgotten
+//! while it waits on the embedder); an embedder error or a malformed reply leaves the node
+//! dirty and retried, never a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod llm_support;
@@ -10,11 +11,15 @@ mod memory_common;
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use llm_support::{embeddings_body, Reply, TestServer};
+use memforest_engine::lifecycle::Forget;
 use memforest_engine::llm::{LlmConfig, OpenAiEmbedder};
+use memforest_engine::memory::embed::{Embedder, Embeddings};
+use memforest_engine::memory::model::{ModelError, Usage};
 use memforest_engine::memory::session::{Role, Session, Turn};
 use memforest_engine::memory::stats::CallKind;
 use memforest_engine::memory::synth::SynthExtractor;
@@ -169,4 +174,70 @@ fn embedder_errors_leave_nodes_dirty_and_are_retried() {
     let usage = &stats.usage["t"][&CallKind::Embedding];
     assert_eq!(usage.errors, 3, "{usage:?}");
     assert!(stats.dirty_by_level.iter().all(|d| *d == 0));
+}
+
+/// Blocks every call while shut.
+#[derive(Debug, Default)]
+struct GatedEmbedder {
+    shut: Mutex<bool>,
+    cv: Condvar,
+    started: AtomicUsize,
+}
+
+impl GatedEmbedder {
+    fn set_shut(&self, shut: bool) {
+        *self.shut.lock().unwrap() = shut;
+        self.cv.notify_all();
+    }
+}
+
+impl Embedder for GatedEmbedder {
+    fn name(&self) -> &str {
+        "gated"
+    }
+    fn embed(&self, texts: &[String]) -> Result<Embeddings, ModelError> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let mut shut = self.shut.lock().unwrap();
+        while *shut {
+            shut = self.cv.wait(shut).unwrap();
+        }
+        Ok(Embeddings {
+            vectors: texts.iter().map(|_| vec![1.0; DIMS]).collect(),
+            usage: Usage::default(),
+        })
+    }
+}
+
+/// A tenant forgotten while `embed_missing_summaries` waits on the embedder: the vectors
+/// of its summaries come back after the forget and must not be stored (no later forget
+/// would remove them).
+#[test]
+fn embeddings_of_a_tenant_forgotten_during_the_rebuild_are_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Arc::new(GatedEmbedder::default());
+    let mut o = memory_common::options(None);
+    o.memory.extractor = Arc::new(SynthExtractor);
+    o.memory.embedder = Some(Arc::clone(&gate) as Arc<dyn Embedder>);
+    let db = Db::open(dir.path(), o).unwrap();
+    ingest(&db);
+    db.flush_summaries().unwrap();
+    assert!(!embeddings(&db).is_empty());
+    db.drop_derived(Durability::Buffered).unwrap();
+    assert!(embeddings(&db).is_empty());
+
+    gate.set_shut(true);
+    let before = gate.started.load(Ordering::SeqCst);
+    std::thread::scope(|s| {
+        let rebuild = s.spawn(|| db.embed_missing_summaries());
+        let t0 = Instant::now();
+        while gate.started.load(Ordering::SeqCst) == before {
+            assert!(t0.elapsed() < Duration::from_secs(20), "no embedding call");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        db.forget(&tenant(), &Forget::Tenant).unwrap();
+        gate.set_shut(false);
+        assert_eq!(rebuild.join().unwrap().unwrap(), 0);
+    });
+    assert_eq!(embeddings(&db), Vec::new());
+    db.close().unwrap();
 }

@@ -2,14 +2,14 @@
 //! `Db::drop_derived` removed, or that were never made because the embedder was configured
 //! later. Summaries themselves live in the tree pages and are not touched.
 
-use memforest_tree::{MemTree, NodeId, TreeId};
+use memforest_tree::{MemTree, NodeId, NodeStore, TreeId};
 
 use crate::db::Db;
-use crate::key::Table;
+use crate::key::{Table, TenantId};
 use crate::memory::record;
 use crate::memory::stats::CallKind;
 use crate::memory::store::Staged;
-use crate::memory::MemoryError;
+use crate::memory::{MemoryError, Shared};
 
 /// Texts embedded per embedder call.
 const BATCH: usize = 64;
@@ -33,8 +33,12 @@ impl Db {
             let name = String::from_utf8_lossy(tenant.name()).into_owned();
             for (k, _) in shared.kv.scan_prefix(&tenant, Table::Trees, &[])? {
                 let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short tree key"))?;
-                let mut st = Staged::new(&shared.kv, tenant.clone());
-                let missing = missing(&st, id)?;
+                let missing = {
+                    let snapshot = shared.kv.snapshot();
+                    let pages = shared.kv.pages_at(&tenant, &snapshot);
+                    missing(&pages, &Staged::new(&shared.kv, tenant.clone()), id)?
+                };
+                let mut embedded = Vec::with_capacity(missing.len());
                 for chunk in missing.chunks(BATCH) {
                     let texts: Vec<String> = chunk.iter().map(|m| m.1.clone()).collect();
                     let e = match embedder.embed(&texts) {
@@ -52,22 +56,58 @@ impl Db {
                             "embedder returned a different number of vectors".into(),
                         ));
                     }
-                    for ((node, _), v) in chunk.iter().zip(e.vectors) {
-                        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-                        st.put(Table::Embeddings, &record::pair_key(id, node.0), bytes);
-                        written += 1;
-                    }
+                    embedded.extend(chunk.iter().cloned().zip(e.vectors));
                 }
-                st.commit(shared.opts.durability)?;
+                written += store(&shared, &tenant, id, embedded)?;
             }
         }
         Ok(written)
     }
 }
 
-/// The internal nodes of tree `id` with a summary and no embedding row, with their text.
-fn missing(st: &Staged<'_>, id: u64) -> Result<Vec<(NodeId, String)>, MemoryError> {
-    let tree = match MemTree::open(st, TreeId(id)) {
+/// Commits the embeddings of tree `id` whose node still holds the summary they were made
+/// from, under the forest lock (so a forget or a new summary cannot interleave: a vector of
+/// a summary that changed or of a node that is gone is dropped, not stored where no later
+/// forget would find it). Returns the rows written.
+fn store(
+    shared: &Shared,
+    tenant: &TenantId,
+    id: u64,
+    embedded: Vec<((NodeId, String), Vec<f32>)>,
+) -> Result<u64, MemoryError> {
+    let _forest = shared.forest.lock();
+    let mut st = Staged::new(&shared.kv, tenant.clone());
+    let tree = match MemTree::open(&st, TreeId(id)) {
+        Ok(t) => t,
+        Err(memforest_tree::TreeError::MissingPage { .. }) => return Ok(0),
+        Err(e) => return Err(e.into()),
+    };
+    let mut written = 0;
+    for ((node, text), v) in embedded {
+        let current = match tree.node(&st, node) {
+            Ok(n) => n.summary.map(|s| s.text),
+            Err(memforest_tree::TreeError::UnknownNode { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        if current.as_deref() == Some(text.as_str()) {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            st.put(Table::Embeddings, &record::pair_key(id, node.0), bytes);
+            written += 1;
+        }
+    }
+    st.commit(shared.opts.durability)?;
+    Ok(written)
+}
+
+/// The internal nodes of tree `id` with a summary and no embedding row, with their text:
+/// the tree read from `pages` (a snapshot, so ingest may rewrite it meanwhile), the rows
+/// from `rows`.
+fn missing(
+    pages: &impl NodeStore,
+    rows: &Staged<'_>,
+    id: u64,
+) -> Result<Vec<(NodeId, String)>, MemoryError> {
+    let tree = match MemTree::open(pages, TreeId(id)) {
         Ok(t) => t,
         Err(memforest_tree::TreeError::MissingPage { .. }) => return Ok(Vec::new()),
         Err(e) => return Err(e.into()),
@@ -75,12 +115,12 @@ fn missing(st: &Staged<'_>, id: u64) -> Result<Vec<(NodeId, String)>, MemoryErro
     let mut out = Vec::new();
     let mut stack: Vec<NodeId> = tree.meta().root.iter().map(|r| r.id).collect();
     while let Some(n) = stack.pop() {
-        let node = tree.node(st, n)?;
+        let node = tree.node(pages, n)?;
         stack.extend(node.children().iter().map(|c| c.id));
         let Some(summary) = node.summary else {
             continue;
         };
-        if st
+        if rows
             .get(Table::Embeddings, &record::pair_key(id, n.0))?
             .is_none()
         {
