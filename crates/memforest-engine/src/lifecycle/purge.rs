@@ -1,5 +1,6 @@
 //! `Db::purge`: make forgotten bytes leave the directory. Waits for every dirty summary to
-//! be regenerated (so no node page keeps a stale summary), rotates the WAL, compacts every
+//! be regenerated (so no node page keeps a stale summary) and for the summary scheduler's
+//! snapshot reads that started before it, rotates the WAL, compacts every
 //! segment file into the bottom level (dropping every shadowed version and tombstone no
 //! snapshot needs), deletes the WAL segments closed by the rotation, and rewrites the
 //! manifest as a snapshot (its edit log names the key ranges of deleted files).
@@ -57,6 +58,9 @@ impl Db {
     /// runtime's error while waiting for summaries.
     pub fn purge(&self) -> Result<PurgeReport, MemoryError> {
         self.flush_summaries()?;
+        // The scheduler reads summary inputs at snapshots of its own; one taken before a
+        // forget would keep the forgotten versions through the compaction below.
+        self.memory_shared()?.wait_snapshot_reads();
         let (files_before, bytes_before) = usage(self.dir())?;
         let core = self.core();
         core.wal.rotate().map_err(crate::Error::from)?;
@@ -72,5 +76,72 @@ impl Db {
             bytes_after,
             wal_segments_removed: removed as u64,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use std::time::Duration;
+
+    use crate::lifecycle::Forget;
+    use crate::memory::session::{Role, Session, Turn};
+    use crate::{Db, Options, TenantId};
+
+    const CANARY: &[u8] = b"Zyxwquorble";
+
+    /// Files under `dir` whose bytes hold the canary.
+    fn hits(dir: &std::path::Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.extend(hits(&p));
+            } else if std::fs::read(&p)
+                .unwrap()
+                .windows(CANARY.len())
+                .any(|w| w == CANARY)
+            {
+                out.push(p.display().to_string());
+            }
+        }
+        out
+    }
+
+    /// The scheduler reads summary inputs at snapshots of its own, outside the forest
+    /// lock. A read in flight across a forget holds a snapshot from before it; purge must
+    /// wait for that read, or its compaction keeps the forgotten versions for the snapshot.
+    #[test]
+    fn purge_waits_for_snapshot_reads_that_started_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        let t = TenantId::new("t").unwrap();
+        let session = Session {
+            id: "s".into(),
+            start: 1_677_628_800_000_000,
+            turns: vec![Turn::new(
+                Role::User,
+                "Alice",
+                "The Zyxwquorble vault code is under the blue flowerpot.",
+            )],
+        };
+        db.ingest_session(&t, &session).unwrap();
+        db.flush_summaries().unwrap();
+        let shared = db.memory_shared().unwrap();
+        // What `read_at_snapshot` holds while it reads.
+        let reading = shared.snapshot_read();
+        let snapshot = shared.kv.snapshot();
+        db.forget(&t, &Forget::Tenant).unwrap();
+        std::thread::scope(|s| {
+            let purge = s.spawn(|| db.purge());
+            std::thread::sleep(Duration::from_millis(200));
+            assert!(!purge.is_finished(), "purge ran under an older snapshot");
+            drop(snapshot);
+            drop(reading);
+            purge.join().unwrap().unwrap();
+        });
+        assert_eq!(hits(dir.path()), Vec::<String>::new());
+        db.close().unwrap();
     }
 }

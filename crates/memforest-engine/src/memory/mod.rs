@@ -40,7 +40,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use memforest_tree::{MemTree, NodeId, TreeId};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::db::Db;
 use crate::key::{Table, TenantId};
@@ -79,6 +79,9 @@ pub struct Shared {
     /// Dirty nodes as counted by the scheduler's last refresh pass plus those ingest has
     /// dirtied since (see [`Shared::dirty_estimate`]).
     dirty_estimate: AtomicU64,
+    /// Held shared by the scheduler while it reads summary inputs at a snapshot, outside
+    /// the forest lock; [`Shared::wait_snapshot_reads`] takes it exclusively.
+    snapshot_reads: RwLock<()>,
 }
 
 const NODE_KIND: u64 = u64::MAX;
@@ -92,6 +95,19 @@ impl Shared {
     /// 6-15% of all CPU from 4 * 10^5 facts on (100 tenants, the scheduler behind).
     pub(crate) fn dirty_estimate(&self) -> u64 {
         self.dirty_estimate.load(Ordering::Relaxed)
+    }
+
+    /// A guard to hold while reading at a snapshot taken outside the forest lock.
+    pub(crate) fn snapshot_read(&self) -> parking_lot::RwLockReadGuard<'_, ()> {
+        self.snapshot_reads.read()
+    }
+
+    /// Waits until every snapshot read that started before the call has finished: after
+    /// it, every snapshot the scheduler holds was taken after the call, so it sees every
+    /// write (and forget) committed before it (what `Db::purge` needs for compaction to
+    /// drop forgotten versions).
+    pub(crate) fn wait_snapshot_reads(&self) {
+        drop(self.snapshot_reads.write());
     }
 
     /// Sets the estimate to a refresh pass's count.
@@ -262,6 +278,7 @@ impl Runtime {
             cells: Mutex::new(cells),
             nodes: Mutex::new(Backoff::new()),
             dirty_estimate: AtomicU64::new(0),
+            snapshot_reads: RwLock::new(()),
         });
         let s = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -301,7 +318,7 @@ impl Drop for Runtime {
 }
 
 impl Db {
-    fn memory_shared(&self) -> Result<Arc<Shared>, MemoryError> {
+    pub(crate) fn memory_shared(&self) -> Result<Arc<Shared>, MemoryError> {
         self.memory_runtime()
             .map(|r| Arc::clone(r.shared()))
             .ok_or(MemoryError::Stopped)

@@ -263,6 +263,9 @@ fn read_at_snapshot(
     tenant: &TenantId,
     items: &[&Item],
 ) -> Result<Vec<(Item, SummaryInput)>, MemoryError> {
+    // Purge waits for this guard, so it never compacts while a snapshot taken before its
+    // forget is read here.
+    let _reading = shared.snapshot_read();
     let (trees, snapshot) = {
         let forest = shared.forest.lock();
         let mut trees: HashMap<u64, MemTree> = HashMap::new();
