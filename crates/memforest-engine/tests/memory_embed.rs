@@ -2,8 +2,8 @@
 //! 127.0.0.1 serving `/v1/embeddings`: after `flush_summaries` every internal node has an
 //! embedding row of the configured dimension; `drop_derived` removes them and
 //! `embed_missing_summaries` brings them back (and drops the vectors of a tenant forgotten
-//! while it waits on the embedder); an embedder error or a malformed reply leaves the node
-//! dirty and retried, never a panic.
+//! while it waits on the embedder); nodes freed by a forget lose their rows; an embedder
+//! error or a malformed reply leaves the node dirty and retried, never a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod llm_support;
@@ -240,4 +240,27 @@ fn embeddings_of_a_tenant_forgotten_during_the_rebuild_are_dropped() {
     });
     assert_eq!(embeddings(&db), Vec::new());
     db.close().unwrap();
+}
+
+/// Forgetting most of a session's turns rebalances its trees and frees internal nodes:
+/// their summary embeddings (vectors of text that may now be forgotten) go with their
+/// pages, so every row still belongs to a live internal node.
+#[test]
+fn freed_nodes_lose_their_embeddings() {
+    let server = TestServer::start((0..400).map(ok_reply).collect());
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &server);
+    ingest(&db);
+    db.flush_summaries().unwrap();
+    let before = assert_every_node_embedded(&db);
+    for index in 0..30 {
+        let turn = Forget::Turn {
+            session: "s1".into(),
+            index,
+        };
+        db.forget(&tenant(), &turn).unwrap();
+    }
+    db.flush_summaries().unwrap();
+    let after = assert_every_node_embedded(&db);
+    assert!(after < before, "{after} internal nodes of {before} left");
 }

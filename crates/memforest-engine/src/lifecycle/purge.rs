@@ -49,8 +49,9 @@ fn usage(dir: &Path) -> Result<(u64, u64), MemoryError> {
 }
 
 impl Db {
-    /// Purges: after it returns (with no snapshot held and no concurrent writer), no file
-    /// in the directory holds a value deleted or overwritten before the call. Needs the
+    /// Purges: after it returns (with no snapshot held and no concurrent writer, query or
+    /// `verify`, which read at snapshots of their own), no file in the directory holds a
+    /// value deleted or overwritten before the call. Needs the
     /// summarizer to succeed for the dirty nodes (it waits for them).
     ///
     /// # Errors

@@ -179,8 +179,12 @@ impl NodeStore for Staged<'_> {
                 memforest_tree::store::PageOp::Put(k, page) => {
                     self.put(Table::NodePages, &page_key(k), page);
                 }
+                // A node's summary embedding goes with its page (node ids are never reused
+                // while the tree exists), so no vector of a freed node's summary, which may
+                // encode forgotten text, outlives it.
                 memforest_tree::store::PageOp::Delete(k) => {
                     self.delete(Table::NodePages, &page_key(k));
+                    self.delete(Table::Embeddings, &page_key(k));
                 }
             }
         }
