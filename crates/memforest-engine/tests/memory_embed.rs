@@ -77,6 +77,14 @@ fn ingest(db: &Db) {
     assert_eq!(r.facts_added, FACTS as u64);
 }
 
+/// A store at `dir` with [`ingest`]'s session in it and every summary made (and embedded).
+fn summarized(dir: &std::path::Path, server: &TestServer) -> Db {
+    let db = open(dir, server);
+    ingest(&db);
+    db.flush_summaries().unwrap();
+    db
+}
+
 /// Every internal node (tree, node) of every tree.
 fn internal_nodes(db: &Db) -> BTreeSet<(u64, u64)> {
     let store = EngineNodeStore::new(db, tenant(), Durability::Buffered);
@@ -134,9 +142,7 @@ fn assert_every_node_embedded(db: &Db) -> usize {
 fn every_node_summary_gets_an_embedding_and_a_rebuild_restores_them() {
     let server = TestServer::start((0..400).map(ok_reply).collect());
     let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), &server);
-    ingest(&db);
-    db.flush_summaries().unwrap();
+    let db = summarized(dir.path(), &server);
     // entity:user (40 leaves, k = 16: 3 level-1 nodes and a root), the session tree, and
     // the scenes: several internal nodes, each with a vector.
     let nodes = assert_every_node_embedded(&db);
@@ -166,9 +172,7 @@ fn embedder_errors_leave_nodes_dirty_and_are_retried() {
     script.extend((0..400).map(ok_reply));
     let server = TestServer::start(script);
     let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), &server);
-    ingest(&db);
-    db.flush_summaries().unwrap();
+    let db = summarized(dir.path(), &server);
     assert_every_node_embedded(&db);
     let stats = db.memory_stats();
     let usage = &stats.usage["t"][&CallKind::Embedding];
@@ -249,9 +253,7 @@ fn embeddings_of_a_tenant_forgotten_during_the_rebuild_are_dropped() {
 fn freed_nodes_lose_their_embeddings() {
     let server = TestServer::start((0..400).map(ok_reply).collect());
     let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), &server);
-    ingest(&db);
-    db.flush_summaries().unwrap();
+    let db = summarized(dir.path(), &server);
     let before = assert_every_node_embedded(&db);
     for index in 0..30 {
         let turn = Forget::Turn {
