@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use memforest_tree::{MemTree, TreeConfig, TreeId, TreeKind};
+use memforest_tree::{MemTree, NodeStore, TreeConfig, TreeId, TreeKind};
 
 use crate::key::{Table, TenantId};
 use crate::memory::options::MemoryOptions;
@@ -79,6 +79,21 @@ impl Forest {
     }
 }
 
+/// Tree `id` opened from its meta page in `store`; `None` when it does not exist.
+///
+/// # Errors
+/// Tree page corruption; store errors.
+pub fn open_tree<S: NodeStore + ?Sized>(
+    store: &S,
+    id: u64,
+) -> Result<Option<MemTree>, MemoryError> {
+    match MemTree::open(store, TreeId(id)) {
+        Ok(t) => Ok(Some(t)),
+        Err(memforest_tree::TreeError::MissingPage { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
 impl TenantForest {
     /// The tree `id`, loaded from the store when not cached; `None` when it does not exist.
     ///
@@ -87,11 +102,9 @@ impl TenantForest {
     pub fn tree(&mut self, st: &Staged<'_>, id: u64) -> Result<Option<&mut MemTree>, MemoryError> {
         match self.trees.entry(id) {
             std::collections::hash_map::Entry::Occupied(e) => Ok(Some(e.into_mut())),
-            std::collections::hash_map::Entry::Vacant(v) => match MemTree::open(st, TreeId(id)) {
-                Ok(t) => Ok(Some(v.insert(t))),
-                Err(memforest_tree::TreeError::MissingPage { .. }) => Ok(None),
-                Err(e) => Err(e.into()),
-            },
+            std::collections::hash_map::Entry::Vacant(v) => {
+                Ok(open_tree(st, id)?.map(|t| v.insert(t)))
+            }
         }
     }
 

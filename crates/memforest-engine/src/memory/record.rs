@@ -238,6 +238,12 @@ pub fn pair_key(a: u64, b: u64) -> [u8; 16] {
     k
 }
 
+/// An `Embeddings` row value: the vector's `f32`s little-endian, back to back.
+#[must_use]
+pub fn vector_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
 /// The u64 of 8 big-endian bytes at the start of `bytes`.
 #[must_use]
 pub fn be_u64(bytes: &[u8]) -> Option<u64> {

@@ -2,10 +2,11 @@
 //! `Db::drop_derived` removed, or that were never made because the embedder was configured
 //! later. Summaries themselves live in the tree pages and are not touched.
 
-use memforest_tree::{MemTree, NodeId, NodeStore, TreeId};
+use memforest_tree::{NodeId, NodeStore};
 
 use crate::db::Db;
 use crate::key::{Table, TenantId};
+use crate::memory::forest::open_tree;
 use crate::memory::record;
 use crate::memory::stats::CallKind;
 use crate::memory::store::Staged;
@@ -77,10 +78,8 @@ fn store(
 ) -> Result<u64, MemoryError> {
     let _forest = shared.forest.lock();
     let mut st = Staged::new(&shared.kv, tenant.clone());
-    let tree = match MemTree::open(&st, TreeId(id)) {
-        Ok(t) => t,
-        Err(memforest_tree::TreeError::MissingPage { .. }) => return Ok(0),
-        Err(e) => return Err(e.into()),
+    let Some(tree) = open_tree(&st, id)? else {
+        return Ok(0);
     };
     let mut written = 0;
     for ((node, text), v) in embedded {
@@ -90,8 +89,11 @@ fn store(
             Err(e) => return Err(e.into()),
         };
         if current.as_deref() == Some(text.as_str()) {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            st.put(Table::Embeddings, &record::pair_key(id, node.0), bytes);
+            st.put(
+                Table::Embeddings,
+                &record::pair_key(id, node.0),
+                record::vector_bytes(&v),
+            );
             written += 1;
         }
     }
@@ -107,10 +109,8 @@ fn missing(
     rows: &Staged<'_>,
     id: u64,
 ) -> Result<Vec<(NodeId, String)>, MemoryError> {
-    let tree = match MemTree::open(pages, TreeId(id)) {
-        Ok(t) => t,
-        Err(memforest_tree::TreeError::MissingPage { .. }) => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
+    let Some(tree) = open_tree(pages, id)? else {
+        return Ok(Vec::new());
     };
     let mut out = Vec::new();
     let mut stack: Vec<NodeId> = tree.meta().root.iter().map(|r| r.id).collect();

@@ -393,11 +393,10 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
                     Err(e) => return Err(MemoryError::from(e)),
                 }
                 if let Some(v) = embedding {
-                    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
                     st.put(
                         Table::Embeddings,
                         &record::pair_key(item.1, item.2 .0),
-                        bytes,
+                        record::vector_bytes(&v),
                     );
                 }
             }
