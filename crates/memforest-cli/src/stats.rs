@@ -16,6 +16,9 @@ pub struct TenantStats {
     /// Live keys per table (`Sessions` also holds cells; `Turns` raw turns; `Facts`
     /// canonical facts; `Trees` tree descriptors; ...).
     pub keys: BTreeMap<String, u64>,
+    /// Key + value bytes of the live records per table (uncompressed, as stored in a
+    /// memtable or a segment's data block).
+    pub bytes: BTreeMap<String, u64>,
 }
 
 /// The store's statistics.
@@ -47,13 +50,15 @@ pub fn collect(db: &Db) -> Result<StoreStats> {
         let mut t = TenantStats {
             tenant: String::from_utf8_lossy(tenant.name()).into_owned(),
             keys: BTreeMap::new(),
+            bytes: BTreeMap::new(),
         };
         for kv in db.scan_tenant(&tenant, None)? {
-            let (k, _) = kv?;
+            let (k, v) = kv?;
             let table = k
                 .first()
                 .and_then(|&tag| Table::from_tag(tag))
                 .map_or_else(|| "unknown".to_owned(), |t| format!("{t:?}"));
+            *t.bytes.entry(table.clone()).or_default() += (k.len() + v.len()) as u64;
             *t.keys.entry(table).or_default() += 1;
         }
         out.tenants.push(t);
@@ -91,9 +96,34 @@ pub fn render(s: &StoreStats) -> String {
         "wal bytes: {}  memtable bytes: {}  space amplification: {:.2}",
         s.wal_bytes, s.memtable_bytes, s.space_amplification
     );
+    let mut all = TenantStats {
+        tenant: "all tenants".to_owned(),
+        ..TenantStats::default()
+    };
     for t in &s.tenants {
-        let keys: Vec<String> = t.keys.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = writeln!(out, "  {}: {}", t.tenant, keys.join(" "));
+        let _ = writeln!(out, "  {}", tenant_line(t));
+        for (table, n) in &t.keys {
+            *all.keys.entry(table.clone()).or_default() += n;
+        }
+        for (table, b) in &t.bytes {
+            *all.bytes.entry(table.clone()).or_default() += b;
+        }
+    }
+    if s.tenants.len() > 1 {
+        let _ = writeln!(out, "  {}", tenant_line(&all));
     }
     out
+}
+
+/// `name: Table=keys/bytes ...`.
+fn tenant_line(t: &TenantStats) -> String {
+    let tables: Vec<String> = t
+        .keys
+        .iter()
+        .map(|(table, n)| {
+            let bytes = t.bytes.get(table).copied().unwrap_or(0);
+            format!("{table}={n}/{bytes}")
+        })
+        .collect();
+    format!("{}: {}", t.tenant, tables.join(" "))
 }

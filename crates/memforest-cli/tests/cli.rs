@@ -111,6 +111,11 @@ fn ingest_query_stats_verify() {
     assert_eq!(tenants.len(), 2);
     let alice = tenants.iter().find(|t| t["tenant"] == "alice").unwrap();
     assert_eq!(alice["keys"]["Turns"], 3);
+    let turn_bytes = alice["bytes"]["Turns"].as_u64().unwrap();
+    assert!(
+        turn_bytes > 3 * 8,
+        "3 turns' keys and texts: {turn_bytes} bytes"
+    );
 
     let out = ok(&["verify", "--db", db, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
