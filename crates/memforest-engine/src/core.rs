@@ -455,7 +455,7 @@ impl Core {
     pub(crate) fn execute(&self, task: &CompactionTask) -> Result<()> {
         let start = Instant::now();
         let outputs = if task.trivial_move {
-            task.inputs.clone()
+            task.inputs().cloned().collect()
         } else {
             let oldest = self.snapshots.oldest(|| self.visible());
             let persisted = self.manifest.lock().state().flushed_seqno;
@@ -513,7 +513,7 @@ impl Core {
         };
         let c = &self.counters;
         if committed && !task.trivial_move {
-            for seg in &task.inputs {
+            for seg in task.inputs() {
                 seg.mark_obsolete();
             }
             let written: u64 = outputs.iter().map(|s| s.info.file_size).sum();

@@ -521,7 +521,7 @@ mod tests {
             db.flush().unwrap();
         }
         let stale = compaction::pick_all(&db.core.state().version).unwrap();
-        assert_eq!(stale.inputs.len(), 2);
+        assert_eq!(stale.inputs().count(), 2);
         db.compact_all().unwrap();
         db.core.execute(&stale).unwrap();
         let stats = db.stats();

@@ -29,6 +29,7 @@ mod db;
 mod error;
 pub mod flush;
 pub mod key;
+pub mod level_cursor;
 pub mod level_targets;
 pub mod lifecycle;
 pub mod llm;
@@ -44,10 +45,13 @@ pub mod retention;
 mod scan;
 pub mod snapshot;
 mod stats;
+#[cfg(test)]
+mod test_segments;
 mod verify;
 pub mod version;
 
 pub use batch::WriteBatch;
+pub use compaction::CompactionPri;
 pub use db::{Db, QUARANTINE_SUFFIX, WAL_DIR};
 pub use error::{Error, Result};
 pub use key::{Table, TenantId};

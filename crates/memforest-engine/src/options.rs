@@ -6,6 +6,8 @@ use memforest_io::Storage;
 use memforest_sst::SstOptions;
 use memforest_wal::{Compression, RecoveryMode};
 
+use crate::compaction::CompactionPri;
+
 /// Options for [`crate::Db::open`].
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -36,6 +38,9 @@ pub struct Options {
     /// `1 + 1 / multiplier` (see [`crate::level_targets`]). Default true; false gives the
     /// static targets `max_bytes_for_level_base * multiplier^(level - 1)`.
     pub dynamic_level_bytes: bool,
+    /// Which file of an over-target level is compacted next. Default
+    /// [`CompactionPri::MinOverlappingRatio`] (RocksDB `compaction_pri`).
+    pub compaction_pri: CompactionPri,
     /// Compaction cuts output segment files at about this many bytes (at a user-key
     /// boundary). Default 64 MiB (RocksDB `target_file_size_base`, with
     /// `target_file_size_multiplier` = 1).
@@ -84,6 +89,7 @@ impl Default for Options {
             max_bytes_for_level_base: 256 << 20,
             level_size_multiplier: 10,
             dynamic_level_bytes: true,
+            compaction_pri: CompactionPri::default(),
             target_file_size: 64 << 20,
             num_levels: 7,
             max_manifest_size: 4 << 20,

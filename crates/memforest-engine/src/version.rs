@@ -17,6 +17,7 @@ use memforest_sst::{BoxedSource, Kind, Lookup, Residency, SstMeta, SstReader};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::level_cursor::LevelCursor;
 
 /// What the manifest records about one segment file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,15 +236,28 @@ impl Version {
         Ok(None)
     }
 
-    /// Cursors over the files that may hold keys in `[lower, upper]`, newest first.
+    /// Cursors over the files that may hold keys in `[lower, upper]`, newest first: one per
+    /// level-0 file, one [`LevelCursor`] per deeper level (a level's files share no user
+    /// key). Files are opened when a cursor reaches them.
     ///
     /// # Errors
-    /// Corruption of a file's first block.
+    /// Corruption of a level-0 file's first block.
     pub fn sources(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Vec<BoxedSource>> {
         let mut out: Vec<BoxedSource> = Vec::new();
-        for (_, seg) in self.all() {
-            if seg.info.overlaps(lower, upper) {
-                out.push(Box::new(seg.reader.iter()?));
+        let Some((l0, deeper)) = self.levels.split_first() else {
+            return Ok(out);
+        };
+        for seg in l0.iter().filter(|s| s.info.overlaps(lower, upper)) {
+            out.push(Box::new(seg.reader.iter()?));
+        }
+        for level in deeper {
+            let files: Vec<Arc<Segment>> = level
+                .iter()
+                .filter(|s| s.info.overlaps(lower, upper))
+                .cloned()
+                .collect();
+            if !files.is_empty() {
+                out.push(Box::new(LevelCursor::new(files)));
             }
         }
         Ok(out)
