@@ -430,3 +430,45 @@ fn ingest_waits_when_the_backlog_exceeds_the_limit() {
     // It returned only once nothing was dirty (limit 0).
     assert!(db.memory_stats().dirty_by_level.iter().all(|n| *n == 0));
 }
+
+/// Refresh passes are paced by `refresh_interval`: what ingest dirties after a pass waits
+/// for the next one, and `flush_summaries` starts it at once.
+#[test]
+fn refresh_passes_wait_for_the_interval_unless_someone_waits_for_summaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(None);
+    o.memory.refresh_interval = std::time::Duration::from_secs(3600);
+    let db = Arc::new(Db::open(dir.path(), o).unwrap());
+    let dirty = |db: &Db| db.memory_stats().dirty_by_level.iter().sum::<u64>();
+    let ingest = |i: i64| {
+        let text = format!("I ran {i} km with Jordan in the Central Park loop today.");
+        let s = session(&format!("s{i}"), i, &[&text, "Nice pace for a long run."]);
+        db.ingest_session(&tenant(), &s).unwrap();
+    };
+    ingest(0);
+    // The first pass starts at once (no pass ran within the interval)...
+    while dirty(&db) > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // ...the next waits for the interval, however often ingest wakes the scheduler.
+    for i in 1..4 {
+        ingest(i);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(dirty(&db) > 0, "a pass ran before the interval was up");
+    let flusher = {
+        let db = Arc::clone(&db);
+        std::thread::spawn(move || db.flush_summaries())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !flusher.is_finished() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "flush_summaries waited for the interval"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    flusher.join().unwrap().unwrap();
+    assert_eq!(dirty(&db), 0);
+    assert!(assert_summaries_current(&db) > 0);
+}

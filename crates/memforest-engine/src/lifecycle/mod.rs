@@ -97,7 +97,7 @@ impl Db {
         }
         drop(forest);
         self.recall_state().forget_tenant(tenant);
-        shared.wake();
+        shared.hurry();
         Ok(report)
     }
 }

@@ -196,7 +196,7 @@ impl Shared {
                 self.counters
                     .stall_begin(format!("summary backlog over {limit} dirty nodes"));
             }
-            self.wake();
+            self.hurry();
             self.wait_signal(std::time::Duration::from_millis(20));
         }
         if stalled {

@@ -53,6 +53,8 @@ use crate::memory::store::{Kv, Staged};
 #[derive(Debug, Default)]
 struct Signal {
     wake: bool,
+    /// Start the next refresh pass now, not at `refresh_interval` (set by [`Shared::hurry`]).
+    hurry: bool,
     stop: bool,
     summarize_on_stop: bool,
     error: Option<String>,
@@ -174,6 +176,24 @@ impl Shared {
     pub(crate) fn wake(&self) {
         self.signal.lock().wake = true;
         self.cv.notify_all();
+    }
+
+    /// Wakes the scheduler and has its next refresh pass start at once, whatever
+    /// `refresh_interval` says (someone waits for the dirty set to drain).
+    pub(crate) fn hurry(&self) {
+        let mut s = self.signal.lock();
+        s.wake = true;
+        s.hurry = true;
+        self.cv.notify_all();
+    }
+
+    /// Waits until `deadline`, returning early when hurried or stopping; clears the hurry.
+    fn pace(&self, deadline: Instant) {
+        let mut s = self.signal.lock();
+        while !s.hurry && !s.stop && Instant::now() < deadline {
+            self.cv.wait_until(&mut s, deadline);
+        }
+        s.hurry = false;
     }
 
     fn notify(&self) {
@@ -339,7 +359,7 @@ impl Db {
             if dirty == 0 && shared.cells.lock().is_empty() {
                 return Ok(());
             }
-            shared.wake();
+            shared.hurry();
             shared.wait_signal(Duration::from_millis(50));
         }
     }
