@@ -16,8 +16,8 @@ pub struct TenantStats {
     /// Live keys per table (`Sessions` also holds cells; `Turns` raw turns; `Facts`
     /// canonical facts; `Trees` tree descriptors; ...).
     pub keys: BTreeMap<String, u64>,
-    /// Key + value bytes of the live records per table (uncompressed, as stored in a
-    /// memtable or a segment's data block).
+    /// Key + value bytes of the live records per table: the logical size (keys without
+    /// the tenant prefix and the seqno trailer), before block encoding.
     pub bytes: BTreeMap<String, u64>,
 }
 

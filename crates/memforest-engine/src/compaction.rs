@@ -162,14 +162,17 @@ pub fn pick(
     CompactionTask::new(version, vec![Arc::clone(seg)], level, level + 1)
 }
 
-/// Bytes of the files in `below` whose key ranges overlap `seg`'s, per 1/1024 of `seg`'s
-/// own bytes (RocksDB's overlapping ratio, without its tombstone compensation).
+/// Bytes of the files in `below` (a level: key order, disjoint) whose key ranges overlap
+/// `seg`'s, per 1/1024 of `seg`'s own bytes (RocksDB's overlapping ratio, without its
+/// tombstone compensation).
 fn overlap_ratio(seg: &Segment, below: &[Arc<Segment>]) -> u128 {
-    let lower = Bound::Included(seg.info.smallest.as_slice());
-    let upper = Bound::Included(seg.info.largest.as_slice());
+    let (smallest, largest) = (seg.info.smallest.as_slice(), seg.info.largest.as_slice());
+    let first = below.partition_point(|s| s.info.largest.as_slice() < smallest);
     let overlap: u64 = below
+        .get(first..)
+        .unwrap_or_default()
         .iter()
-        .filter(|s| s.info.overlaps(lower, upper))
+        .take_while(|s| s.info.smallest.as_slice() <= largest)
         .map(|s| s.info.file_size)
         .sum();
     u128::from(overlap) * 1024 / u128::from(seg.info.file_size.max(1))

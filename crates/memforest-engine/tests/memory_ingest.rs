@@ -432,12 +432,13 @@ fn ingest_waits_when_the_backlog_exceeds_the_limit() {
 }
 
 /// Refresh passes are paced by `refresh_interval`: what ingest dirties after a pass waits
-/// for the next one, and `flush_summaries` starts it at once.
+/// for the next one, and `flush_summaries` starts it at once. The longest interval there
+/// is means "only when someone waits".
 #[test]
 fn refresh_passes_wait_for_the_interval_unless_someone_waits_for_summaries() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = options(None);
-    o.memory.refresh_interval = std::time::Duration::from_secs(3600);
+    o.memory.refresh_interval = std::time::Duration::MAX;
     let db = Arc::new(Db::open(dir.path(), o).unwrap());
     let dirty = |db: &Db| db.memory_stats().dirty_by_level.iter().sum::<u64>();
     let ingest = |i: i64| {
@@ -447,7 +448,12 @@ fn refresh_passes_wait_for_the_interval_unless_someone_waits_for_summaries() {
     };
     ingest(0);
     // The first pass starts at once (no pass ran within the interval)...
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while dirty(&db) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first pass did not run"
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     // ...the next waits for the interval, however often ingest wakes the scheduler.
@@ -471,4 +477,42 @@ fn refresh_passes_wait_for_the_interval_unless_someone_waits_for_summaries() {
     flusher.join().unwrap().unwrap();
     assert_eq!(dirty(&db), 0);
     assert!(assert_summaries_current(&db) > 0);
+}
+
+/// A cell whose extraction failed is retried when its backoff ends, even while the
+/// scheduler rests between refresh passes (nobody calls `flush_summaries`).
+#[test]
+fn a_failed_cell_is_retried_while_refresh_passes_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = options(None);
+    o.memory.refresh_interval = std::time::Duration::from_secs(3600);
+    o.memory.retry_backoff = std::time::Duration::from_millis(300);
+    o.memory.extractor = Arc::new(Flaky::new(1));
+    let db = Db::open(dir.path(), o).unwrap();
+    // Two cells: the first one's extraction fails, the second one's facts dirty the trees,
+    // so the scheduler's pass does work and then rests.
+    let s = session(
+        "s",
+        0,
+        &[
+            "My cat Luna turned 4 years old today.",
+            "Happy birthday to Luna!",
+            "I ran 10 km with Jordan in Central Park.",
+            "Nice pace.",
+        ],
+    );
+    let r = db.ingest_session(&tenant(), &s).unwrap();
+    assert_eq!((r.cells, r.cells_pending), (2, 1));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while db.memory_stats().pending_cells > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cell was not retried"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let texts: Vec<String> = facts(&db).into_iter().map(|(_, f)| f.text).collect();
+    for word in ["Luna", "Jordan"] {
+        assert!(texts.iter().any(|t| t.contains(word)), "{word}: {texts:?}");
+    }
 }

@@ -187,13 +187,33 @@ impl Shared {
         self.cv.notify_all();
     }
 
-    /// Waits until `deadline`, returning early when hurried or stopping; clears the hurry.
-    fn pace(&self, deadline: Instant) {
+    /// Waits until `deadline` (`None`: none), returning early when hurried, stopping, or a
+    /// cell or node retry falls due; clears the hurry.
+    fn pace(&self, deadline: Option<Instant>) {
         let mut s = self.signal.lock();
-        while !s.hurry && !s.stop && Instant::now() < deadline {
-            self.cv.wait_until(&mut s, deadline);
+        loop {
+            let until = match (deadline, self.next_retry()) {
+                (Some(d), Some(r)) => Some(d.min(r)),
+                (d, r) => d.or(r),
+            };
+            if s.hurry || s.stop || until.is_some_and(|u| Instant::now() >= u) {
+                break;
+            }
+            match until {
+                Some(u) => {
+                    self.cv.wait_until(&mut s, u);
+                }
+                None => self.cv.wait(&mut s),
+            }
         }
         s.hurry = false;
+    }
+
+    /// When the earliest pending cell or failed node may be retried.
+    fn next_retry(&self) -> Option<Instant> {
+        let cells = self.cells.lock().values().map(|(due, _)| *due).min();
+        let nodes = self.nodes.lock().values().map(|(due, _)| *due).min();
+        cells.into_iter().chain(nodes).min()
     }
 
     fn notify(&self) {
@@ -213,21 +233,18 @@ impl Shared {
         self.cv.notify_all();
     }
 
-    /// Waits until woken (or `timeout`), then clears the wake flag.
+    /// Waits until woken (or `timeout`, or a retry falls due), then clears the wake and
+    /// hurry flags (the pass that follows starts at once anyway).
     fn wait_work(&self, timeout: Duration) {
         let mut s = self.signal.lock();
         if !s.wake && !s.stop {
             let next_due = self
-                .cells
-                .lock()
-                .values()
-                .chain(self.nodes.lock().values())
-                .map(|(due, _)| due.saturating_duration_since(Instant::now()))
-                .min()
-                .unwrap_or(timeout);
+                .next_retry()
+                .map_or(timeout, |due| due.saturating_duration_since(Instant::now()));
             self.cv.wait_for(&mut s, next_due.min(timeout));
         }
         s.wake = false;
+        s.hurry = false;
     }
 
     /// Waits for any notification, at most `timeout`.

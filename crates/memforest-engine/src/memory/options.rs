@@ -54,7 +54,8 @@ pub struct MemoryOptions {
     /// inserts is summarized once (the MemForest paper's batched dirty-set refresh).
     /// Summaries lag writes by up to this plus two passes.
     /// `Db::flush_summaries`, `Db::close`, forgetting, and ingest held back by
-    /// `backlog_limit` start a pass at once. Default 1 s: at 5 * 10^5 facts of `memforest
+    /// `backlog_limit` start a pass at once; a failed cell or node due for a retry ends the
+    /// rest too. `Duration::MAX` refreshes only when someone waits. Default 1 s: at 5 * 10^5 facts of `memforest
     /// bench ingest` (two runs each) it took 10% off the process CPU against back-to-back
     /// passes, 103 -> 93 s (docs/benchmarks.md). Zero runs passes back to back.
     pub refresh_interval: Duration,

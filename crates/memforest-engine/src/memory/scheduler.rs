@@ -31,38 +31,33 @@ type Item = (TenantId, u64, NodeId);
 /// (then only the embedder is called).
 type Job = (Item, SummaryInput, Option<String>);
 
-/// The scheduler thread's body; returns when the runtime stops. A refresh pass starts
-/// `refresh_interval` after the previous one ended if that one did work (ingest keeps
-/// dirtying nodes), at once when it found nothing, was hurried ([`Shared::hurry`]) or the
-/// runtime is stopping.
+/// The scheduler thread's body; returns when the runtime stops. After a refresh pass that
+/// did work (ingest keeps dirtying nodes) the next starts `refresh_interval` later, or
+/// sooner when hurried ([`Shared::hurry`]), stopping, or a cell retry falls due; after a
+/// pass that found nothing the scheduler sleeps until woken.
 pub fn run(shared: &Arc<Shared>) {
-    let mut last_end: Option<Instant> = None;
     loop {
         let stop = shared.stopping();
-        retry_cells(shared);
         let summarize = !stop || shared.opts.summarize_on_shutdown && shared.summarize_on_stop();
-        if summarize {
-            loop {
-                if let Some(end) = last_end {
-                    shared.pace(end + shared.opts.refresh_interval);
-                }
-                match refresh_pass(shared) {
-                    Ok(true) => {
-                        last_end = Some(Instant::now());
-                        shared.notify();
-                    }
-                    Ok(false) => {
-                        last_end = None;
-                        break;
-                    }
-                    Err(e) => {
-                        shared.set_error(e);
-                        break;
-                    }
-                }
-                if shared.stopping() && !stop {
+        loop {
+            retry_cells(shared);
+            if !summarize {
+                break;
+            }
+            match refresh_pass(shared) {
+                Ok(true) => shared.notify(),
+                Ok(false) => break,
+                Err(e) => {
+                    shared.set_error(e);
                     break;
                 }
+            }
+            if shared.stopping() && !stop {
+                break;
+            }
+            shared.pace(Instant::now().checked_add(shared.opts.refresh_interval));
+            if shared.stopping() && !stop {
+                break;
             }
         }
         shared.notify();
