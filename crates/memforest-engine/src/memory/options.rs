@@ -50,14 +50,15 @@ pub struct MemoryOptions {
     /// dirtied since (a soft bound). Default 1,000,000.
     pub backlog_limit: u64,
     /// Rest between the end of one refresh pass and the start of the next while ingest
-    /// keeps dirtying nodes: the dirty set batches what arrives meanwhile, so a node dirtied by several
-    /// inserts is summarized once (the MemForest paper's batched dirty-set refresh).
-    /// Summaries lag writes by up to this plus two passes.
+    /// keeps dirtying nodes: the dirty set batches what arrives meanwhile, so a node
+    /// dirtied by several inserts is summarized once (the MemForest paper's batched
+    /// dirty-set refresh). Summaries lag writes by up to this plus two passes.
     /// `Db::flush_summaries`, `Db::close`, forgetting, and ingest held back by
-    /// `backlog_limit` start a pass at once; a failed cell or node due for a retry ends the
-    /// rest too. `Duration::MAX` refreshes only when someone waits. Default 1 s: at 5 * 10^5 facts of `memforest
-    /// bench ingest` (two runs each) it took 10% off the process CPU against back-to-back
-    /// passes, 103 -> 93 s (docs/benchmarks.md). Zero runs passes back to back.
+    /// `backlog_limit` start a pass at once; a failed cell or node due for a retry ends
+    /// the rest too. `Duration::MAX` refreshes only when someone waits; zero runs passes
+    /// back to back. Default 1 s: at 5 * 10^5 facts of `memforest bench ingest` (two runs
+    /// each) it took 10% off the process CPU against back-to-back passes, 103 -> 93 s
+    /// (docs/benchmarks.md).
     pub refresh_interval: Duration,
     /// Whether `Db::close` summarizes everything dirty before returning. Default true.
     pub summarize_on_shutdown: bool,

@@ -52,9 +52,7 @@ pub fn run(shared: &Arc<Shared>) {
                     break;
                 }
             }
-            if shared.stopping() && !stop {
-                break;
-            }
+            // Returns at once when the runtime is stopping.
             shared.pace(Instant::now().checked_add(shared.opts.refresh_interval));
             if shared.stopping() && !stop {
                 break;
