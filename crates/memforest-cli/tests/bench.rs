@@ -193,7 +193,19 @@ fn ingest_and_query_report_their_sizes() {
     assert_eq!(s["facts"], 400);
     assert_eq!(s["sessions"], 20);
     assert!(s["disk_bytes"].as_u64().unwrap() > 400 * 100);
-    assert_eq!(s["decades"].as_array().unwrap().len(), 1);
+    let decades = rows(s, "decades");
+    assert_eq!(decades.len(), 1);
+    keys(
+        &decades[0],
+        &[
+            "facts",
+            "us_per_fact",
+            "cpu_us_per_fact",
+            "ingest_cpu_us_per_fact",
+            "stall_us_per_fact",
+        ],
+    );
+    assert!(decades[0]["stall_us_per_fact"].as_f64().unwrap() >= 0.0);
 
     let q = bench(&["query", "--sizes", "150", "--queries", "20"]);
     keys(&q, &["queries", "rows"]);

@@ -74,6 +74,12 @@ pub struct Decade {
     /// reports from before it was recorded).
     #[serde(default)]
     pub ingest_cpu_us_per_fact: f64,
+    /// Mean microseconds per fact the writer spent stalled (waiting on sealed memtables,
+    /// on level 0, on the summary backlog) over the same facts: the part of the wall cost
+    /// that is waiting for background work rather than sharing the cores with it (0 in
+    /// reports from before it was recorded).
+    #[serde(default)]
+    pub stall_us_per_fact: f64,
 }
 
 /// One size's measurement.
@@ -249,6 +255,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     let mut decades = Vec::new();
     let (mut last_facts, mut last_secs) = (0u64, 0.0f64);
     let (mut last_cpu, mut last_own) = (cpu_seconds(), thread_cpu_seconds());
+    let mut last_stall = stall_micros(&db);
     let start = Instant::now();
     for g in corpus {
         let tenant = tenants
@@ -261,16 +268,17 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         while marks.last().is_some_and(|&m| made >= m) {
             marks.pop();
             let now = start.elapsed().as_secs_f64();
-            let (cpu, own) = (cpu_seconds(), thread_cpu_seconds());
+            let (cpu, own, stall) = (cpu_seconds(), thread_cpu_seconds(), stall_micros(&db));
             let count = made.saturating_sub(last_facts).max(1) as f64;
             decades.push(Decade {
                 facts: made,
                 us_per_fact: (now - last_secs) * 1e6 / count,
                 cpu_us_per_fact: (cpu - last_cpu) * 1e6 / count,
                 ingest_cpu_us_per_fact: (own - last_own) * 1e6 / count,
+                stall_us_per_fact: stall.saturating_sub(last_stall) as f64 / count,
             });
             (last_facts, last_secs) = (made, now);
-            (last_cpu, last_own) = (cpu, own);
+            (last_cpu, last_own, last_stall) = (cpu, own, stall);
         }
         if made % 100_000 < g.facts.len() as u64 {
             eprintln!(
@@ -316,6 +324,15 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     })
 }
 
+/// Microseconds writers of `db` have stalled so far: on sealed memtables, on level 0 and
+/// on the summary backlog.
+fn stall_micros(db: &Db) -> u64 {
+    let s = db.stats();
+    s.stall_memtable_micros
+        .saturating_add(s.stall_l0_micros)
+        .saturating_add(db.memory_stats().stall_micros)
+}
+
 /// The report as text.
 pub fn render(r: &Report) -> String {
     let mut s = format!(
@@ -347,10 +364,15 @@ pub fn render(r: &Report) -> String {
         let own: Vec<String> = row
             .decades
             .iter()
-            .map(|d| format!("{}:{:.0}", d.facts, d.ingest_cpu_us_per_fact))
+            .map(|d| {
+                format!(
+                    "{}:{:.0}/{:.0}",
+                    d.facts, d.ingest_cpu_us_per_fact, d.stall_us_per_fact
+                )
+            })
             .collect();
         s.push_str(&format!(
-            "{:>10} ingesting thread's CPU us per fact by decade: {} (10^N/10^4 {})\n",
+            "{:>10} ingesting thread's CPU / stalled us per fact by decade: {} (CPU 10^N/10^4 {})\n",
             "",
             own.join(" "),
             row.ingest_cpu_ratio_vs_1e4
