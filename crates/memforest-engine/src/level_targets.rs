@@ -93,9 +93,11 @@ mod tests {
 
     const MB: u64 = 1 << 20;
 
+    /// RocksDB's multiplier, 10, so the targets below read as powers of ten.
     fn options(dynamic: bool) -> Options {
         Options {
             dynamic_level_bytes: dynamic,
+            level_size_multiplier: 10,
             ..Options::default()
         }
     }

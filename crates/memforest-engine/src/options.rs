@@ -27,8 +27,14 @@ pub struct Options {
     /// Target total size of level 1, in bytes. Default 256 MiB (RocksDB
     /// `max_bytes_for_level_base`).
     pub max_bytes_for_level_base: u64,
-    /// Each level below 1 may hold this many times the bytes of the one above. Default 10
-    /// (RocksDB `max_bytes_for_level_multiplier`).
+    /// Each level below 1 may hold this many times the bytes of the one above (RocksDB
+    /// `max_bytes_for_level_multiplier`). Default 4, where RocksDB's is 10: leveled
+    /// compaction rewrites a byte about `multiplier / 2` times per level it passes, and a
+    /// smaller multiplier means more, cheaper levels. At 10^6 facts of `memforest bench
+    /// ingest` (two runs each) 4 wrote 20.8 instead of 26.0 KB of compaction output per
+    /// fact and took 8% less CPU (at 10^7: 39.2 instead of 44.5 KB, 4% less CPU in the last
+    /// decade); the cost is one or two more levels for a point read to check and more bytes
+    /// waiting above the last level (space amplification 1.33 instead of 1.11 at 10^7).
     pub level_size_multiplier: u64,
     /// Level targets derived from the largest level instead of from level 1 (RocksDB
     /// `level_compaction_dynamic_level_bytes`, its default since 8.4): level 0 compacts into
@@ -87,7 +93,7 @@ impl Default for Options {
             l0_compaction_trigger: 4,
             l0_stop_writes_trigger: 20,
             max_bytes_for_level_base: 256 << 20,
-            level_size_multiplier: 10,
+            level_size_multiplier: 4,
             dynamic_level_bytes: true,
             compaction_pri: CompactionPri::default(),
             target_file_size: 64 << 20,
