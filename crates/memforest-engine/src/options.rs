@@ -123,7 +123,9 @@ impl Options {
     ///
     /// # Errors
     /// [`crate::Error::InvalidArgument`] for a zero size or trigger, fewer than 2 levels, a
-    /// stop trigger below the compaction trigger, or a multiplier below 2.
+    /// stop trigger below the compaction trigger, a multiplier below 2, or a segment format
+    /// version outside [`memforest_sst::MIN_FORMAT_VERSION`]..=[`memforest_sst::FORMAT_VERSION`]
+    /// (caught at open rather than by the first flush).
     pub fn validate(&self) -> crate::Result<()> {
         let bad = |what| Err(crate::Error::InvalidArgument(what));
         if self.num_levels < 2 {
@@ -141,6 +143,37 @@ impl Options {
         if self.level_size_multiplier < 2 {
             return bad("level_size_multiplier must be at least 2");
         }
+        let versions = memforest_sst::MIN_FORMAT_VERSION..=memforest_sst::FORMAT_VERSION;
+        if !versions.contains(&self.sst.format_version) {
+            return bad("sst.format_version must be 1 or 2");
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(change: impl FnOnce(&mut Options)) -> crate::Result<()> {
+        let mut o = Options::default();
+        change(&mut o);
+        o.validate()
+    }
+
+    #[test]
+    fn validate_refuses_what_a_flush_or_compaction_would_fail_on() {
+        assert!(with(|_| {}).is_ok());
+        assert!(with(|o| o.sst.format_version = memforest_sst::MIN_FORMAT_VERSION).is_ok());
+        for version in [0, memforest_sst::FORMAT_VERSION + 1] {
+            let err = with(|o| o.sst.format_version = version).unwrap_err();
+            assert!(
+                matches!(err, crate::Error::InvalidArgument(m) if m.contains("format_version")),
+                "version {version}"
+            );
+        }
+        assert!(with(|o| o.level_size_multiplier = 1).is_err());
+        assert!(with(|o| o.num_levels = 1).is_err());
+        assert!(with(|o| o.l0_stop_writes_trigger = o.l0_compaction_trigger - 1).is_err());
     }
 }

@@ -12,9 +12,9 @@ use memforest_io::Storage;
 use crate::block::builder::BlockBuilder;
 use crate::block::compression;
 use crate::block::trailer::CompressionType;
-use crate::bloom::BloomBuilder;
+use crate::bloom::{BloomBuilder, FilterLayout};
 use crate::error::{Result, SstError};
-use crate::footer::{Footer, FORMAT_VERSION};
+use crate::footer::Footer;
 use crate::index::IndexBuilder;
 use crate::internal_key::{self, Kind, MAX_SEQNO};
 use crate::options::{Compression, SstOptions};
@@ -81,6 +81,8 @@ pub struct SstBuilder {
     block: BlockBuilder,
     index: IndexBuilder,
     bloom: BloomBuilder,
+    /// The filter layout of `options.format_version`.
+    filter_layout: FilterLayout,
     /// Encoded internal key of the last entry added.
     last_key: Vec<u8>,
     /// Spare buffer for the next key (swapped with `last_key`, so `add` does not allocate).
@@ -93,7 +95,9 @@ impl SstBuilder {
     /// overwritten).
     ///
     /// # Errors
-    /// [`SstError::Io`] when the temporary file cannot be created.
+    /// [`SstError::Io`] when the temporary file cannot be created;
+    /// [`SstError::InvalidInput`] for a `format_version` outside
+    /// [`crate::MIN_FORMAT_VERSION`]..=[`crate::FORMAT_VERSION`].
     pub fn new(dir: impl AsRef<Path>, id: u64, options: SstOptions) -> Result<Self> {
         Self::new_with(memforest_io::default_storage(), dir, id, options)
     }
@@ -111,6 +115,13 @@ impl SstBuilder {
     ) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
         let tmp_path = dir.join(format!("{}.tmp", file_name(id)));
+        let filter_layout = FilterLayout::for_format_version(options.format_version).ok_or(
+            SstError::InvalidInput {
+                path: tmp_path.clone(),
+                reason: "unsupported segment format version",
+            },
+        )?;
+        let format_version = options.format_version;
         let out = BlockWriter::create(&*storage, &tmp_path)?;
         Ok(Self {
             storage,
@@ -123,10 +134,11 @@ impl SstBuilder {
             tmp_live: true,
             index: IndexBuilder::default(),
             bloom: BloomBuilder::default(),
+            filter_layout,
             last_key: Vec::new(),
             key_buf: Vec::new(),
             properties: Properties {
-                format_version: FORMAT_VERSION,
+                format_version,
                 entry_count: 0,
                 tombstone_count: 0,
                 smallest_user_key: Vec::new(),
@@ -263,7 +275,9 @@ impl SstBuilder {
             reason: "builder already failed or finished",
         })?;
         let filter = out.write_block(
-            &self.bloom.finish(options.bloom_bits_per_key),
+            &self
+                .bloom
+                .finish(options.bloom_bits_per_key, self.filter_layout),
             CompressionType::None,
         )?;
         props.filter_size = out.offset() - props.data_size;
@@ -287,6 +301,7 @@ impl SstBuilder {
             filter,
             properties,
             index_levels: index.levels,
+            version: options.format_version,
         };
         out.write_raw(&footer.encode())?;
         let file_size = out.offset();

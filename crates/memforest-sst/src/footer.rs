@@ -26,8 +26,13 @@ const CRC_COVERED: usize = 41;
 /// Magic number at the very end of a segment file (`"MFSSTv01"` read as `u64` LE).
 pub const MAGIC: u64 = u64::from_le_bytes(*b"MFSSTv01");
 
-/// The only format version this crate reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this crate writes by default (2: cache-local bloom filters).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this crate reads (and writes when asked,
+/// [`crate::SstOptions::format_version`]); versions differ only in their filter layout
+/// ([`crate::bloom::FilterLayout`]).
+pub const MIN_FORMAT_VERSION: u32 = 1;
 
 /// Decoded footer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +45,8 @@ pub struct Footer {
     pub properties: BlockHandle,
     /// 1 or 2.
     pub index_levels: u8,
+    /// Format version, [`MIN_FORMAT_VERSION`]..=[`FORMAT_VERSION`].
+    pub version: u32,
 }
 
 impl Footer {
@@ -51,7 +58,7 @@ impl Footer {
         out.extend_from_slice(&self.filter.encode());
         out.extend_from_slice(&self.properties.encode());
         out.push(self.index_levels);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&self.version.to_le_bytes());
         let crc = masked_crc32(&[&out]);
         out.extend_from_slice(&crc.to_le_bytes());
         out.extend_from_slice(&MAGIC.to_le_bytes());
@@ -84,7 +91,7 @@ impl Footer {
         if masked_crc32(&[covered]) != crc {
             return Err(DecodeError::new(CRC_COVERED, "footer checksum mismatch"));
         }
-        if version != FORMAT_VERSION {
+        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(DecodeError::new(37, "unsupported format version"));
         }
         if !(1..=2).contains(&index_levels) {
@@ -95,6 +102,7 @@ impl Footer {
             filter,
             properties,
             index_levels,
+            version,
         })
     }
 }
@@ -119,6 +127,7 @@ mod tests {
                 size: 1,
             },
             index_levels: 2,
+            version: MIN_FORMAT_VERSION,
         };
         let bytes = f.encode();
         assert_eq!(bytes.len(), FOOTER_LEN);
@@ -127,6 +136,14 @@ mod tests {
             let mut bad = bytes.clone();
             bad[i] ^= 0xff;
             assert!(Footer::decode(&bad).is_err(), "flip at {i}");
+        }
+        for (version, known) in [
+            (0, false),
+            (FORMAT_VERSION, true),
+            (FORMAT_VERSION + 1, false),
+        ] {
+            let other = Footer { version, ..f }.encode();
+            assert_eq!(Footer::decode(&other).is_ok(), known, "version {version}");
         }
     }
 }

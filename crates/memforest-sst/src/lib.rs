@@ -48,7 +48,7 @@ mod writer;
 
 pub use builder::{file_name, SstBuilder, SstMeta, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use error::{Result, SstError};
-pub use footer::FORMAT_VERSION;
+pub use footer::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use internal_key::{Entry, Kind, MAX_SEQNO};
 pub use iter::SstIterator;
 pub use merge::{BoxedSource, MergeIterator};

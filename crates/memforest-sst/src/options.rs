@@ -36,6 +36,12 @@ pub struct SstOptions {
     /// (RocksDB `kTwoLevelIndexSearch`); default 64 KiB. A one-level index is read and
     /// verified once at open; a partition is read and verified on each use.
     pub max_single_level_index_size: usize,
+    /// Segment file format version to write (RocksDB `BlockBasedTableOptions::
+    /// format_version`): 2 (the default, [`crate::FORMAT_VERSION`]) stores cache-local bloom
+    /// filters, 1 ([`crate::MIN_FORMAT_VERSION`]) the older whole-array ones. Readers take
+    /// both. [`crate::SstBuilder::new`] refuses another version with
+    /// [`crate::SstError::InvalidInput`].
+    pub format_version: u32,
 }
 
 impl Default for SstOptions {
@@ -47,6 +53,7 @@ impl Default for SstOptions {
             bloom_bits_per_key: 10,
             index_partition_size: 4096,
             max_single_level_index_size: 64 << 10,
+            format_version: crate::FORMAT_VERSION,
         }
     }
 }

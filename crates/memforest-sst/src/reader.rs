@@ -9,10 +9,10 @@ use memforest_codec::serde_codec;
 use memforest_io::{ImmutableFile, Storage};
 
 use crate::block_handle::BlockHandle;
-use crate::bloom::BloomFilter;
+use crate::bloom::{BloomFilter, FilterLayout};
 use crate::error::{Result, SstError};
 use crate::file::TableFile;
-use crate::footer::{Footer, FOOTER_LEN, FORMAT_VERSION};
+use crate::footer::{Footer, FOOTER_LEN};
 use crate::index::Index;
 use crate::internal_key::{self, Kind};
 use crate::iter::SstIterator;
@@ -140,13 +140,15 @@ impl SstReader {
         let properties: Properties =
             serde_codec::decode(&file.read_payload(footer.properties)?.bytes)
                 .map_err(|e| corrupt(footer.properties.offset + e.offset as u64, e.reason))?;
-        if properties.format_version != FORMAT_VERSION {
+        if properties.format_version != footer.version {
             return Err(corrupt(
                 footer.properties.offset,
-                "properties format version",
+                "properties format version differs from the footer's",
             ));
         }
-        let filter = BloomFilter::new(file.read_payload(footer.filter)?.bytes)
+        let layout = FilterLayout::for_format_version(footer.version)
+            .ok_or_else(|| corrupt(blocks_end + 37, "no filter layout for the format version"))?;
+        let filter = BloomFilter::new(file.read_payload(footer.filter)?.bytes, layout)
             .map_err(|reason| corrupt(footer.filter.offset, reason))?;
         let index = Index::open(&file, footer.index, footer.index_levels)?;
         Ok(Self {

@@ -15,7 +15,11 @@ mod common;
 use std::path::Path;
 
 use common::{all_rows, build, Row};
-use memforest_sst::{Compression, Kind, Lookup, SstError, SstOptions, SstReader, MAX_SEQNO};
+use memforest_codec::checksum::masked_crc32;
+use memforest_sst::footer::FOOTER_LEN;
+use memforest_sst::{
+    Compression, Kind, Lookup, SstError, SstOptions, SstReader, MAX_SEQNO, MIN_FORMAT_VERSION,
+};
 
 fn rows() -> Vec<Row> {
     let mut rows = Vec::new();
@@ -115,4 +119,40 @@ fn every_flipped_byte_is_caught_single_level_zstd() {
         compression: Compression::Zstd { level: 3 },
         ..SstOptions::default()
     });
+}
+
+#[test]
+fn every_flipped_byte_is_caught_format_v1() {
+    sweep(SstOptions {
+        block_size: 128,
+        format_version: MIN_FORMAT_VERSION,
+        ..SstOptions::default()
+    });
+}
+
+/// A footer that names another format version than the properties block (with a valid
+/// footer CRC, so only the cross-check can catch it) is corrupt at the properties block.
+#[test]
+fn a_footer_version_other_than_the_properties_is_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = rows();
+    let options = SstOptions {
+        format_version: MIN_FORMAT_VERSION,
+        ..SstOptions::default()
+    };
+    let meta = build(dir.path(), 1, &rows, options);
+    let mut bytes = std::fs::read(&meta.path).unwrap();
+    let footer = bytes.len() - FOOTER_LEN;
+    bytes[footer + 37..footer + 41].copy_from_slice(&(MIN_FORMAT_VERSION + 1).to_le_bytes());
+    let crc = masked_crc32(&[&bytes[footer..footer + 41]]);
+    bytes[footer + 41..footer + 45].copy_from_slice(&crc.to_le_bytes());
+    let properties_at = u64::from_le_bytes(bytes[footer + 24..footer + 32].try_into().unwrap());
+    let bad_path = dir.path().join("resealed.sst");
+    std::fs::write(&bad_path, &bytes).unwrap();
+    match SstReader::open(&bad_path) {
+        Err(SstError::Corrupt { offset, reason, .. }) => {
+            assert_eq!(offset, properties_at, "{reason}");
+        }
+        other => panic!("expected a Corrupt error, got {other:?}"),
+    }
 }

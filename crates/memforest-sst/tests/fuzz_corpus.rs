@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 use common::{build, Row};
-use memforest_sst::{Compression, Kind, SstOptions, SstReader};
+use memforest_sst::{Compression, Kind, SstOptions, SstReader, MIN_FORMAT_VERSION};
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -116,6 +116,15 @@ fn regenerate_seeds() {
                 block_size: 48,
                 max_single_level_index_size: 0,
                 index_partition_size: 40,
+                ..SstOptions::default()
+            },
+        ),
+        (
+            "format_v1",
+            seed_rows(6, 2),
+            SstOptions {
+                block_size: 128,
+                format_version: MIN_FORMAT_VERSION,
                 ..SstOptions::default()
             },
         ),

@@ -67,6 +67,16 @@ fn limits_and_empty_input_are_refused() {
     ));
     let b = SstBuilder::new(dir.path(), 3, SstOptions::default()).unwrap();
     assert!(matches!(b.finish(), Err(SstError::InvalidInput { .. })));
+    for format_version in [0, memforest_sst::FORMAT_VERSION + 1] {
+        let options = SstOptions {
+            format_version,
+            ..SstOptions::default()
+        };
+        assert!(matches!(
+            SstBuilder::new(dir.path(), 5, options),
+            Err(SstError::InvalidInput { .. })
+        ));
+    }
     // Dropping an unfinished builder removes its temporary file.
     let mut b = SstBuilder::new(dir.path(), 4, SstOptions::default()).unwrap();
     b.add(b"k", 1, Kind::Put, b"v").unwrap();

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use common::{all_rows, build, sort_rows, Row};
 use memforest_sst::{
     BoxedSource, Compression, Entry, EntrySource, Kind, Lookup, MergeIterator, ScanOptions,
-    SortedRun, SstOptions, SstReader, MAX_SEQNO,
+    SortedRun, SstOptions, SstReader, FORMAT_VERSION, MAX_SEQNO, MIN_FORMAT_VERSION,
 };
 use proptest::prelude::*;
 
@@ -95,15 +95,19 @@ fn options_strategy() -> impl Strategy<Value = SstOptions> {
         ],
         prop_oneof![Just(0usize), Just(64 << 10)],
         prop_oneof![Just(32usize), Just(256)],
+        MIN_FORMAT_VERSION..=FORMAT_VERSION,
     )
         .prop_map(
-            |(block_size, restart_interval, compression, max_single, partition)| SstOptions {
-                block_size,
-                restart_interval,
-                compression,
-                bloom_bits_per_key: 10,
-                index_partition_size: partition,
-                max_single_level_index_size: max_single,
+            |(block_size, restart_interval, compression, max_single, partition, version)| {
+                SstOptions {
+                    block_size,
+                    restart_interval,
+                    compression,
+                    bloom_bits_per_key: 10,
+                    index_partition_size: partition,
+                    max_single_level_index_size: max_single,
+                    format_version: version,
+                }
             },
         )
 }
