@@ -23,7 +23,6 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use memforest_sst::{BoxedSource, EntrySource, MergeIterator, SstBuilder, SstMeta};
 
 use crate::error::Result;
@@ -230,13 +229,12 @@ pub fn run(
     let mut merge = MergeIterator::new(sources)?;
     let mut keep = Retention::new(oldest_snapshot, task.bottom, tombstones);
     let mut out: Option<(SstBuilder, u64)> = None;
-    let mut last_key: Option<Bytes> = None;
     while let Some(e) = merge.next_entry()? {
         if !keep.keep(&e.user_key, e.seqno, e.kind) {
             continue;
         }
-        let new_key = last_key.as_ref() != Some(&e.user_key);
-        if new_key {
+        // Files are cut only between user keys, so a key's versions stay in one file.
+        if keep.first_version() {
             if let Some((builder, size)) = out.take() {
                 if size >= options.target_file_size {
                     outputs.files.push(builder.finish()?);
@@ -244,7 +242,6 @@ pub fn run(
                     out = Some((builder, size));
                 }
             }
-            last_key = Some(e.user_key.clone());
         }
         let (builder, size) = match &mut out {
             Some(o) => o,

@@ -30,6 +30,8 @@ pub struct Retention<'a> {
     last_seqno: u64,
     /// The newest version at or below the oldest snapshot has been seen for `key`.
     settled: bool,
+    /// The version last passed to [`Retention::keep`] was the first of its user key.
+    first_version: bool,
 }
 
 impl<'a> Retention<'a> {
@@ -45,12 +47,14 @@ impl<'a> Retention<'a> {
             started: false,
             last_seqno: 0,
             settled: false,
+            first_version: false,
         }
     }
 
     /// Whether to keep this version; call once per version, in internal-key order.
     pub fn keep(&mut self, user_key: &[u8], seqno: u64, kind: Kind) -> bool {
-        if !self.started || self.key != user_key {
+        self.first_version = !self.started || self.key != user_key;
+        if self.first_version {
             self.started = true;
             self.key.clear();
             self.key.extend_from_slice(user_key);
@@ -71,6 +75,15 @@ impl<'a> Retention<'a> {
             return false;
         }
         !(kind == Kind::Tombstone && self.bottom)
+    }
+
+    /// Whether the version last passed to [`Retention::keep`] was the first (newest) of its
+    /// user key. A key whose first version is dropped has every version dropped, so among
+    /// kept versions this says "a user key other than the last kept one's" without a
+    /// second comparison (compaction cuts output files only there).
+    #[must_use]
+    pub fn first_version(&self) -> bool {
+        self.first_version
     }
 }
 
@@ -123,6 +136,35 @@ mod tests {
             kept(&v, 7, false, &t),
             vec![9, 7, 3],
             "a range tombstone newer than the oldest snapshot hides nothing yet"
+        );
+    }
+
+    #[test]
+    fn first_version_marks_each_user_keys_newest_version_kept_or_not() {
+        let none = RangeTombstones::default();
+        let v: [Version; 6] = [
+            (b"", 9, Kind::Put),
+            (b"a", 9, Kind::Tombstone),
+            (b"a", 5, Kind::Put),
+            (b"a", 5, Kind::Put),
+            (b"ab", 4, Kind::Put),
+            (b"ab", 3, Kind::Put),
+        ];
+        let mut r = Retention::new(100, true, &none);
+        let marks: Vec<(bool, bool)> = v
+            .iter()
+            .map(|(k, s, kind)| (r.keep(k, *s, *kind), r.first_version()))
+            .collect();
+        assert_eq!(
+            marks,
+            vec![
+                (true, true),
+                (false, true), // a bottom tombstone: dropped, yet the key's first version
+                (false, false),
+                (false, false),
+                (true, true), // "ab" after its prefix "a"
+                (false, false),
+            ]
         );
     }
 

@@ -191,14 +191,21 @@ impl SstBuilder {
         internal_key::encode_into(&mut key, user_key, seqno, kind);
         let props = &mut self.properties;
         if props.entry_count > 0 {
-            if internal_key::compare_encoded(&key, &self.last_key) != Ordering::Greater {
+            // One comparison of the user keys decides both the order check and whether the
+            // key is new to the filter (internal-key order: seqno descending within a key).
+            let in_order = match internal_key::user_key(&self.last_key).cmp(user_key) {
+                Ordering::Less => {
+                    self.bloom.add_key(user_key);
+                    true
+                }
+                Ordering::Equal => internal_key::compare_encoded(&key, &self.last_key).is_gt(),
+                Ordering::Greater => false,
+            };
+            if !in_order {
                 return Err(SstError::OutOfOrder {
                     path: self.tmp_path.clone(),
                     index: props.entry_count,
                 });
-            }
-            if internal_key::user_key(&self.last_key) != user_key {
-                self.bloom.add_key(user_key);
             }
         } else {
             self.bloom.add_key(user_key);
