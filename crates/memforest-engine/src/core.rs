@@ -337,11 +337,27 @@ impl Core {
     /// The flush thread's error.
     pub fn flush_all(&self) -> Result<()> {
         self.seal(true);
+        self.wait_sealed_flushed()
+    }
+
+    /// Waits until every sealed memtable is flushed (the active one is left as it is).
+    fn wait_sealed_flushed(&self) -> Result<()> {
         let mut g = self.stall_mu.lock();
         while !self.state().imm.is_empty() {
             self.check_bg()?;
             self.stall_cv.wait(&mut g);
         }
+        self.check_bg()
+    }
+
+    /// Waits until every sealed memtable is flushed, then runs due compactions on the
+    /// calling thread (one at a time with the compaction thread) until none is due.
+    ///
+    /// # Errors
+    /// The flush thread's error; compaction errors.
+    pub fn wait_for_compact(&self) -> Result<()> {
+        self.wait_sealed_flushed()?;
+        while self.compact_once()? {}
         Ok(())
     }
 

@@ -350,6 +350,17 @@ impl Db {
         self.core.flush_all()
     }
 
+    /// Waits until the background work that writes so far made due is done: every sealed
+    /// memtable flushed, and no compaction due (the due ones run on the calling thread,
+    /// one at a time with the compaction thread). The active memtable is not sealed.
+    /// RocksDB `DB::WaitForCompact`.
+    ///
+    /// # Errors
+    /// The flush thread's error; compaction errors.
+    pub fn wait_for_compact(&self) -> Result<()> {
+        self.core.wait_for_compact()
+    }
+
     /// Flushes, then merges every segment file into the deepest level, dropping every
     /// version no snapshot needs (RocksDB `CompactRange` over everything).
     ///

@@ -67,6 +67,45 @@ fn write_read_delete_and_reopen() {
     assert_eq!(all, vec![(b"b".to_vec(), b"2".to_vec())]);
 }
 
+/// With a level-0 trigger of one file, the flush of the last memtable leaves a compaction
+/// due; `wait_for_compact` returns only once it (and whatever it makes due) has run.
+#[test]
+fn wait_for_compact_returns_with_no_compaction_due() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TenantId::new("t").unwrap();
+    let db = Db::open(
+        dir.path(),
+        Options {
+            l0_compaction_trigger: 1,
+            ..small_options()
+        },
+    )
+    .unwrap();
+    for i in 0..3000u32 {
+        let k = format!("key{:06}", (i * 7919) % 3000);
+        db.put(
+            &t,
+            Table::Facts,
+            k.as_bytes(),
+            &[b'v'; 100],
+            Durability::Buffered,
+        )
+        .unwrap();
+    }
+    db.flush().unwrap();
+    db.wait_for_compact().unwrap();
+    let s = db.stats();
+    assert_eq!(s.immutable_memtables, 0, "{s:?}");
+    assert_eq!(s.levels[0].files, 0, "{s:?}");
+    assert!(s.compaction_count >= 1, "{s:?}");
+    let all = collect(
+        db.scan(&t, Table::Facts, Bound::Unbounded, Bound::Unbounded, None)
+            .unwrap(),
+    );
+    assert_eq!(all.len(), 3000);
+    db.close().unwrap();
+}
+
 #[test]
 fn many_writes_flush_compact_and_reopen() {
     let dir = tempfile::tempdir().unwrap();
