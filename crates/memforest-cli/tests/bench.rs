@@ -188,6 +188,8 @@ fn ingest_and_query_report_their_sizes() {
             "fact_bytes",
             "decades",
             "cost_ratio_vs_1e4",
+            "settle_seconds",
+            "settled_ratio_vs_1e4",
         ],
     );
     assert_eq!(s["facts"], 400);
@@ -203,9 +205,21 @@ fn ingest_and_query_report_their_sizes() {
             "cpu_us_per_fact",
             "ingest_cpu_us_per_fact",
             "stall_us_per_fact",
+            "settled_us_per_fact",
+            "settled_cpu_us_per_fact",
         ],
     );
-    assert!(decades[0]["stall_us_per_fact"].as_f64().unwrap() >= 0.0);
+    let d = &decades[0];
+    let f = |k: &str| d[k].as_f64().unwrap();
+    assert!(f("stall_us_per_fact") >= 0.0);
+    // The settled span is the ingest span plus the wait for its background work, which
+    // the run's total counts: 400 facts, so the wait is 400 * (settled - ingest) µs.
+    assert!(f("settled_us_per_fact") >= f("us_per_fact"), "{d}");
+    let waited = (f("settled_us_per_fact") - f("us_per_fact")) * 400.0 / 1e6;
+    assert!(
+        (waited - s["settle_seconds"].as_f64().unwrap()).abs() < 1e-3,
+        "{s}"
+    );
 
     let q = bench(&["query", "--sizes", "150", "--queries", "20"]);
     keys(&q, &["queries", "rows"]);

@@ -14,6 +14,12 @@
 //! reported alone: the write's critical path, without the background flush, compaction and
 //! summary refresh (extraction runs on the extract pool, but the synthetic extractor does
 //! almost nothing).
+//!
+//! At the end of each decade the run settles: it waits until no node is dirty
+//! (`Db::flush_summaries`) and no compaction is due (`Db::wait_for_compact`), so each
+//! decade is also reported *settled*: its cost including the background work its own
+//! inserts left behind. Without it the first decades look cheap because their summary
+//! refresh and compactions run later, inside the next decade.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -80,6 +86,56 @@ pub struct Decade {
     /// reports from before it was recorded).
     #[serde(default)]
     pub stall_us_per_fact: f64,
+    /// Wall microseconds per fact of the decade including the wait, at its end, until the
+    /// background work its inserts made due is done (no dirty node, no compaction due):
+    /// the decade's whole per-insert cost (0 in reports from before it was recorded).
+    #[serde(default)]
+    pub settled_us_per_fact: f64,
+    /// Process CPU microseconds per fact over the same span.
+    #[serde(default)]
+    pub settled_cpu_us_per_fact: f64,
+}
+
+/// Clocks read at one point of the run.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    /// Wall seconds since the start.
+    secs: f64,
+    /// Process CPU seconds.
+    cpu: f64,
+    /// The ingesting thread's CPU seconds.
+    own: f64,
+    /// Writer stall microseconds.
+    stall: u64,
+}
+
+impl Sample {
+    fn take(db: &Db, start: Instant) -> Self {
+        Self {
+            secs: start.elapsed().as_secs_f64(),
+            cpu: cpu_seconds(),
+            own: thread_cpu_seconds(),
+            stall: stall_micros(db),
+        }
+    }
+}
+
+impl Decade {
+    /// The decade ending at `facts` that began at `from`, whose inserts ended at `ingested`
+    /// and whose background work was done at `settled`; `count` facts.
+    fn new(facts: u64, count: u64, from: Sample, ingested: Sample, settled: Sample) -> Self {
+        let per = |d: f64| d * 1e6 / count.max(1) as f64;
+        Self {
+            facts,
+            us_per_fact: per(ingested.secs - from.secs),
+            cpu_us_per_fact: per(ingested.cpu - from.cpu),
+            ingest_cpu_us_per_fact: per(ingested.own - from.own),
+            stall_us_per_fact: ingested.stall.saturating_sub(from.stall) as f64
+                / count.max(1) as f64,
+            settled_us_per_fact: per(settled.secs - from.secs),
+            settled_cpu_us_per_fact: per(settled.cpu - from.cpu),
+        }
+    }
 }
 
 /// One size's measurement.
@@ -89,8 +145,11 @@ pub struct SizeRow {
     pub facts: u64,
     /// Sessions ingested.
     pub sessions: u64,
-    /// Wall seconds of the ingest calls.
+    /// Wall seconds of the ingest calls and the settling at each decade's end.
     pub seconds: f64,
+    /// Of `seconds`, those spent settling (0 in reports from before it was recorded).
+    #[serde(default)]
+    pub settle_seconds: f64,
     /// Facts per second.
     pub facts_per_sec: f64,
     /// Seconds `Db::close` took afterwards (summarizing what is dirty, WAL sync).
@@ -116,6 +175,12 @@ pub struct SizeRow {
     /// The same ratio of the ingesting thread's CPU costs.
     #[serde(default)]
     pub ingest_cpu_ratio_vs_1e4: Option<f64>,
+    /// The same ratio of settled wall costs.
+    #[serde(default)]
+    pub settled_ratio_vs_1e4: Option<f64>,
+    /// The same ratio of settled CPU costs.
+    #[serde(default)]
+    pub settled_cpu_ratio_vs_1e4: Option<f64>,
 }
 
 /// Bytes the engine wrote per fact (`Db::stats` divided by facts): where the write path's
@@ -253,10 +318,9 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         .collect();
     marks.reverse(); // popped from the end, smallest first
     let mut decades = Vec::new();
-    let (mut last_facts, mut last_secs) = (0u64, 0.0f64);
-    let (mut last_cpu, mut last_own) = (cpu_seconds(), thread_cpu_seconds());
-    let mut last_stall = stall_micros(&db);
     let start = Instant::now();
+    let (mut last_facts, mut last) = (0u64, Sample::take(&db, start));
+    let mut settle_seconds = 0.0;
     for g in corpus {
         let tenant = tenants
             .get(g.tenant)
@@ -267,18 +331,14 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         text_bytes += g.facts.iter().map(|f| f.len() as u64).sum::<u64>();
         while marks.last().is_some_and(|&m| made >= m) {
             marks.pop();
-            let now = start.elapsed().as_secs_f64();
-            let (cpu, own, stall) = (cpu_seconds(), thread_cpu_seconds(), stall_micros(&db));
-            let count = made.saturating_sub(last_facts).max(1) as f64;
-            decades.push(Decade {
-                facts: made,
-                us_per_fact: (now - last_secs) * 1e6 / count,
-                cpu_us_per_fact: (cpu - last_cpu) * 1e6 / count,
-                ingest_cpu_us_per_fact: (own - last_own) * 1e6 / count,
-                stall_us_per_fact: stall.saturating_sub(last_stall) as f64 / count,
-            });
-            (last_facts, last_secs) = (made, now);
-            (last_cpu, last_own, last_stall) = (cpu, own, stall);
+            let ingested = Sample::take(&db, start);
+            db.flush_summaries()?;
+            db.wait_for_compact()?;
+            let settled = Sample::take(&db, start);
+            settle_seconds += settled.secs - ingested.secs;
+            let count = made.saturating_sub(last_facts);
+            decades.push(Decade::new(made, count, last, ingested, settled));
+            (last_facts, last) = (made, settled);
         }
         if made % 100_000 < g.facts.len() as u64 {
             eprintln!(
@@ -306,10 +366,13 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     let cost_ratio_vs_1e4 = ratio(|d| d.us_per_fact);
     let cpu_ratio_vs_1e4 = ratio(|d| d.cpu_us_per_fact);
     let ingest_cpu_ratio_vs_1e4 = ratio(|d| d.ingest_cpu_us_per_fact);
+    let settled_ratio_vs_1e4 = ratio(|d| d.settled_us_per_fact);
+    let settled_cpu_ratio_vs_1e4 = ratio(|d| d.settled_cpu_us_per_fact);
     Ok(SizeRow {
         facts: made,
         sessions,
         seconds,
+        settle_seconds,
         facts_per_sec: made as f64 / seconds,
         close_seconds,
         peak_rss_bytes: peak_rss_bytes(),
@@ -321,6 +384,8 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         cost_ratio_vs_1e4,
         cpu_ratio_vs_1e4,
         ingest_cpu_ratio_vs_1e4,
+        settled_ratio_vs_1e4,
+        settled_cpu_ratio_vs_1e4,
     })
 }
 
@@ -377,6 +442,26 @@ pub fn render(r: &Report) -> String {
             own.join(" "),
             row.ingest_cpu_ratio_vs_1e4
                 .map_or_else(|| "-".to_owned(), |r| format!("{r:.2}"))
+        ));
+        let settled: Vec<String> = row
+            .decades
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}:{:.0}/{:.0}",
+                    d.facts, d.settled_us_per_fact, d.settled_cpu_us_per_fact
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "{:>10} settled (with the background work each decade left) us per fact, wall/CPU: {} (10^N/10^4 {}; {:.1} s settling)\n",
+            "",
+            settled.join(" "),
+            match (row.settled_ratio_vs_1e4, row.settled_cpu_ratio_vs_1e4) {
+                (Some(w), Some(c)) => format!("{w:.2}/{c:.2}"),
+                _ => "-".to_owned(),
+            },
+            row.settle_seconds
         ));
         let w = &row.written;
         s.push_str(&format!(
