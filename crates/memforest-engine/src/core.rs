@@ -351,14 +351,16 @@ impl Core {
     }
 
     /// Waits until every sealed memtable is flushed, then runs due compactions on the
-    /// calling thread (one at a time with the compaction thread) until none is due.
+    /// calling thread (one at a time with the compaction thread) until none is due. With
+    /// writers still running it returns only once it catches up with them.
     ///
     /// # Errors
-    /// The flush thread's error; compaction errors.
+    /// The flush or compaction thread's error (also one raised while this ran);
+    /// compaction errors.
     pub fn wait_for_compact(&self) -> Result<()> {
         self.wait_sealed_flushed()?;
         while self.compact_once()? {}
-        Ok(())
+        self.check_bg()
     }
 
     /// Flushes the oldest sealed memtable to a level-0 file; false when there is none.

@@ -352,11 +352,14 @@ impl Db {
 
     /// Waits until the background work that writes so far made due is done: every sealed
     /// memtable flushed, and no compaction due (the due ones run on the calling thread,
-    /// one at a time with the compaction thread). The active memtable is not sealed.
-    /// RocksDB `DB::WaitForCompact`.
+    /// one at a time with the compaction thread). The active memtable is not sealed, and
+    /// level 0 below `Options::l0_compaction_trigger` files is not compacted (nothing is
+    /// due). With other threads still writing it returns only once it catches up with
+    /// them. RocksDB `DB::WaitForCompact`.
     ///
     /// # Errors
-    /// The flush thread's error; compaction errors.
+    /// The flush or compaction thread's error (also one raised meanwhile); compaction
+    /// errors.
     pub fn wait_for_compact(&self) -> Result<()> {
         self.core.wait_for_compact()
     }

@@ -192,7 +192,8 @@ impl SstBuilder {
         let props = &mut self.properties;
         if props.entry_count > 0 {
             // One comparison of the user keys decides both the order check and whether the
-            // key is new to the filter (internal-key order: seqno descending within a key).
+            // key is new to the filter; only a repeated key also compares its trailers
+            // (internal-key order: seqno descending within a key).
             let in_order = match internal_key::user_key(&self.last_key).cmp(user_key) {
                 Ordering::Less => {
                     self.bloom.add_key(user_key);

@@ -17,9 +17,10 @@
 //!
 //! At the end of each decade the run settles: it waits until no node is dirty
 //! (`Db::flush_summaries`) and no compaction is due (`Db::wait_for_compact`), so each
-//! decade is also reported *settled*: its cost including the background work its own
-//! inserts left behind. Without it the first decades look cheap because their summary
-//! refresh and compactions run later, inside the next decade.
+//! decade is also reported *settled*: its cost including the summary refresh and the
+//! compactions its own inserts made due. Without it the first decades look cheap because
+//! their summary refresh runs later, inside the next decade. The active memtable is not
+//! sealed, so its flush and the compactions that will follow stay with the next decade.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -87,8 +88,9 @@ pub struct Decade {
     #[serde(default)]
     pub stall_us_per_fact: f64,
     /// Wall microseconds per fact of the decade including the wait, at its end, until the
-    /// background work its inserts made due is done (no dirty node, no compaction due):
-    /// the decade's whole per-insert cost (0 in reports from before it was recorded).
+    /// background work its inserts made due is done (no dirty node, no sealed memtable, no
+    /// compaction due; the active memtable stays unsealed) (0 in reports from before it
+    /// was recorded).
     #[serde(default)]
     pub settled_us_per_fact: f64,
     /// Process CPU microseconds per fact over the same span.
