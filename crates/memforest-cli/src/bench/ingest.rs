@@ -409,11 +409,6 @@ pub fn render(r: &Report) -> String {
     );
     s.push_str("(10^N/10^4 and per-insert us: wall/CPU; CPU counts every thread of the process)\n");
     for row in &r.sizes {
-        let decades: Vec<String> = row
-            .decades
-            .iter()
-            .map(|d| format!("{}:{:.0}/{:.0}", d.facts, d.us_per_fact, d.cpu_us_per_fact))
-            .collect();
         s.push_str(&format!(
             "{:>10} {:>9.1} {:>10.0} {:>9.1} {:>10.1} {:>10.0} {:>12}  {}\n",
             row.facts,
@@ -422,47 +417,21 @@ pub fn render(r: &Report) -> String {
             row.close_seconds,
             row.peak_rss_bytes as f64 / f64::from(1u32 << 20),
             row.disk_bytes_per_fact,
-            match (row.cost_ratio_vs_1e4, row.cpu_ratio_vs_1e4) {
-                (Some(w), Some(c)) => format!("{w:.2}/{c:.2}"),
-                _ => "-".to_owned(),
-            },
-            decades.join(" ")
+            ratio_pair(row.cost_ratio_vs_1e4, row.cpu_ratio_vs_1e4),
+            by_decade(row, |d| (d.us_per_fact, d.cpu_us_per_fact))
         ));
-        let own: Vec<String> = row
-            .decades
-            .iter()
-            .map(|d| {
-                format!(
-                    "{}:{:.0}/{:.0}",
-                    d.facts, d.ingest_cpu_us_per_fact, d.stall_us_per_fact
-                )
-            })
-            .collect();
         s.push_str(&format!(
             "{:>10} ingesting thread's CPU / stalled us per fact by decade: {} (CPU 10^N/10^4 {})\n",
             "",
-            own.join(" "),
+            by_decade(row, |d| (d.ingest_cpu_us_per_fact, d.stall_us_per_fact)),
             row.ingest_cpu_ratio_vs_1e4
                 .map_or_else(|| "-".to_owned(), |r| format!("{r:.2}"))
         ));
-        let settled: Vec<String> = row
-            .decades
-            .iter()
-            .map(|d| {
-                format!(
-                    "{}:{:.0}/{:.0}",
-                    d.facts, d.settled_us_per_fact, d.settled_cpu_us_per_fact
-                )
-            })
-            .collect();
         s.push_str(&format!(
-            "{:>10} settled (with the background work each decade left) us per fact, wall/CPU: {} (10^N/10^4 {}; {:.1} s settling)\n",
+            "{:>10} settled (with the refresh and compactions each decade made due) us per fact, wall/CPU: {} (10^N/10^4 {}; {:.1} s settling)\n",
             "",
-            settled.join(" "),
-            match (row.settled_ratio_vs_1e4, row.settled_cpu_ratio_vs_1e4) {
-                (Some(w), Some(c)) => format!("{w:.2}/{c:.2}"),
-                _ => "-".to_owned(),
-            },
+            by_decade(row, |d| (d.settled_us_per_fact, d.settled_cpu_us_per_fact)),
+            ratio_pair(row.settled_ratio_vs_1e4, row.settled_cpu_ratio_vs_1e4),
             row.settle_seconds
         ));
         let w = &row.written;
@@ -472,4 +441,24 @@ pub fn render(r: &Report) -> String {
         ));
     }
     s
+}
+
+/// `facts:a/b` for each decade of `row`, with `(a, b)` picked by `pick`.
+fn by_decade(row: &SizeRow, pick: impl Fn(&Decade) -> (f64, f64)) -> String {
+    row.decades
+        .iter()
+        .map(|d| {
+            let (a, b) = pick(d);
+            format!("{}:{a:.0}/{b:.0}", d.facts)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `wall/cpu` ratios, or `-` when the run was too small to have them.
+fn ratio_pair(wall: Option<f64>, cpu: Option<f64>) -> String {
+    match (wall, cpu) {
+        (Some(w), Some(c)) => format!("{w:.2}/{c:.2}"),
+        _ => "-".to_owned(),
+    }
 }
