@@ -1,5 +1,7 @@
 //! `memforest bench plot`: draws `docs/benchmarks-scale.png` from saved `--json` reports:
-//! per-insert cost (µs per fact) against N from `bench ingest`, and summarizer calls per
+//! per-insert cost (µs per fact) against N from `bench ingest` (ingest-only and settled
+//! wall time, settled process CPU, the ingesting thread's CPU; a series absent from an
+//! older report is left out), and summarizer calls per
 //! fact against facts per refresh from `bench llm` (batched at each k, eager for
 //! reference). Needs a TrueType font file (`--font`); CI does not run it.
 
@@ -106,6 +108,8 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         .map_err(|_| anyhow::anyhow!("{} is not a usable TrueType font", args.font.display()))?;
     let ingest_json = read(&args.ingest)?;
     let ingest = ingest_points(&ingest_json, "us_per_fact");
+    let settled = ingest_points(&ingest_json, "settled_us_per_fact");
+    let settled_cpu = ingest_points(&ingest_json, "settled_cpu_us_per_fact");
     let own = ingest_points(&ingest_json, "ingest_cpu_us_per_fact");
     let llm_json = read(&args.llm)?;
     let llm = llm_series(&llm_json);
@@ -126,7 +130,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
     root.fill(&WHITE)?;
     let (left, right) = root.split_horizontally(600);
 
-    let ((x0, x1), (_, y1)) = bounds(ingest.iter().copied());
+    let ((x0, x1), (_, y1)) = bounds(ingest.iter().chain(&settled).chain(&settled_cpu).copied());
     let mut c = ChartBuilder::on(&left)
         .caption(
             "ingest: per-insert cost vs N (summarizer none)",
@@ -143,7 +147,13 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         .y_desc("µs per fact in the decade ending at N")
         .draw()?;
     for (points, color, label) in [
-        (&ingest, BLUE, "wall, whole process"),
+        (&ingest, BLUE, "wall, ingest calls only"),
+        (
+            &settled,
+            GREEN,
+            "wall, settled (refresh, flush, compaction)",
+        ),
+        (&settled_cpu, MAGENTA, "CPU of every thread, settled"),
         (&own, RED, "CPU of the ingesting thread"),
     ] {
         c.draw_series(LineSeries::new(points.iter().copied(), color))?
@@ -212,4 +222,30 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
     root.present()?;
     eprintln!("wrote {}", args.out.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ingest_points_take_the_largest_size_and_skip_unreported_decades() {
+        let v = serde_json::json!({"sizes": [
+            {"facts": 100000, "decades": [{"facts": 1000, "us_per_fact": 9.0}]},
+            {"facts": 1000000, "decades": [
+                {"facts": 10000, "us_per_fact": 50.0, "settled_us_per_fact": 0.0},
+                {"facts": 1000000, "us_per_fact": 80.0, "settled_us_per_fact": 90.0}
+            ]}
+        ]});
+        assert_eq!(
+            ingest_points(&v, "us_per_fact"),
+            vec![(10000.0, 50.0), (1000000.0, 80.0)]
+        );
+        assert_eq!(
+            ingest_points(&v, "settled_us_per_fact"),
+            vec![(1000000.0, 90.0)],
+            "a decade reporting 0 (an older report) is left out"
+        );
+        assert!(ingest_points(&v, "missing").is_empty());
+    }
 }
