@@ -61,6 +61,13 @@ pub struct IngestArgs {
     /// Keep each size's store (its path is printed) for `memforest stats` or `verify`.
     #[arg(long)]
     pub keep: bool,
+    /// Facts of a warm-up child run (and discarded) before each size's child; 0: none.
+    /// On a virtual machine the first process after an idle spell pays for memory the
+    /// host reclaimed while the guest held it free (measured on this project's machine:
+    /// the 10^4 decade 40-50% slower in wall and CPU time), which would inflate the
+    /// smallest decades, the denominator of the scale ratio.
+    #[arg(long, default_value_t = 10_000)]
+    pub warmup: u64,
     /// Run one size in this process and print its JSON row (what the parent spawns).
     #[arg(long, hide = true)]
     pub one: Option<u64>,
@@ -238,7 +245,13 @@ pub fn run(args: &IngestArgs) -> anyhow::Result<Report> {
         None => args
             .sizes
             .iter()
-            .map(|&n| child(args, n))
+            .map(|&n| {
+                if args.warmup > 0 {
+                    eprintln!("bench ingest: warm-up");
+                    child(args, args.warmup, false)?;
+                }
+                child(args, n, args.keep)
+            })
             .collect::<anyhow::Result<_>>()?,
     };
     Ok(Report {
@@ -249,7 +262,8 @@ pub fn run(args: &IngestArgs) -> anyhow::Result<Report> {
     })
 }
 
-fn child(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
+/// Runs `n` facts in a child process (keeping its store when `keep`) and returns its row.
+fn child(args: &IngestArgs, n: u64, keep: bool) -> anyhow::Result<SizeRow> {
     eprintln!("bench ingest: {n} facts (child process)");
     let exe = std::env::current_exe().context("locate the memforest binary")?;
     let mut cmd = std::process::Command::new(exe);
@@ -262,7 +276,7 @@ fn child(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     if let Some(d) = &args.dir {
         cmd.arg("--dir").arg(d);
     }
-    if args.keep {
+    if keep {
         cmd.arg("--keep");
     }
     let out = cmd

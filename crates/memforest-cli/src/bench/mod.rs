@@ -135,7 +135,14 @@ fn all(smoke: bool) -> anyhow::Result<AllReport> {
     let pick = |tiny: &'static [&'static str]| if smoke { tiny } else { &[] };
     Ok(AllReport {
         storage: storage::run(&parse_args(pick(&["--num", "2000", "--sync-num", "100"]))?)?,
-        ingest: ingest::run(&parse_args(pick(&["--sizes", "2000", "--tenants", "10"]))?)?,
+        ingest: ingest::run(&parse_args(pick(&[
+            "--sizes",
+            "2000",
+            "--tenants",
+            "10",
+            "--warmup",
+            "200",
+        ]))?)?,
         llm: llm::run(&parse_args(pick(&[
             "--facts",
             "256",
