@@ -216,6 +216,7 @@ fn ingest_and_query_report_their_sizes() {
             "stall_us_per_fact",
             "settled_us_per_fact",
             "settled_cpu_us_per_fact",
+            "settled_thread_cpu_us_per_fact",
         ],
     );
     let d = &decades[0];
@@ -224,6 +225,9 @@ fn ingest_and_query_report_their_sizes() {
     // The settled span is the ingest span and then the wait for its background work.
     assert!(f("settled_us_per_fact") >= f("us_per_fact"), "{d}");
     assert!(f("settled_cpu_us_per_fact") >= f("cpu_us_per_fact"), "{d}");
+    // The child's main thread ingests (and is named after the binary).
+    let ingesting = &d["settled_thread_cpu_us_per_fact"]["memforest"];
+    assert!(ingesting.as_f64().is_some_and(|us| us > 0.0), "{d}");
     // 400 facts fit in one memtable: only settling flushes them before the bytes are read.
     assert!(s["written"]["flush"].as_f64().unwrap() > 0.0, "{s}");
 

@@ -22,6 +22,7 @@
 //! made due. Without it the first decades look cheap because their summary refresh and
 //! flush run later, inside the next decade (the 10^4 decade fits in one memtable).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,7 +31,9 @@ use anyhow::Context as _;
 use memforest_engine::{Db, TenantId};
 use serde::{Deserialize, Serialize};
 
-use crate::bench::measure::{cpu_seconds, dir_bytes, peak_rss_bytes, thread_cpu_seconds};
+use crate::bench::measure::{
+    cpu_seconds, dir_bytes, peak_rss_bytes, thread_cpu_seconds, thread_group_cpu_seconds,
+};
 use crate::bench::synth::{Corpus, Shape, SynthExtractor};
 use memforest_cli::store::{DurabilityArg, ModelArgs, SummarizerArg};
 
@@ -103,10 +106,16 @@ pub struct Decade {
     /// Process CPU microseconds per fact over the same span.
     #[serde(default)]
     pub settled_cpu_us_per_fact: f64,
+    /// The same per group of threads ([`thread_group_cpu_seconds`]): `memforest` is the
+    /// ingesting thread, `memforest-compa` compaction, `memforest-flush` the flush thread,
+    /// `mf-scheduler` the summary scheduler, `mf-summary` and `mf-extract` the pools
+    /// (empty in reports from before it was recorded).
+    #[serde(default)]
+    pub settled_thread_cpu_us_per_fact: BTreeMap<String, f64>,
 }
 
 /// Clocks read at one point of the run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Sample {
     /// Wall seconds since the start.
     secs: f64,
@@ -116,6 +125,8 @@ struct Sample {
     own: f64,
     /// Writer stall microseconds.
     stall: u64,
+    /// CPU seconds per thread group.
+    groups: BTreeMap<String, f64>,
 }
 
 impl Sample {
@@ -125,6 +136,7 @@ impl Sample {
             cpu: cpu_seconds(),
             own: thread_cpu_seconds(),
             stall: stall_micros(db),
+            groups: thread_group_cpu_seconds(),
         }
     }
 }
@@ -132,7 +144,7 @@ impl Sample {
 impl Decade {
     /// The decade ending at `facts` that began at `from`, whose inserts ended at `ingested`
     /// and whose background work was done at `settled`; `count` facts.
-    fn new(facts: u64, count: u64, from: Sample, ingested: Sample, settled: Sample) -> Self {
+    fn new(facts: u64, count: u64, from: &Sample, ingested: &Sample, settled: &Sample) -> Self {
         let per = |d: f64| d * 1e6 / count.max(1) as f64;
         Self {
             facts,
@@ -143,6 +155,14 @@ impl Decade {
                 / count.max(1) as f64,
             settled_us_per_fact: per(settled.secs - from.secs),
             settled_cpu_us_per_fact: per(settled.cpu - from.cpu),
+            settled_thread_cpu_us_per_fact: settled
+                .groups
+                .iter()
+                .map(|(g, &end)| {
+                    let begin = from.groups.get(g).copied().unwrap_or(0.0);
+                    (g.clone(), per(end - begin))
+                })
+                .collect(),
         }
     }
 }
@@ -354,7 +374,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
             let settled = Sample::take(&db, start);
             settle_seconds += settled.secs - ingested.secs;
             let count = made.saturating_sub(last_facts);
-            decades.push(Decade::new(made, count, last, ingested, settled));
+            decades.push(Decade::new(made, count, &last, &ingested, &settled));
             (last_facts, last) = (made, settled);
         }
         if made % 100_000 < g.facts.len() as u64 {
@@ -449,6 +469,7 @@ pub fn render(r: &Report) -> String {
             ratio_pair(row.settled_ratio_vs_1e4, row.settled_cpu_ratio_vs_1e4),
             row.settle_seconds
         ));
+        s.push_str(&thread_lines(row));
         let w = &row.written;
         s.push_str(&format!(
             "{:>10} written per fact: {:.0} B by the memory layer, WAL {:.0} B, flush {:.0} B, compaction {:.0} B (write amplification {:.1})\n",
@@ -456,6 +477,33 @@ pub fn render(r: &Report) -> String {
         ));
     }
     s
+}
+
+/// One line per thread group: its settled CPU microseconds per fact in each decade.
+fn thread_lines(row: &SizeRow) -> String {
+    let groups: std::collections::BTreeSet<&String> = row
+        .decades
+        .iter()
+        .flat_map(|d| d.settled_thread_cpu_us_per_fact.keys())
+        .collect();
+    groups
+        .into_iter()
+        .map(|g| {
+            let cells: Vec<String> = row
+                .decades
+                .iter()
+                .map(|d| {
+                    let us = d.settled_thread_cpu_us_per_fact.get(g).copied();
+                    format!("{}:{:.0}", d.facts, us.unwrap_or(0.0))
+                })
+                .collect();
+            format!(
+                "{:>10} settled CPU us per fact, thread {g}: {}\n",
+                "",
+                cells.join(" ")
+            )
+        })
+        .collect()
 }
 
 /// `facts:a/b` for each decade of `row`, with `(a, b)` picked by `pick`.

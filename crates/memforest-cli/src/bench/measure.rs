@@ -2,6 +2,7 @@
 //! the process wrote (`/proc/self/io`), its peak resident set (`/proc/self/status`) and the
 //! bytes a directory holds on disk.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -72,10 +73,43 @@ pub fn thread_cpu_seconds() -> f64 {
     stat_cpu_seconds("/proc/thread-self/stat")
 }
 
-fn stat_cpu_seconds(path: &str) -> f64 {
-    let Ok(stat) = std::fs::read_to_string(path) else {
-        return 0.0;
+/// CPU seconds used so far by this process's live threads, summed per thread name with a
+/// trailing `-<number>` dropped (`mf-summary-0` and `mf-summary-1` count as `mf-summary`;
+/// Linux keeps the first 15 bytes of a name, so the compaction thread is
+/// `memforest-compa`), as [`cpu_seconds`]. Threads that have exited are not counted. Empty
+/// where `/proc/self/task` does not exist.
+pub fn thread_group_cpu_seconds() -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return out;
     };
+    for task in tasks.filter_map(Result::ok) {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue; // the thread exited meanwhile
+        };
+        let name = stat
+            .split_once('(')
+            .and_then(|(_, rest)| rest.rsplit_once(')'))
+            .map_or("", |(name, _)| name);
+        *out.entry(thread_group(name).to_owned()).or_insert(0.0) += parse_cpu_seconds(&stat);
+    }
+    out
+}
+
+/// `name` without a trailing `-<digits>`.
+fn thread_group(name: &str) -> &str {
+    match name.rsplit_once('-') {
+        Some((group, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => group,
+        _ => name,
+    }
+}
+
+fn stat_cpu_seconds(path: &str) -> f64 {
+    std::fs::read_to_string(path).map_or(0.0, |stat| parse_cpu_seconds(&stat))
+}
+
+/// `utime + stime` of a `stat` file's text, in seconds.
+fn parse_cpu_seconds(stat: &str) -> f64 {
     // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
     let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let field = |i: usize| {
@@ -148,6 +182,43 @@ mod tests {
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("sub/b"), [0u8; 7]).unwrap();
         assert_eq!(dir_bytes(dir.path()), 17);
+    }
+
+    #[test]
+    fn thread_groups_drop_a_numeric_suffix() {
+        assert_eq!(thread_group("mf-summary-12"), "mf-summary");
+        assert_eq!(thread_group("memforest-flush"), "memforest-flush");
+        assert_eq!(thread_group("worker-"), "worker-");
+        assert_eq!(thread_group("memforest"), "memforest");
+    }
+
+    #[test]
+    fn thread_group_cpu_counts_a_live_named_thread() {
+        if !cfg!(target_os = "linux") {
+            return;
+        }
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let (busy, burned) = std::sync::mpsc::channel::<f64>();
+        let t = std::thread::Builder::new()
+            .name("mf-burn-3".into())
+            .spawn(move || {
+                let mut x = 0u64;
+                while thread_cpu_seconds() < 0.05 {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                }
+                busy.send(thread_cpu_seconds()).unwrap();
+                wait.recv().unwrap();
+            })
+            .unwrap();
+        let own = burned.recv().unwrap();
+        let groups = thread_group_cpu_seconds();
+        done.send(()).unwrap();
+        t.join().unwrap();
+        assert!(
+            groups.get("mf-burn").is_some_and(|&s| s >= own),
+            "{groups:?}"
+        );
+        assert!(!groups.contains_key("mf-burn-3"), "{groups:?}");
     }
 
     #[test]
