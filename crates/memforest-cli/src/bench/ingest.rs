@@ -20,7 +20,8 @@
 //! compaction is due (`Db::wait_for_compact`), so each decade is also reported *settled*:
 //! its cost including the summary refresh, the flushes and the compactions its own inserts
 //! made due. Without it the first decades look cheap because their summary refresh and
-//! flush run later, inside the next decade (the 10^4 decade fits in one memtable).
+//! flush run later, inside the next decade (the first 10^4 facts write about 44 MB, less
+//! than one 64 MiB memtable).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -100,7 +101,7 @@ pub struct Decade {
     /// Wall microseconds per fact of the decade including the wait, at its end, until the
     /// background work its inserts made due is done: no dirty node, every write flushed to
     /// a segment file, no compaction due (0 in reports from before it was recorded; reports
-    /// from before 2026-12-01 left the active memtable unflushed).
+    /// from before dad4ff7, 2026-11-30 22:04, left the active memtable unflushed).
     #[serde(default)]
     pub settled_us_per_fact: f64,
     /// Process CPU microseconds per fact over the same span.
@@ -108,8 +109,13 @@ pub struct Decade {
     pub settled_cpu_us_per_fact: f64,
     /// The same per group of threads ([`thread_group_cpu_seconds`]): `memforest` is the
     /// ingesting thread, `memforest-compa` compaction, `memforest-flush` the flush thread,
-    /// `mf-scheduler` the summary scheduler, `mf-summary` and `mf-extract` the pools
-    /// (empty in reports from before it was recorded).
+    /// `mf-scheduler` the summary scheduler, `mf-summary` and `mf-extract` the pools,
+    /// `bench-settle` the waits at the decades' ends (with the compactions
+    /// `Db::wait_for_compact` runs itself; each waiting thread reports its own CPU as it
+    /// ends). Of the other threads only those alive at the decade's end count, and a
+    /// thread's CPU before the decade began is subtracted only if it was alive then too
+    /// (the engine's threads live as long as the `Db`). The main thread is named after the
+    /// executable, `memforest` (empty in reports from before it was recorded).
     #[serde(default)]
     pub settled_thread_cpu_us_per_fact: BTreeMap<String, f64>,
 }
@@ -130,13 +136,17 @@ struct Sample {
 }
 
 impl Sample {
-    fn take(db: &Db, start: Instant) -> Self {
+    /// Reads the clocks; `settle_cpu` is the CPU seconds the settling threads have used so
+    /// far (they have exited, so `/proc` no longer lists them).
+    fn take(db: &Db, start: Instant, settle_cpu: f64) -> Self {
+        let mut groups = thread_group_cpu_seconds();
+        groups.insert(SETTLE_THREAD.to_owned(), settle_cpu);
         Self {
             secs: start.elapsed().as_secs_f64(),
             cpu: cpu_seconds(),
             own: thread_cpu_seconds(),
             stall: stall_micros(db),
-            groups: thread_group_cpu_seconds(),
+            groups,
         }
     }
 }
@@ -267,8 +277,8 @@ pub fn run(args: &IngestArgs) -> anyhow::Result<Report> {
             .iter()
             .map(|&n| {
                 if args.warmup > 0 {
-                    eprintln!("bench ingest: warm-up");
-                    child(args, args.warmup, false)?;
+                    eprintln!("bench ingest: warm-up: {} facts", args.warmup);
+                    child(args, args.warmup, false).context("the warm-up child")?;
                 }
                 child(args, n, args.keep)
             })
@@ -355,8 +365,8 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     marks.reverse(); // popped from the end, smallest first
     let mut decades = Vec::new();
     let start = Instant::now();
-    let (mut last_facts, mut last) = (0u64, Sample::take(&db, start));
-    let mut settle_seconds = 0.0;
+    let (mut last_facts, mut last) = (0u64, Sample::take(&db, start, 0.0));
+    let (mut settle_seconds, mut settle_cpu) = (0.0, 0.0);
     for g in corpus {
         let tenant = tenants
             .get(g.tenant)
@@ -367,11 +377,9 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         text_bytes += g.facts.iter().map(|f| f.len() as u64).sum::<u64>();
         while marks.last().is_some_and(|&m| made >= m) {
             marks.pop();
-            let ingested = Sample::take(&db, start);
-            db.flush_summaries()?;
-            db.flush()?;
-            db.wait_for_compact()?;
-            let settled = Sample::take(&db, start);
+            let ingested = Sample::take(&db, start, settle_cpu);
+            settle_cpu += settle(&db)?;
+            let settled = Sample::take(&db, start, settle_cpu);
             settle_seconds += settled.secs - ingested.secs;
             let count = made.saturating_sub(last_facts);
             decades.push(Decade::new(made, count, &last, &ingested, &settled));
@@ -477,6 +485,30 @@ pub fn render(r: &Report) -> String {
         ));
     }
     s
+}
+
+/// The settling thread's name (and its group's).
+const SETTLE_THREAD: &str = "bench-settle";
+
+/// Waits until no node is dirty, every write is flushed and no compaction is due, on a
+/// thread of its own ([`SETTLE_THREAD`]): `Db::wait_for_compact` runs due compactions on
+/// the calling thread, which would otherwise count as the ingesting thread's CPU. Returns
+/// the CPU seconds that thread used.
+fn settle(db: &Db) -> anyhow::Result<f64> {
+    std::thread::scope(|s| {
+        let waiter = std::thread::Builder::new()
+            .name(SETTLE_THREAD.to_owned())
+            .spawn_scoped(s, || -> anyhow::Result<f64> {
+                db.flush_summaries()?;
+                db.flush()?;
+                db.wait_for_compact()?;
+                Ok(thread_cpu_seconds())
+            })
+            .context("spawn the settling thread")?;
+        waiter
+            .join()
+            .map_err(|_| anyhow::anyhow!("the settling thread panicked"))?
+    })
 }
 
 /// One line per thread group: its settled CPU microseconds per fact in each decade.

@@ -84,9 +84,11 @@ pub fn thread_group_cpu_seconds() -> BTreeMap<String, f64> {
         return out;
     };
     for task in tasks.filter_map(Result::ok) {
-        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+        let Ok(bytes) = std::fs::read(task.path().join("stat")) else {
             continue; // the thread exited meanwhile
         };
+        // A name cut at 15 bytes may end inside a character.
+        let stat = String::from_utf8_lossy(&bytes);
         let name = stat
             .split_once('(')
             .and_then(|(_, rest)| rest.rsplit_once(')'))
