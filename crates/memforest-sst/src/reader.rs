@@ -8,7 +8,6 @@ use memforest_codec::checksum::crc32;
 use memforest_codec::serde_codec;
 use memforest_io::{ImmutableFile, Storage};
 
-use crate::block_handle::BlockHandle;
 use crate::bloom::{BloomFilter, FilterLayout};
 use crate::error::{Result, SstError};
 use crate::file::TableFile;
@@ -48,6 +47,13 @@ pub enum Lookup {
 /// loads the properties, filter and (top-level) index blocks with their CRCs verified; every
 /// data block is CRC-checked each time it is loaded, and each index partition the first
 /// time it is used (it is then remembered as verified).
+///
+/// The bloom filter and the top-level index are copied to the heap at open and held for the
+/// reader's life, outside any [`Residency`] budget (RocksDB's default,
+/// `cache_index_and_filter_blocks = false`): every point read of every file probes its
+/// filter, so a budget that released filters would fault them back in on each miss. They
+/// cost `bits_per_key / 8` bytes per key (1.25 bytes at the default 10 bits) plus about one
+/// key per index partition.
 #[derive(Debug, Clone)]
 pub struct SstReader {
     inner: Arc<Inner>,
@@ -57,9 +63,8 @@ pub struct SstReader {
 struct Inner {
     file: Arc<TableFile>,
     index: Index,
+    /// A heap copy, so probing it never faults a released page back in.
     filter: BloomFilter,
-    /// Where the filter lies (a lookup charges it to the residency budget).
-    filter_handle: BlockHandle,
     properties: Properties,
 }
 
@@ -148,7 +153,13 @@ impl SstReader {
         }
         let layout = FilterLayout::for_format_version(footer.version)
             .ok_or_else(|| corrupt(blocks_end + 37, "no filter layout for the format version"))?;
-        let filter = BloomFilter::new(file.read_payload(footer.filter)?.bytes, layout)
+        let stored = file.read_payload(footer.filter)?;
+        let bits = if stored.compressed {
+            stored.bytes
+        } else {
+            Bytes::copy_from_slice(&stored.bytes)
+        };
+        let filter = BloomFilter::new(bits, layout)
             .map_err(|reason| corrupt(footer.filter.offset, reason))?;
         let index = Index::open(&file, footer.index, footer.index_levels)?;
         Ok(Self {
@@ -156,7 +167,6 @@ impl SstReader {
                 file,
                 index,
                 filter,
-                filter_handle: footer.filter,
                 properties,
             }),
         })
@@ -195,7 +205,6 @@ impl SstReader {
     /// # Errors
     /// [`SstError::Corrupt`] when a block on the way does not verify or decode.
     pub fn get(&self, user_key: &[u8], snapshot_seqno: u64) -> Result<Option<Lookup>> {
-        self.inner.file.touch_block(self.inner.filter_handle);
         if !self.inner.filter.may_contain(user_key) {
             return Ok(None);
         }

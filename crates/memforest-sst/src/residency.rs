@@ -9,9 +9,10 @@
 //! ("fault-around"), and since 6.18 a whole large page-cache folio (up to 2 MiB, aligned in
 //! the file; measured on this project's machine: runs of 1.5-1.8 MiB mapped around single
 //! 4 KiB block reads). So every read of a mapped file (a data block, an index partition,
-//! the bloom filter, the whole file for a scrub) charges the 2 MiB windows of the file
-//! that its bytes, widened by 64 KiB on each side, overlap, each window once until
-//! released. When the
+//! the metadata blocks read at open, the whole file for a scrub) charges the 2 MiB windows
+//! of the file that its bytes, widened by 64 KiB on each side, overlap, each window once
+//! until released. (The bloom filter and top-level index are copied to the heap at open,
+//! outside the budget; see [`crate::SstReader`].) When the
 //! charged bytes of all files exceed the budget, the least recently read files are released
 //! (`MADV_DONTNEED`: their pages leave this process's page tables, the page cache keeps
 //! them) until at most three quarters of the budget is charged. The charge is an upper

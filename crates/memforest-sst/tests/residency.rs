@@ -14,8 +14,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use memforest_sst::bloom::{BloomBuilder, BloomFilter, FilterLayout};
 use memforest_sst::{
-    EntrySource, Kind, Lookup, Residency, SstBuilder, SstOptions, SstReader, RESIDENCY_WINDOW,
+    EntrySource, Kind, Lookup, Residency, SstBuilder, SstOptions, SstReader, FORMAT_VERSION,
+    RESIDENCY_WINDOW,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -115,4 +117,43 @@ fn mapped_pages_stay_under_the_budget_as_files_are_read() {
         bounded <= budget + RESIDENCY_WINDOW,
         "{bounded} bytes resident under a budget of {budget}"
     );
+}
+
+/// Absent keys that a filter over the files' keys (built as the files' own are) rejects.
+fn rejected_keys(count: usize) -> Vec<[u8; 4]> {
+    let mut builder = BloomBuilder::default();
+    (0..KEYS).for_each(|k| builder.add_key(&k.to_be_bytes()));
+    let layout = FilterLayout::for_format_version(FORMAT_VERSION).unwrap();
+    let payload = builder.finish(SstOptions::default().bloom_bits_per_key, layout);
+    let filter = BloomFilter::new(payload.into(), layout).unwrap();
+    (KEYS..)
+        .map(u32::to_be_bytes)
+        .filter(|k| !filter.may_contain(k))
+        .take(count)
+        .collect()
+}
+
+/// The bloom filter is held apart from the mapping: once the budget has released a file,
+/// point reads of keys its filter rejects map none of its pages back in and charge nothing
+/// (a filter read from the mapping faulted its pages back on every such miss).
+#[test]
+fn filter_misses_on_a_released_file_touch_none_of_its_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = build(dir.path());
+    let storage = memforest_io::default_storage();
+    // Under one window each open releases the files opened before it.
+    let residency = Residency::new(RESIDENCY_WINDOW);
+    let readers: Vec<SstReader> = paths
+        .iter()
+        .map(|p| SstReader::open_tracked(&*storage, p, Some(&residency)).unwrap())
+        .collect();
+    let first = &paths[..1];
+    assert_eq!(mapped_rss(first), 0, "the first file was released");
+    let charged = residency.charged();
+
+    for key in rejected_keys(5000) {
+        assert!(readers[0].get(&key, 5).unwrap().is_none());
+    }
+    assert_eq!(mapped_rss(first), 0, "rejected reads mapped pages back in");
+    assert_eq!(residency.charged(), charged);
 }
