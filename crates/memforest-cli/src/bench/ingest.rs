@@ -65,6 +65,10 @@ pub struct IngestArgs {
     /// Keep each size's store (its path is printed) for `memforest stats` or `verify`.
     #[arg(long)]
     pub keep: bool,
+    /// Mapped segment-file pages kept resident, MiB (`Options::segment_resident_bytes`;
+    /// default: the engine's default). Past it, point reads re-fault released pages.
+    #[arg(long)]
+    pub resident_mib: Option<u64>,
     /// Facts of a warm-up child run (and discarded) before each size's child; 0: none.
     /// On a virtual machine the first process after an idle spell pays for memory the
     /// host reclaimed while the guest held it free (measured on this project's machine:
@@ -261,6 +265,9 @@ pub struct Report {
     pub per_session: usize,
     /// Late-session fraction.
     pub late: f64,
+    /// `--resident-mib`, when given (reports written before it have none).
+    #[serde(default)]
+    pub resident_mib: Option<u64>,
     /// One row per size.
     pub sizes: Vec<SizeRow>,
 }
@@ -288,6 +295,7 @@ pub fn run(args: &IngestArgs) -> anyhow::Result<Report> {
         tenants: args.tenants,
         per_session: args.per_session,
         late: args.late,
+        resident_mib: args.resident_mib,
         sizes,
     })
 }
@@ -308,6 +316,9 @@ fn child(args: &IngestArgs, n: u64, keep: bool) -> anyhow::Result<SizeRow> {
     }
     if keep {
         cmd.arg("--keep");
+    }
+    if let Some(mib) = args.resident_mib {
+        cmd.args(["--resident-mib", &mib.to_string()]);
     }
     let out = cmd
         .stderr(std::process::Stdio::inherit())
@@ -344,6 +355,9 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     }
     .options()?;
     options.memory.extractor = Arc::new(SynthExtractor);
+    if let Some(mib) = args.resident_mib {
+        options.segment_resident_bytes = mib.saturating_mul(1 << 20);
+    }
     let db = Db::open(dir.path(), options)?;
     let tenants = (0..args.tenants.max(1))
         .map(|t| TenantId::new(format!("tenant{t:03}")))
@@ -450,6 +464,9 @@ pub fn render(r: &Report) -> String {
         r.tenants, r.per_session, r.late * 100.0,
         "facts", "seconds", "facts/s", "close s", "peak MiB", "disk B/f", "10^N/10^4"
     );
+    if let Some(mib) = r.resident_mib {
+        s.push_str(&format!("segment files kept resident: {mib} MiB\n"));
+    }
     s.push_str("(10^N/10^4 and per-insert us: wall/CPU; CPU counts every thread of the process)\n");
     for row in &r.sizes {
         s.push_str(&format!(
