@@ -189,7 +189,10 @@ fn ingest_and_query_report_their_sizes() {
         "64",
     ]);
     assert!(log.contains("warm-up: 100 facts"), "{log}");
-    keys(&r, &["tenants", "per_session", "late", "resident_mib", "sizes"]);
+    keys(
+        &r,
+        &["tenants", "per_session", "late", "resident_mib", "sizes"],
+    );
     assert_eq!(r["resident_mib"], 64);
     assert_eq!(rows(&r, "sizes").len(), 1, "the warm-up's row is discarded");
     let s = &rows(&r, "sizes")[0];

@@ -68,12 +68,18 @@ pub struct Options {
     pub recovery_mode: RecoveryMode,
     /// How segment files are built (block size, compression, bloom bits).
     pub sst: SstOptions,
-    /// Bytes of mapped segment-file pages (data blocks, index partitions, bloom filters,
-    /// charged per 2 MiB window) the process keeps resident: past it the least recently
-    /// read files are released (`MADV_DONTNEED`; the OS page cache keeps them), so reading
-    /// and compacting files costs at most this much resident memory however large the
-    /// database grows (see [`memforest_sst::Residency`]). Default 256 MiB (the role of
-    /// RocksDB's block cache `capacity` with `cache_index_and_filter_blocks = true`).
+    /// Bytes of mapped segment-file pages (data blocks and index partitions, charged per
+    /// 2 MiB window) the process keeps resident: past it the least recently read files are
+    /// released (`MADV_DONTNEED`; the OS page cache keeps them), so reading and compacting
+    /// files costs at most this much resident memory however large the database grows (see
+    /// [`memforest_sst::Residency`]). The role of RocksDB's block cache `capacity`. Each
+    /// open file's bloom filter and top-level index are held on the heap outside this
+    /// budget (RocksDB's default, `cache_index_and_filter_blocks = false`):
+    /// `sst.bloom_bits_per_key / 8` bytes per key (at 10^7 facts of `memforest bench
+    /// ingest`, peak RSS rose by 457 MiB when filters moved there). Default 512 MiB: at
+    /// 10^7 facts of that bench, 256 MiB released index and data pages that the next point
+    /// reads faulted back in, and the last decade took 235 CPU µs per fact against 214 at
+    /// 512 MiB, with peak RSS 1,028 against 1,216 MiB (docs/benchmarks.md).
     pub segment_resident_bytes: u64,
     /// The memory layer (extractor, summarizer, pools, routing thresholds).
     pub memory: crate::memory::MemoryOptions,
@@ -103,7 +109,7 @@ impl Default for Options {
             wal_compression: Compression::default(),
             recovery_mode: RecoveryMode::default(),
             sst: SstOptions::default(),
-            segment_resident_bytes: 256 << 20,
+            segment_resident_bytes: 512 << 20,
             memory: crate::memory::MemoryOptions::default(),
             storage: memforest_io::default_storage(),
         }

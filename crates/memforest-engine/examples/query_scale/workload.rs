@@ -96,7 +96,7 @@ pub struct Store {
 }
 
 /// `Options::segment_resident_bytes` from `$SEGMENT_RESIDENT_MIB` (MiB; default: the
-/// engine's default, 256 MiB). A budget smaller than the store makes queries re-fault the
+/// engine's default, 512 MiB). A budget smaller than the store makes queries re-fault the
 /// pages it released.
 fn resident_bytes() -> u64 {
     std::env::var("SEGMENT_RESIDENT_MIB").map_or(Options::default().segment_resident_bytes, |v| {
