@@ -1,7 +1,8 @@
 //! [`Residency`]: a byte budget on the pages of mapped segment files that a process keeps
-//! resident (the role of RocksDB's block cache capacity with
-//! `cache_index_and_filter_blocks = true`: what reading the files costs in memory stays
-//! bounded however many files there are and however large they grow).
+//! resident (the role of RocksDB's block cache capacity: what reading the files' data
+//! blocks and index partitions costs in memory stays bounded however many files there are
+//! and however large they grow; their bloom filters are held on the heap, as RocksDB holds
+//! them outside the block cache by default).
 //!
 //! A mapped page counts in the process's resident set (`VmRSS`, `RssFile`) from its first
 //! read until the mapping is dropped or told `MADV_DONTNEED`, and one read maps more than
