@@ -266,3 +266,18 @@ fn ingest_and_query_report_their_sizes() {
     assert_eq!(row["facts"], 150);
     assert!(row["memforest"]["p50_us"].as_f64().unwrap() > 0.0);
 }
+
+/// A residency budget of 0 MiB would release every file on every read: refused before any
+/// store is made, by both workloads that take it.
+#[test]
+fn a_zero_residency_budget_is_refused() {
+    for workload in ["ingest", "query"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_memforest"))
+            .args(["bench", workload, "--resident-mib", "0"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{workload}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--resident-mib"), "{workload}: {err}");
+    }
+}

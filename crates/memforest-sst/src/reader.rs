@@ -48,12 +48,13 @@ pub enum Lookup {
 /// data block is CRC-checked each time it is loaded, and each index partition the first
 /// time it is used (it is then remembered as verified).
 ///
-/// The bloom filter and the top-level index are copied to the heap at open and held for the
-/// reader's life, outside any [`Residency`] budget (RocksDB's default,
-/// `cache_index_and_filter_blocks = false`): every point read of every file probes its
-/// filter, so a budget that released filters would fault them back in on each miss. They
-/// cost `bits_per_key / 8` bytes per key (1.25 bytes at the default 10 bits) plus about one
-/// key per index partition.
+/// The bloom filter and the top-level index are held on the heap for the reader's life,
+/// outside any [`Residency`] budget (RocksDB's default, `cache_index_and_filter_blocks =
+/// false`): every point read of every file probes its filter, so a budget that released
+/// filters would fault them back in after each release. They cost `bits_per_key / 8` bytes
+/// per key (1.25 bytes at the default 10 bits) plus about one key per index partition. (The
+/// filter is copied out of the mapping only for a file under a budget; an untracked mapping
+/// or in-memory file is never released, so its filter stays a view of it.)
 #[derive(Debug, Clone)]
 pub struct SstReader {
     inner: Arc<Inner>,
@@ -63,7 +64,8 @@ pub struct SstReader {
 struct Inner {
     file: Arc<TableFile>,
     index: Index,
-    /// A heap copy, so probing it never faults a released page back in.
+    /// A heap copy when the file is under a budget, so probing it never faults a released
+    /// page back in.
     filter: BloomFilter,
     properties: Properties,
 }
@@ -88,8 +90,9 @@ impl SstReader {
     }
 
     /// [`SstReader::open_with`] with the file's mapped pages kept under `residency`'s byte
-    /// budget (every block, index partition and filter read is charged to it; see
-    /// [`Residency`]). A file the storage holds in memory is not charged.
+    /// budget (every data block and index partition read is charged to it, and the metadata
+    /// blocks read at open; the filter is then a heap copy; see [`Residency`]). A file the
+    /// storage holds in memory is not charged.
     ///
     /// # Errors
     /// As [`SstReader::open`].
@@ -141,6 +144,7 @@ impl SstReader {
                 "properties block does not end at the footer",
             ));
         }
+        let releasable = tracked.is_some();
         let file = Arc::new(TableFile::new(path.clone(), data, blocks_end, tracked));
         let properties: Properties =
             serde_codec::decode(&file.read_payload(footer.properties)?.bytes)
@@ -154,10 +158,10 @@ impl SstReader {
         let layout = FilterLayout::for_format_version(footer.version)
             .ok_or_else(|| corrupt(blocks_end + 37, "no filter layout for the format version"))?;
         let stored = file.read_payload(footer.filter)?;
-        let bits = if stored.compressed {
-            stored.bytes
-        } else {
+        let bits = if releasable && !stored.compressed {
             Bytes::copy_from_slice(&stored.bytes)
+        } else {
+            stored.bytes
         };
         let filter = BloomFilter::new(bits, layout)
             .map_err(|reason| corrupt(footer.filter.offset, reason))?;

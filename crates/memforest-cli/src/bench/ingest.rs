@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use memforest_engine::{Db, TenantId};
+use memforest_engine::{Db, Options, TenantId};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::measure::{
@@ -67,7 +67,7 @@ pub struct IngestArgs {
     pub keep: bool,
     /// Mapped segment-file pages kept resident, MiB (`Options::segment_resident_bytes`;
     /// default: the engine's default). Past it, point reads re-fault released pages.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub resident_mib: Option<u64>,
     /// Facts of a warm-up child run (and discarded) before each size's child; 0: none.
     /// On a virtual machine the first process after an idle spell pays for memory the
@@ -265,7 +265,8 @@ pub struct Report {
     pub per_session: usize,
     /// Late-session fraction.
     pub late: f64,
-    /// `--resident-mib`, when given (reports written before it have none).
+    /// The segment residency budget the measured children ran with, MiB (`--resident-mib`
+    /// or the engine's default; reports written before f111791 have none).
     #[serde(default)]
     pub resident_mib: Option<u64>,
     /// One row per size.
@@ -295,7 +296,10 @@ pub fn run(args: &IngestArgs) -> anyhow::Result<Report> {
         tenants: args.tenants,
         per_session: args.per_session,
         late: args.late,
-        resident_mib: args.resident_mib,
+        resident_mib: Some(
+            args.resident_mib
+                .unwrap_or(Options::default().segment_resident_bytes >> 20),
+        ),
         sizes,
     })
 }

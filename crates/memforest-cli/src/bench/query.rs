@@ -30,7 +30,7 @@ pub struct QueryArgs {
     pub dir: Option<std::path::PathBuf>,
     /// Mapped segment-file pages kept resident, MiB (`Options::segment_resident_bytes`;
     /// default: the engine's default). Past it, queries re-fault released pages.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub resident_mib: Option<u64>,
 }
 
