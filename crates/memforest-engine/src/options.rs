@@ -77,8 +77,9 @@ pub struct Options {
     /// budget (RocksDB's default, `cache_index_and_filter_blocks = false`):
     /// `sst.bloom_bits_per_key / 8` bytes per key (at 10^7 facts of `memforest bench
     /// ingest`, peak RSS rose by 457 MiB when filters moved there). Default 512 MiB: at
-    /// 10^7 facts of that bench (one run each) the last decade took 214 CPU µs per fact
-    /// against 235 at 256 MiB, with peak RSS 1,216 against 1,028 MiB (docs/benchmarks.md);
+    /// 10^7 facts of that bench the last decade took 214 and 207 CPU µs per fact (two runs)
+    /// against 235 at 256 MiB, with peak RSS 1,216 and 1,184 against 1,028 MiB
+    /// (docs/benchmarks.md);
     /// the likely cause, not profiled, is index and data pages released at 256 MiB and
     /// faulted back in by the next point reads.
     pub segment_resident_bytes: u64,
