@@ -29,12 +29,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use memforest_engine::{Db, Options, TenantId};
+use memforest_engine::{Db, TenantId};
 use serde::{Deserialize, Serialize};
 
 use crate::bench::measure::{
     cpu_seconds, dir_bytes, peak_rss_bytes, thread_cpu_seconds, thread_group_cpu_seconds,
 };
+use crate::bench::residency::ResidentArg;
 use crate::bench::synth::{Corpus, Shape, SynthExtractor};
 use memforest_cli::store::{DurabilityArg, ModelArgs, SummarizerArg};
 
@@ -65,10 +66,9 @@ pub struct IngestArgs {
     /// Keep each size's store (its path is printed) for `memforest stats` or `verify`.
     #[arg(long)]
     pub keep: bool,
-    /// Mapped segment-file pages kept resident, MiB (`Options::segment_resident_bytes`;
-    /// default: the engine's default). Past it, point reads re-fault released pages.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub resident_mib: Option<u64>,
+    /// `--resident-mib`.
+    #[command(flatten)]
+    pub resident: ResidentArg,
     /// Facts of a warm-up child run (and discarded) before each size's child; 0: none.
     /// On a virtual machine the first process after an idle spell pays for memory the
     /// host reclaimed while the guest held it free (measured on this project's machine:
@@ -296,10 +296,7 @@ pub fn run(args: &IngestArgs) -> anyhow::Result<Report> {
         tenants: args.tenants,
         per_session: args.per_session,
         late: args.late,
-        resident_mib: Some(
-            args.resident_mib
-                .unwrap_or(Options::default().segment_resident_bytes >> 20),
-        ),
+        resident_mib: Some(args.resident.effective_mib()),
         sizes,
     })
 }
@@ -321,7 +318,7 @@ fn child(args: &IngestArgs, n: u64, keep: bool) -> anyhow::Result<SizeRow> {
     if keep {
         cmd.arg("--keep");
     }
-    if let Some(mib) = args.resident_mib {
+    if let Some(mib) = args.resident.mib {
         cmd.args(["--resident-mib", &mib.to_string()]);
     }
     let out = cmd
@@ -359,9 +356,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     }
     .options()?;
     options.memory.extractor = Arc::new(SynthExtractor);
-    if let Some(mib) = args.resident_mib {
-        options.segment_resident_bytes = mib.saturating_mul(1 << 20);
-    }
+    args.resident.apply(&mut options);
     let db = Db::open(dir.path(), options)?;
     let tenants = (0..args.tenants.max(1))
         .map(|t| TenantId::new(format!("tenant{t:03}")))

@@ -17,6 +17,7 @@ pub mod llm;
 pub mod measure;
 pub mod plot;
 pub mod query;
+pub mod residency;
 pub mod storage;
 pub mod synth;
 

@@ -11,6 +11,7 @@ use memforest_engine::{Db, Options, TenantId};
 use serde::Serialize;
 
 use crate::bench::measure::{nanos, Percentiles};
+use crate::bench::residency::ResidentArg;
 use crate::bench::synth::{Corpus, Shape, SynthExtractor};
 
 /// Settings of `bench query`.
@@ -28,10 +29,9 @@ pub struct QueryArgs {
     /// Directory for the stores (default: the system temp directory).
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,
-    /// Mapped segment-file pages kept resident, MiB (`Options::segment_resident_bytes`;
-    /// default: the engine's default). Past it, queries re-fault released pages.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub resident_mib: Option<u64>,
+    /// `--resident-mib`.
+    #[command(flatten)]
+    pub resident: ResidentArg,
 }
 
 /// One size's latencies.
@@ -77,9 +77,7 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     let dir = super::measure::scratch_dir(args.dir.as_deref())?;
     let mut options = Options::default();
     options.memory.extractor = Arc::new(SynthExtractor);
-    if let Some(mib) = args.resident_mib {
-        options.segment_resident_bytes = mib.saturating_mul(1 << 20);
-    }
+    args.resident.apply(&mut options);
     let db = Db::open(dir.path(), options)?;
     let tenant = TenantId::new("bench")?;
     let mut corpus = Corpus::new(
