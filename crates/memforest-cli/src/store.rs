@@ -5,8 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memforest_engine::llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
-use memforest_engine::memory::model::ModelError;
-use memforest_engine::memory::summarize::{header, Summarizer, SummaryOutput, SummaryRequest};
+use memforest_engine::memory::summarize::HeaderOnlySummarizer;
 use memforest_engine::{Db, Durability, Options};
 
 use crate::error::{CliError, Result};
@@ -87,23 +86,6 @@ pub struct ModelArgs {
     pub pool: usize,
 }
 
-/// The `none` summarizer: a node's summary is its header only (no model, no text).
-#[derive(Debug)]
-struct HeaderOnly;
-
-impl Summarizer for HeaderOnly {
-    fn name(&self) -> &str {
-        "none"
-    }
-
-    fn summarize(&self, r: &SummaryRequest) -> std::result::Result<SummaryOutput, ModelError> {
-        Ok(SummaryOutput {
-            text: header(r.time, &r.label),
-            usage: Default::default(),
-        })
-    }
-}
-
 impl ModelArgs {
     fn llm(&self, model: Option<&String>, what: &str) -> Result<LlmConfig> {
         let (Some(url), Some(model)) = (&self.llm_url, model) else {
@@ -146,7 +128,7 @@ impl ModelArgs {
                 let c = self.llm(self.llm_model.as_ref(), "--summarizer openai")?;
                 m.summarizer = Arc::new(OpenAiSummarizer::new(c)?);
             }
-            SummarizerArg::None => m.summarizer = Arc::new(HeaderOnly),
+            SummarizerArg::None => m.summarizer = Arc::new(HeaderOnlySummarizer),
         }
         if self.embedder == EmbedderArg::Openai {
             let c = self.llm(self.embed_model.as_ref(), "--embedder openai")?;

@@ -1,6 +1,6 @@
 //! `Db::ingest_session`: commit the raw turns (and the cells they form, each marked
-//! pending) in one batch, then extract the cells in parallel on the extraction pool and
-//! commit all their facts and routing atomically in a second batch. Summaries are left to
+//! pending) in one batch, then extract the cells (in parallel on the extraction pool, or
+//! on the calling thread for an extractor that runs inline) and commit all their facts and routing atomically in a second batch. Summaries are left to
 //! the scheduler.
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use crossbeam_channel::unbounded;
 
 use crate::db::Db;
 use crate::key::{Table, TenantId};
-use crate::memory::apply::{self, CellOutcome};
+use crate::memory::apply::{self, CellOutcome, Prepared};
 use crate::memory::cell::segment;
 use crate::memory::record::{
     self, CellRecord, SessionRecord, TurnRecord, CELL_PREFIX, PENDING_PREFIX, SESSION_PREFIX,
@@ -41,7 +41,8 @@ pub struct IngestReceipt {
 impl Db {
     /// Ingests `session` for `tenant`: turns beyond those already stored for this session
     /// id are committed to the WAL first (durable and readable before any extraction), cut
-    /// into MemCells, extracted on the bounded extraction pool, and committed as canonical
+    /// into MemCells, extracted on the bounded extraction pool (on this thread when
+    /// `Extractor::runs_inline`), and committed as canonical
     /// facts with their tree inserts and dirty marks in one batch for the whole session
     /// (cells whose extraction failed stay pending and are committed by their retry). Re-ingesting a
     /// session with no new turns is a no-op. Summaries are regenerated in the background;
@@ -58,21 +59,10 @@ impl Db {
     ) -> Result<IngestReceipt, MemoryError> {
         let shared = self.memory_shared()?;
         let (mut receipt, cells) = stage_turns(&shared, tenant, session)?;
-        let (tx, rx) = unbounded();
-        for (i, &cell) in cells.iter().enumerate() {
-            let (s, t, tx) = (Arc::clone(&shared), tenant.clone(), tx.clone());
-            let job = move || {
-                let _ = tx.send((i, cell, apply::prepare(&s, &t, cell)));
-            };
-            if !shared.extract_pool.submit(job) {
-                return Err(MemoryError::Stopped);
-            }
-        }
-        drop(tx);
         let mut ready = Vec::with_capacity(cells.len());
-        for (i, cell, result) in rx {
+        for (cell, result) in extract(&shared, tenant, &cells)? {
             match result {
-                Ok(p) => ready.push((i, p)),
+                Ok(p) => ready.push(p),
                 Err(MemoryError::Model(_)) => {
                     receipt.cells_pending += 1;
                     shared.retry_cell(tenant, cell);
@@ -80,8 +70,6 @@ impl Db {
                 Err(e) => return Err(e),
             }
         }
-        ready.sort_unstable_by_key(|r| r.0);
-        let ready: Vec<_> = ready.into_iter().map(|r| r.1).collect();
         let CellOutcome {
             facts_added,
             facts_merged,
@@ -95,6 +83,40 @@ impl Db {
         shared.wait_backlog();
         Ok(receipt)
     }
+}
+
+/// A cell and its preparation (extraction) result.
+type Extracted = (u64, Result<Prepared, MemoryError>);
+
+/// Prepares (extracts) every cell, in order: on this thread when the extractor runs inline
+/// and no embedder is set (handing a call of microseconds to a worker costs more than the
+/// call: a channel send and a thread wake-up, which waits for a CPU on a busy machine),
+/// else on the extraction pool, in parallel.
+fn extract(
+    shared: &Arc<Shared>,
+    tenant: &TenantId,
+    cells: &[u64],
+) -> Result<Vec<Extracted>, MemoryError> {
+    if shared.opts.extractor.runs_inline() && shared.opts.embedder.is_none() {
+        return Ok(cells
+            .iter()
+            .map(|&cell| (cell, apply::prepare(shared, tenant, cell)))
+            .collect());
+    }
+    let (tx, rx) = unbounded();
+    for (i, &cell) in cells.iter().enumerate() {
+        let (s, t, tx) = (Arc::clone(shared), tenant.clone(), tx.clone());
+        let job = move || {
+            let _ = tx.send((i, cell, apply::prepare(&s, &t, cell)));
+        };
+        if !shared.extract_pool.submit(job) {
+            return Err(MemoryError::Stopped);
+        }
+    }
+    drop(tx);
+    let mut out: Vec<_> = rx.into_iter().collect();
+    out.sort_unstable_by_key(|r| r.0);
+    Ok(out.into_iter().map(|(_, cell, r)| (cell, r)).collect())
 }
 
 /// Commits the new turns, their cells and the cells' pending marks; returns the new cells.

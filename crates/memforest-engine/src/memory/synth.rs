@@ -182,6 +182,10 @@ impl Extractor for SynthExtractor {
         "synthetic"
     }
 
+    fn runs_inline(&self) -> bool {
+        true
+    }
+
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
         let items = input
             .turns

@@ -136,4 +136,13 @@ pub trait Extractor: Send + Sync + Debug {
     /// # Errors
     /// [`ModelError`]: the cell is kept and retried later; never a panic.
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError>;
+
+    /// True when a call is local CPU work of microseconds (no network, no sleep, no lock
+    /// held for long): `Db::ingest_session` then extracts on the calling thread instead of
+    /// handing each cell to the extraction pool, whose hand-off (a channel send and a
+    /// worker's wake-up, which waits for a CPU on a busy machine) costs more than such a
+    /// call. Default false: calls go to the pool, `MemoryOptions::extract_pool` at once.
+    fn runs_inline(&self) -> bool {
+        false
+    }
 }
