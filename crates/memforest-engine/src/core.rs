@@ -16,7 +16,7 @@ use crate::compaction::{self, CompactionTask, Outputs};
 use crate::error::{Error, Result};
 use crate::flush;
 use crate::manifest::{Edit, Manifest};
-use crate::memtable::{MemTable, MemWriter};
+use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::range_del::{RangeTombstone, RangeTombstones};
 use crate::snapshot::SnapshotList;
@@ -246,11 +246,9 @@ impl Core {
                     added.push(t);
                 }
             };
-            let mut writer = mem.writer();
             for (seqno, e) in (first..).zip(batch.wal_batch().entries()) {
-                note(apply_entry(&mut writer, e, seqno));
+                note(apply_entry(&mem, e, seqno));
             }
-            drop(writer);
             if !added.is_empty() {
                 self.update_state(|s| s.tombstones = s.tombstones.with(added));
             }
@@ -670,13 +668,9 @@ fn open_outputs(
         .collect()
 }
 
-/// Inserts one WAL entry at `seqno` through `mem` (a memtable's write lock). Returns
-/// `None` for an unknown op code, `Some(Some(t))` for a range delete.
-pub fn apply_entry(
-    mem: &mut MemWriter<'_>,
-    e: &WalEntry,
-    seqno: u64,
-) -> Option<Option<RangeTombstone>> {
+/// Inserts one WAL entry into `mem` at `seqno`. Returns `None` for an unknown op code,
+/// `Some(Some(t))` for a range delete.
+pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<RangeTombstone>> {
     match Op::from_byte(e.kind)? {
         Op::Put => mem.insert(&e.key, seqno, Kind::Put, &e.value),
         Op::Delete => mem.insert(&e.key, seqno, Kind::Tombstone, &[]),

@@ -100,9 +100,8 @@ impl Db {
         pad_wal_seqno(&wal, mstate.flushed_seqno)?;
         let mem = MemTable::new();
         for b in &recovered.batches {
-            let mut writer = mem.writer();
             for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
-                if seqno > mstate.flushed_seqno && apply_entry(&mut writer, e, seqno).is_none() {
+                if seqno > mstate.flushed_seqno && apply_entry(&mem, e, seqno).is_none() {
                     let path = memforest_wal::segment::path(&dir.join(WAL_DIR), b.segment);
                     return Err(Error::corrupt(
                         path,

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use memforest_sst::{Entry, EntrySource, Kind};
-use parking_lot::{RwLock, RwLockWriteGuard};
+use parking_lot::RwLock;
 
 /// Approximate bookkeeping bytes per entry (B-tree slot, key and value headers).
 const ENTRY_OVERHEAD: usize = 64;
@@ -226,33 +226,6 @@ impl Versions {
     }
 }
 
-/// The write lock of a [`MemTable`], held across one batch's inserts ([`MemTable::writer`]).
-#[derive(Debug)]
-pub struct MemWriter<'a> {
-    table: &'a MemTable,
-    versions: RwLockWriteGuard<'a, Versions>,
-}
-
-impl MemWriter<'_> {
-    /// Inserts one version (replacing an equal key and seqno), copying `value`.
-    pub fn insert(&mut self, key: &[u8], seqno: u64, kind: Kind, value: &[u8]) {
-        let added = key.len() + value.len() + ENTRY_OVERHEAD;
-        let key = MemKey::new(key, seqno);
-        let value = self.versions.push_value(value);
-        self.versions.map.insert(key, (kind, value));
-        // Only inserts change the two counters, under the write lock: plain stores do.
-        let (size, max) = (&self.table.size, &self.table.max_seqno);
-        size.store(
-            size.load(AtomicOrdering::Relaxed) + added,
-            AtomicOrdering::Relaxed,
-        );
-        max.store(
-            max.load(AtomicOrdering::Relaxed).max(seqno),
-            AtomicOrdering::Relaxed,
-        );
-    }
-}
-
 /// A sorted, concurrently readable write buffer (mini-lsm `MemTable`).
 #[derive(Debug, Default)]
 pub struct MemTable {
@@ -270,18 +243,17 @@ impl MemTable {
 
     /// Inserts one version (replacing an equal key and seqno), copying `value`.
     pub fn insert(&self, key: &[u8], seqno: u64, kind: Kind, value: &[u8]) {
-        self.writer().insert(key, seqno, kind, value);
-    }
-
-    /// Takes the write lock for the inserts of one batch: readers wait until the writer
-    /// drops, and the batch pays one lock round trip instead of one per entry (writers and
-    /// the scheduler's point reads contend for it).
-    #[must_use]
-    pub fn writer(&self) -> MemWriter<'_> {
-        MemWriter {
-            table: self,
-            versions: self.versions.write(),
-        }
+        let added = key.len() + value.len() + ENTRY_OVERHEAD;
+        let key = MemKey::new(key, seqno);
+        let mut versions = self.versions.write();
+        let value = versions.push_value(value);
+        versions.map.insert(key, (kind, value));
+        // Only inserts change the two counters, under the write lock: plain stores do.
+        let size = self.size.load(AtomicOrdering::Relaxed);
+        self.size.store(size + added, AtomicOrdering::Relaxed);
+        let max = self.max_seqno.load(AtomicOrdering::Relaxed);
+        self.max_seqno
+            .store(max.max(seqno), AtomicOrdering::Relaxed);
     }
 
     /// The newest version of `key` with seqno `<= snapshot`: `(seqno, kind, value)`.
