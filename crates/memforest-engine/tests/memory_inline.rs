@@ -1,6 +1,6 @@
 //! Model calls that run inline (`Extractor::runs_inline`, `Summarizer::runs_inline`): they
-//! are made on the ingesting thread and on the scheduler thread instead of the pools, and
-//! store exactly the memory the pooled calls store.
+//! are made on the ingesting thread and on the scheduler thread instead of the pools
+//! (unless an embedder is set), and store exactly the memory the pooled calls store.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 #[path = "memory_common/mod.rs"]
@@ -10,13 +10,15 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use common::*;
+use memforest_engine::memory::embed::{Embedder, Embeddings};
 use memforest_engine::memory::extract::{
     Extraction, ExtractionInput, Extractor, HeuristicExtractor,
 };
-use memforest_engine::memory::model::ModelError;
+use memforest_engine::memory::model::{ModelError, Usage};
 use memforest_engine::memory::summarize::{
-    ExtractiveSummarizer, Summarizer, SummaryOutput, SummaryRequest,
+    ExtractiveSummarizer, HeaderOnlySummarizer, Summarizer, SummaryOutput, SummaryRequest,
 };
+use memforest_engine::memory::synth::SynthExtractor;
 use memforest_engine::{Db, Durability, EngineNodeStore, Options};
 use memforest_tree::{MemTree, NodeId, TreeId};
 
@@ -103,8 +105,35 @@ struct Outcome {
     summary_threads: BTreeSet<String>,
 }
 
-/// Ingests the same sessions with both models inline or both pooled.
-fn ingest(inline: bool) -> Outcome {
+/// A local embedder: one short vector per text from its length and first byte.
+#[derive(Debug)]
+struct Embed;
+
+impl Embedder for Embed {
+    fn name(&self) -> &str {
+        "local"
+    }
+    fn embed(&self, texts: &[String]) -> Result<Embeddings, ModelError> {
+        let vectors = texts
+            .iter()
+            .map(|t| {
+                vec![
+                    t.len() as f32,
+                    f32::from(t.bytes().next().unwrap_or(0)),
+                    1.0,
+                ]
+            })
+            .collect();
+        Ok(Embeddings {
+            vectors,
+            usage: Usage::default(),
+        })
+    }
+}
+
+/// Ingests the same sessions with both models inline or both pooled (and with an embedder
+/// when `embed`).
+fn ingest(inline: bool, embed: bool) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let extract = Arc::new(Extract {
         inline,
@@ -116,6 +145,9 @@ fn ingest(inline: bool) -> Outcome {
     });
     let mut opts: Options = options(Some(Arc::clone(&summarize) as Arc<dyn Summarizer>));
     opts.memory.extractor = Arc::clone(&extract) as Arc<dyn Extractor>;
+    if embed {
+        opts.memory.embedder = Some(Arc::new(Embed));
+    }
     let db = Db::open(dir.path(), opts).unwrap();
     for i in 0..40 {
         let a = format!("I ran {i} km with Jordan around the Central Park loop today.");
@@ -139,8 +171,8 @@ fn ingest(inline: bool) -> Outcome {
 
 #[test]
 fn inline_models_run_on_the_calling_and_scheduler_threads_and_store_the_same_memory() {
-    let inline = ingest(true);
-    let pooled = ingest(false);
+    let inline = ingest(true, false);
+    let pooled = ingest(false, false);
     assert!(inline.facts.len() >= 40, "{} facts", inline.facts.len());
     assert_eq!(inline.facts, pooled.facts);
     assert!(inline.summaries.iter().any(|s| !s.2.is_empty()));
@@ -168,4 +200,32 @@ fn inline_models_run_on_the_calling_and_scheduler_threads_and_store_the_same_mem
         "{:?}",
         pooled.summary_threads
     );
+}
+
+#[test]
+fn with_an_embedder_inline_models_still_go_to_the_pools() {
+    let out = ingest(true, true);
+    assert!(!out.facts.is_empty());
+    let all = |names: &BTreeSet<String>, prefix: &str| {
+        !names.is_empty() && names.iter().all(|n| n.starts_with(prefix))
+    };
+    assert!(
+        all(&out.extract_threads, "mf-extract-"),
+        "{:?}",
+        out.extract_threads
+    );
+    assert!(
+        all(&out.summary_threads, "mf-summary-"),
+        "{:?}",
+        out.summary_threads
+    );
+}
+
+#[test]
+fn only_the_synthetic_extractor_and_the_header_only_summarizer_run_inline() {
+    assert!(SynthExtractor.runs_inline());
+    assert!(HeaderOnlySummarizer.runs_inline());
+    // Measured only with these two; the defaults keep their parallel pools.
+    assert!(!HeuristicExtractor.runs_inline());
+    assert!(!ExtractiveSummarizer::default().runs_inline());
 }

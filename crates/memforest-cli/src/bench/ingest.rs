@@ -12,7 +12,7 @@
 //! last decade's cost to 10^4's. On a shared machine the CPU figure is the one other
 //! processes do not inflate. The CPU of the thread calling `Db::ingest_session` is also
 //! reported alone: the write's critical path, without the background flush, compaction and
-//! summary refresh (extraction runs on the extract pool, but the synthetic extractor does
+//! summary refresh (it also runs the synthetic extractor, which runs inline and does
 //! almost nothing).
 //!
 //! At the end of each decade the run settles: it waits until no node is dirty
@@ -54,7 +54,8 @@ pub struct IngestArgs {
     /// Fraction of sessions dated before their tenant's newest one.
     #[arg(long, default_value_t = 0.05)]
     pub late: f64,
-    /// Extraction and summary pool threads.
+    /// Extraction and summary pool threads (idle here: the synthetic extractor and the
+    /// `none` summarizer run inline).
     #[arg(long, default_value_t = 2)]
     pub pool: usize,
     /// Durability of memory-layer writes.
@@ -113,7 +114,8 @@ pub struct Decade {
     pub settled_cpu_us_per_fact: f64,
     /// The same per group of threads ([`thread_group_cpu_seconds`]): `memforest` is the
     /// ingesting thread, `memforest-compa` compaction, `memforest-flush` the flush thread,
-    /// `mf-scheduler` the summary scheduler, `mf-summary` and `mf-extract` the pools,
+    /// `mf-scheduler` the summary scheduler (which also runs the inline `none` summarizer),
+    /// `mf-summary` and `mf-extract` the pools (idle: both models run inline),
     /// `bench-settle` the waits at the decades' ends (with the compactions
     /// `Db::wait_for_compact` runs itself; each waiting thread reports its own CPU as it
     /// ends). Of the other threads only those alive at the decade's end count, and a

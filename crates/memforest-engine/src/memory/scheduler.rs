@@ -1,7 +1,7 @@
 //! The refresh scheduler: one thread that retries pending cells and runs refresh passes
 //! over the dirty trees of every tenant, bottom-up level by level; within a level the
 //! summary calls go to the bounded summary pool (or run on this thread for a summarizer
-//! that runs inline, `Summarizer::runs_inline`). Inputs are read at a snapshot, outside
+//! that runs inline, `Summarizer::runs_inline`, when no embedder is set). Inputs are read at a snapshot, outside
 //! the forest lock that every tree change holds, so the reads never block ingest. A result
 //! commits only if the node is unchanged since its input was read
 //! (`MemTree::apply_summary` checks its `InputStamp`);

@@ -87,7 +87,8 @@ impl Zipf {
         let mut alias: Vec<usize> = (0..n).collect();
         let (mut small, mut large): (Vec<usize>, Vec<usize>) =
             (0..n).partition(|&i| keep.get(i).is_some_and(|&k| k < 1.0));
-        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
+        while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+            small.pop();
             let deficit = 1.0 - keep.get(s).copied().unwrap_or(1.0);
             if let Some(a) = alias.get_mut(s) {
                 *a = l;
@@ -253,6 +254,8 @@ impl Extractor for SynthExtractor {
 mod tests {
     use super::*;
 
+    use crate::memory::extract::CellTurn;
+
     #[test]
     fn zipf_draws_follow_one_over_rank() {
         let n = 300;
@@ -277,7 +280,26 @@ mod tests {
         assert!((tail as f64 - expected).abs() < 5.0 * expected.sqrt());
         assert_eq!(Zipf::new(1).sample(&mut rng), 0);
     }
-    use crate::memory::extract::CellTurn;
+
+    #[test]
+    fn zipf_alias_table_holds_exactly_one_over_rank() {
+        for n in [1, 2, 3, 300, 20_000] {
+            let zipf = Zipf::new(n);
+            let mut p = vec![0.0f64; n];
+            for (i, (&keep, &alias)) in zipf.keep.iter().zip(&zipf.alias).enumerate() {
+                p[i] += keep / n as f64;
+                p[alias] += (1.0 - keep) / n as f64;
+            }
+            let total: f64 = (1..=n).map(|r| 1.0 / r as f64).sum();
+            for (rank, &got) in p.iter().enumerate() {
+                let want = 1.0 / ((rank + 1) as f64 * total);
+                assert!(
+                    (got - want).abs() < 1e-12,
+                    "n {n} rank {rank}: {got} vs {want}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn corpus_is_deterministic_and_facts_are_distinct() {

@@ -77,10 +77,6 @@ impl Extractor for HeuristicExtractor {
         "heuristic"
     }
 
-    fn runs_inline(&self) -> bool {
-        true
-    }
-
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
         let mut items = Vec::new();
         let mut prompt = String::new();

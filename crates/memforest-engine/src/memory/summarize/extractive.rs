@@ -38,10 +38,6 @@ impl Summarizer for ExtractiveSummarizer {
         "extractive"
     }
 
-    fn runs_inline(&self) -> bool {
-        true
-    }
-
     fn summarize(&self, request: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
         let mut candidates: Vec<Candidate<'_>> = Vec::new();
         for child in &request.children {
