@@ -169,6 +169,24 @@ fn ingest(inline: bool, embed: bool) -> Outcome {
     out
 }
 
+/// Asserts every extraction ran on an extraction worker and every summary on a summary
+/// worker.
+fn assert_pooled(out: &Outcome) {
+    let all = |names: &BTreeSet<String>, prefix: &str| {
+        !names.is_empty() && names.iter().all(|n| n.starts_with(prefix))
+    };
+    assert!(
+        all(&out.extract_threads, "mf-extract-"),
+        "{:?}",
+        out.extract_threads
+    );
+    assert!(
+        all(&out.summary_threads, "mf-summary-"),
+        "{:?}",
+        out.summary_threads
+    );
+}
+
 #[test]
 fn inline_models_run_on_the_calling_and_scheduler_threads_and_store_the_same_memory() {
     let inline = ingest(true, false);
@@ -187,38 +205,14 @@ fn inline_models_run_on_the_calling_and_scheduler_threads_and_store_the_same_mem
         inline.summary_threads,
         BTreeSet::from(["mf-scheduler".to_owned()])
     );
-    let all = |names: &BTreeSet<String>, prefix: &str| {
-        !names.is_empty() && names.iter().all(|n| n.starts_with(prefix))
-    };
-    assert!(
-        all(&pooled.extract_threads, "mf-extract-"),
-        "{:?}",
-        pooled.extract_threads
-    );
-    assert!(
-        all(&pooled.summary_threads, "mf-summary-"),
-        "{:?}",
-        pooled.summary_threads
-    );
+    assert_pooled(&pooled);
 }
 
 #[test]
 fn with_an_embedder_inline_models_still_go_to_the_pools() {
     let out = ingest(true, true);
     assert!(!out.facts.is_empty());
-    let all = |names: &BTreeSet<String>, prefix: &str| {
-        !names.is_empty() && names.iter().all(|n| n.starts_with(prefix))
-    };
-    assert!(
-        all(&out.extract_threads, "mf-extract-"),
-        "{:?}",
-        out.extract_threads
-    );
-    assert!(
-        all(&out.summary_threads, "mf-summary-"),
-        "{:?}",
-        out.summary_threads
-    );
+    assert_pooled(&out);
 }
 
 #[test]
