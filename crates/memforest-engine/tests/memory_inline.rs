@@ -1,6 +1,6 @@
-//! Model calls that run inline (`Extractor::runs_inline`, `Summarizer::runs_inline`): they
-//! are made on the ingesting thread and on the scheduler thread instead of the pools
-//! (unless an embedder is set), and store exactly the memory the pooled calls store.
+//! Extractors that run inline (`Extractor::runs_inline`): their calls are made on the
+//! ingesting thread instead of the extraction pool (unless an embedder is set), and store
+//! exactly the memory the pooled calls store.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 #[path = "memory_common/mod.rs"]
@@ -16,7 +16,7 @@ use memforest_engine::memory::extract::{
 };
 use memforest_engine::memory::model::{ModelError, Usage};
 use memforest_engine::memory::summarize::{
-    ExtractiveSummarizer, HeaderOnlySummarizer, Summarizer, SummaryOutput, SummaryRequest,
+    ExtractiveSummarizer, Summarizer, SummaryOutput, SummaryRequest,
 };
 use memforest_engine::memory::synth::SynthExtractor;
 use memforest_engine::{Db, Durability, EngineNodeStore, Options};
@@ -60,10 +60,9 @@ impl Extractor for Extract {
     }
 }
 
-/// The extractive summarizer, inline or not as told, noting where it runs.
+/// The extractive summarizer, noting where it runs.
 #[derive(Debug)]
 struct Summarize {
-    inline: bool,
     threads: Threads,
 }
 
@@ -74,9 +73,6 @@ impl Summarizer for Summarize {
     fn summarize(&self, r: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
         self.threads.note();
         ExtractiveSummarizer::default().summarize(r)
-    }
-    fn runs_inline(&self) -> bool {
-        self.inline
     }
 }
 
@@ -131,7 +127,7 @@ impl Embedder for Embed {
     }
 }
 
-/// Ingests the same sessions with both models inline or both pooled (and with an embedder
+/// Ingests the same sessions with the extractor inline or pooled (and with an embedder
 /// when `embed`).
 fn ingest(inline: bool, embed: bool) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
@@ -140,7 +136,6 @@ fn ingest(inline: bool, embed: bool) -> Outcome {
         threads: Threads::default(),
     });
     let summarize = Arc::new(Summarize {
-        inline,
         threads: Threads::default(),
     });
     let mut opts: Options = options(Some(Arc::clone(&summarize) as Arc<dyn Summarizer>));
@@ -188,7 +183,7 @@ fn assert_pooled(out: &Outcome) {
 }
 
 #[test]
-fn inline_models_run_on_the_calling_and_scheduler_threads_and_store_the_same_memory() {
+fn an_inline_extractor_runs_on_the_calling_thread_and_stores_the_same_memory() {
     let inline = ingest(true, false);
     let pooled = ingest(false, false);
     assert!(inline.facts.len() >= 40, "{} facts", inline.facts.len());
@@ -201,25 +196,23 @@ fn inline_models_run_on_the_calling_and_scheduler_threads_and_store_the_same_mem
         .unwrap_or("unnamed")
         .to_owned();
     assert_eq!(inline.extract_threads, BTreeSet::from([caller]));
-    assert_eq!(
-        inline.summary_threads,
-        BTreeSet::from(["mf-scheduler".to_owned()])
-    );
+    assert!(inline
+        .summary_threads
+        .iter()
+        .all(|n| n.starts_with("mf-summary-")));
     assert_pooled(&pooled);
 }
 
 #[test]
-fn with_an_embedder_inline_models_still_go_to_the_pools() {
+fn with_an_embedder_an_inline_extractor_still_goes_to_the_pool() {
     let out = ingest(true, true);
     assert!(!out.facts.is_empty());
     assert_pooled(&out);
 }
 
 #[test]
-fn only_the_synthetic_extractor_and_the_header_only_summarizer_run_inline() {
+fn only_the_synthetic_extractor_runs_inline() {
     assert!(SynthExtractor.runs_inline());
-    assert!(HeaderOnlySummarizer.runs_inline());
-    // Measured only with these two; the defaults keep their parallel pools.
+    // Measured only with it; the default keeps its parallel pool.
     assert!(!HeuristicExtractor.runs_inline());
-    assert!(!ExtractiveSummarizer::default().runs_inline());
 }

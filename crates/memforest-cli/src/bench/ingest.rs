@@ -54,8 +54,8 @@ pub struct IngestArgs {
     /// Fraction of sessions dated before their tenant's newest one.
     #[arg(long, default_value_t = 0.05)]
     pub late: f64,
-    /// Extraction and summary pool threads (idle here: the synthetic extractor and the
-    /// `none` summarizer run inline).
+    /// Extraction and summary pool threads (the extraction pool is idle here: the
+    /// synthetic extractor runs inline).
     #[arg(long, default_value_t = 2)]
     pub pool: usize,
     /// Durability of memory-layer writes.
@@ -114,8 +114,8 @@ pub struct Decade {
     pub settled_cpu_us_per_fact: f64,
     /// The same per group of threads ([`thread_group_cpu_seconds`]): `memforest` is the
     /// ingesting thread, `memforest-compa` compaction, `memforest-flush` the flush thread,
-    /// `mf-scheduler` the summary scheduler (which also runs the inline `none` summarizer),
-    /// `mf-summary` and `mf-extract` the pools (idle: both models run inline),
+    /// `mf-scheduler` the summary scheduler, `mf-summary` and `mf-extract` the pools (the
+    /// extraction pool idle: the synthetic extractor runs inline),
     /// `bench-settle` the waits at the decades' ends (with the compactions
     /// `Db::wait_for_compact` runs itself; each waiting thread reports its own CPU as it
     /// ends). Of the other threads only those alive at the decade's end count, and a

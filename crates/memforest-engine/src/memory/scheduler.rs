@@ -1,7 +1,6 @@
 //! The refresh scheduler: one thread that retries pending cells and runs refresh passes
 //! over the dirty trees of every tenant, bottom-up level by level; within a level the
-//! summary calls go to the bounded summary pool (or run on this thread for a summarizer
-//! that runs inline, `Summarizer::runs_inline`, when no embedder is set). Inputs are read at a snapshot, outside
+//! summary calls go to the bounded summary pool. Inputs are read at a snapshot, outside
 //! the forest lock that every tree change holds, so the reads never block ingest. A result
 //! commits only if the node is unchanged since its input was read
 //! (`MemTree::apply_summary` checks its `InputStamp`);
@@ -110,8 +109,6 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
         shared.set_dirty_estimate(nodes);
     }
     let now = Instant::now();
-    // A summarizer that runs inline is called here: handing it to the pool would cost more.
-    let inline = shared.opts.summarizer.runs_inline() && shared.opts.embedder.is_none();
     let (tx, rx) = unbounded();
     let mut outstanding: HashMap<(TenantId, u64), usize> = HashMap::new();
     let mut did = false;
@@ -141,11 +138,6 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
             did |= !jobs.is_empty() || reused > 0;
             for (item, input, copied) in jobs {
                 *outstanding.entry((item.0.clone(), item.1)).or_default() += 1;
-                if inline {
-                    let result = summarize(shared, &item.0, &input, copied.as_deref());
-                    let _ = tx.send((item, input, result));
-                    continue;
-                }
                 let (s, tx) = (Arc::clone(shared), tx.clone());
                 let submitted = shared.summary_pool.submit(move || {
                     let result = summarize(&s, &item.0, &input, copied.as_deref());

@@ -15,10 +15,6 @@ impl Summarizer for HeaderOnlySummarizer {
         "none"
     }
 
-    fn runs_inline(&self) -> bool {
-        true
-    }
-
     fn summarize(&self, request: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
         Ok(SummaryOutput {
             text: header(request.time, &request.label),

@@ -48,16 +48,6 @@ pub trait Summarizer: Send + Sync + Debug {
     /// # Errors
     /// [`ModelError`]: the node stays dirty and is retried with backoff.
     fn summarize(&self, request: &SummaryRequest) -> Result<SummaryOutput, ModelError>;
-
-    /// True when a call is local CPU work of microseconds (no network, no sleep, no lock
-    /// held for long): when no embedder is set, the refresh scheduler then calls it on its
-    /// own thread instead of
-    /// handing each node to the summary pool, whose hand-off (a channel send and a worker's
-    /// wake-up) costs more than such a call. Default false: calls go to the pool,
-    /// `MemoryOptions::summary_pool` at once.
-    fn runs_inline(&self) -> bool {
-        false
-    }
 }
 
 /// The `[Mon YYYY - Mon YYYY | label]` header of a summary of `time` in a tree labelled
