@@ -1,8 +1,8 @@
 //! `Db::ingest_session`: commit the raw turns (and the cells they form, each marked
 //! pending) in one batch, then extract the cells (in parallel on the extraction pool, or
 //! on the calling thread for an extractor that runs inline when no embedder is set) and
-//! commit all their facts
-//! and routing atomically in a second batch. Summaries are left to the scheduler.
+//! commit all their facts and routing atomically in a second batch. Summaries are left to
+//! the scheduler.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -43,9 +43,9 @@ impl Db {
     /// Ingests `session` for `tenant`: turns beyond those already stored for this session
     /// id are committed to the WAL first (durable and readable before any extraction), cut
     /// into MemCells, extracted on the bounded extraction pool (on this thread when
-    /// `Extractor::runs_inline` and no embedder is set), and committed as canonical facts with their tree inserts
-    /// and dirty marks in one batch for the whole session (cells whose extraction failed
-    /// stay pending and are committed by their retry). Re-ingesting a session with no new
+    /// `Extractor::runs_inline` and no embedder is set), and committed as canonical facts
+    /// with their tree inserts and dirty marks in one batch for the whole session (cells
+    /// whose extraction failed stay pending and are committed by their retry). Re-ingesting a session with no new
     /// turns is a no-op. Summaries are regenerated in the background;
     /// this waits for them only while the dirty backlog exceeds
     /// `MemoryOptions::backlog_limit` (recorded in `memory_stats`).
