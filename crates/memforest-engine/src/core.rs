@@ -385,6 +385,7 @@ impl Core {
         let seg = Arc::new(Segment::open(
             fs,
             &self.residency,
+            &self.options.sst,
             &self.dir,
             SegmentInfo::from(&meta),
         )?);
@@ -489,7 +490,9 @@ impl Core {
                 &mut out,
             );
             let fs = &self.options.storage;
-            let opened = result.and_then(|()| open_outputs(fs, &self.residency, &self.dir, &out));
+            let opened = result.and_then(|()| {
+                open_outputs(fs, &self.residency, &self.options.sst, &self.dir, &out)
+            });
             match opened {
                 Ok(segs) => {
                     self.counters
@@ -659,12 +662,13 @@ fn stall_reason(st: &LsmState, options: &Options) -> Option<StallReason> {
 fn open_outputs(
     storage: &Arc<dyn memforest_io::Storage>,
     residency: &Arc<memforest_sst::Residency>,
+    sst: &memforest_sst::SstOptions,
     dir: &std::path::Path,
     out: &Outputs,
 ) -> Result<Vec<Arc<Segment>>> {
     out.files
         .iter()
-        .map(|m| Segment::open(storage, residency, dir, SegmentInfo::from(m)).map(Arc::new))
+        .map(|m| Segment::open(storage, residency, sst, dir, SegmentInfo::from(m)).map(Arc::new))
         .collect()
 }
 

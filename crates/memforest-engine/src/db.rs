@@ -84,7 +84,13 @@ impl Db {
             }
             segments.push((
                 level,
-                Arc::new(Segment::open(&storage, &residency, &dir, info.clone())?),
+                Arc::new(Segment::open(
+                    &storage,
+                    &residency,
+                    &options.sst,
+                    &dir,
+                    info.clone(),
+                )?),
             ));
         }
         let version = Version::from_segments(options.num_levels, segments);

@@ -27,6 +27,7 @@ pub mod compaction;
 mod core;
 mod db;
 mod error;
+pub mod filter_scope;
 pub mod flush;
 pub mod key;
 pub mod level_cursor;

@@ -7,6 +7,7 @@ use memforest_sst::SstOptions;
 use memforest_wal::{Compression, RecoveryMode};
 
 use crate::compaction::CompactionPri;
+use crate::filter_scope::PointReadKeys;
 
 /// Options for [`crate::Db::open`].
 #[derive(Debug, Clone)]
@@ -66,7 +67,10 @@ pub struct Options {
     /// What WAL recovery tolerates (RocksDB `wal_recovery_mode`). The manifest, `CURRENT`
     /// and segment files tolerate no corruption whatever this says.
     pub recovery_mode: RecoveryMode,
-    /// How segment files are built (block size, compression, bloom bits).
+    /// How segment files are built (block size, compression, bloom bits) and which keys
+    /// their bloom filters hold: by default [`PointReadKeys`], every key but the scan-only
+    /// ones (segment format version 3; files of older versions keep filters over every
+    /// key and stay readable). Lookups read each file's filter under this scope.
     pub sst: SstOptions,
     /// Bytes of mapped segment-file pages (data blocks and index partitions, charged per
     /// 2 MiB window) the process keeps resident: past it the least recently read files are
@@ -110,7 +114,10 @@ impl Default for Options {
             wal_segment_size: 64 << 20,
             wal_compression: Compression::default(),
             recovery_mode: RecoveryMode::default(),
-            sst: SstOptions::default(),
+            sst: SstOptions {
+                filter_scope: Some(Arc::new(PointReadKeys)),
+                ..SstOptions::default()
+            },
             segment_resident_bytes: 512 << 20,
             memory: crate::memory::MemoryOptions::default(),
             storage: memforest_io::default_storage(),

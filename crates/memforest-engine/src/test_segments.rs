@@ -18,7 +18,16 @@ pub fn segment(dir: &Path, id: u64, entries: &[(Vec<u8>, u64, Vec<u8>)]) -> Arc<
         b.add(key, *seqno, Kind::Put, value).unwrap();
     }
     let info = SegmentInfo::from(&b.finish().unwrap());
-    Arc::new(Segment::open(&opts.storage, &Residency::new(1 << 20), dir, info).unwrap())
+    Arc::new(
+        Segment::open(
+            &opts.storage,
+            &Residency::new(1 << 20),
+            &opts.sst,
+            dir,
+            info,
+        )
+        .unwrap(),
+    )
 }
 
 /// `(key, 1, value)` for each key in `keys`, every value `value_len` bytes.

@@ -12,7 +12,8 @@
 //!   bits of the hash and `m` the number of bits (Kirsch and Mitzenmacher, "Less hashing,
 //!   same performance", 2006); about 0.8% false positives at 10 bits per key, and one cache
 //!   miss per probe when the filter is larger than the CPU caches.
-//! - [`FilterLayout::CacheLocal`] (format version 2, written by default): the high 32 bits
+//! - [`FilterLayout::CacheLocal`] (format versions 2 and 3, 3 written by default; 3 also
+//!   records the filter's scope, [`crate::filter_scope`]): the high 32 bits
 //!   pick one 512-bit line (64 bytes, a cache line) and every probe lands inside it, so
 //!   building or probing a key touches one line (the idea of RocksDB's format_version 5
 //!   filter; the bit addressing here is our own). Lines fill unevenly, which costs some
@@ -99,7 +100,8 @@ const MAX_LINES: u64 = 1 << 32;
 pub enum FilterLayout {
     /// Probes spread over the whole array (format version 1).
     Whole,
-    /// Every probe of a key inside one 64-byte line (format version 2).
+    /// Every probe of a key inside one 64-byte line (format versions 2 and 3; 3 adds the
+    /// filter's scope, [`crate::filter_scope`]).
     CacheLocal,
 }
 
@@ -110,7 +112,7 @@ impl FilterLayout {
     pub fn for_format_version(version: u32) -> Option<Self> {
         match version {
             1 => Some(Self::Whole),
-            2 => Some(Self::CacheLocal),
+            2 | 3 => Some(Self::CacheLocal),
             _ => None,
         }
     }
@@ -325,11 +327,13 @@ mod tests {
             FilterLayout::for_format_version(1),
             Some(FilterLayout::Whole)
         );
-        assert_eq!(
-            FilterLayout::for_format_version(2),
-            Some(FilterLayout::CacheLocal)
-        );
-        assert_eq!(FilterLayout::for_format_version(3), None);
+        for version in [2, 3] {
+            assert_eq!(
+                FilterLayout::for_format_version(version),
+                Some(FilterLayout::CacheLocal)
+            );
+        }
+        assert_eq!(FilterLayout::for_format_version(4), None);
         // An empty filter: 64 bits, or one whole line.
         let empty = |layout| BloomBuilder::default().finish(10, layout).len();
         assert_eq!(empty(FilterLayout::Whole), 8 + 1);

@@ -14,6 +14,7 @@ use crate::block::compression;
 use crate::block::trailer::CompressionType;
 use crate::bloom::{BloomBuilder, FilterLayout};
 use crate::error::{Result, SstError};
+use crate::filter_scope::{self, FilterScope};
 use crate::footer::Footer;
 use crate::index::IndexBuilder;
 use crate::internal_key::{self, Kind, MAX_SEQNO};
@@ -83,6 +84,9 @@ pub struct SstBuilder {
     bloom: BloomBuilder,
     /// The filter layout of `options.format_version`.
     filter_layout: FilterLayout,
+    /// `options.filter_scope`, when the format version stores one (1 and 2 do not: their
+    /// filters hold every key).
+    scope: Option<Arc<dyn FilterScope>>,
     /// Encoded internal key of the last entry added.
     last_key: Vec<u8>,
     /// Spare buffer for the next key (swapped with `last_key`, so `add` does not allocate).
@@ -122,6 +126,10 @@ impl SstBuilder {
             },
         )?;
         let format_version = options.format_version;
+        let scope = options
+            .filter_scope
+            .clone()
+            .filter(|_| filter_scope::stored(format_version));
         let out = BlockWriter::create(&*storage, &tmp_path)?;
         Ok(Self {
             storage,
@@ -135,6 +143,7 @@ impl SstBuilder {
             index: IndexBuilder::default(),
             bloom: BloomBuilder::default(),
             filter_layout,
+            scope,
             last_key: Vec::new(),
             key_buf: Vec::new(),
             properties: Properties {
@@ -196,7 +205,7 @@ impl SstBuilder {
             // (internal-key order: seqno descending within a key).
             let in_order = match internal_key::user_key(&self.last_key).cmp(user_key) {
                 Ordering::Less => {
-                    self.bloom.add_key(user_key);
+                    add_to_filter(&mut self.bloom, self.scope.as_deref(), user_key);
                     true
                 }
                 Ordering::Equal => internal_key::compare_encoded(&key, &self.last_key).is_gt(),
@@ -209,7 +218,7 @@ impl SstBuilder {
                 });
             }
         } else {
-            self.bloom.add_key(user_key);
+            add_to_filter(&mut self.bloom, self.scope.as_deref(), user_key);
             props.smallest_user_key = user_key.to_vec();
         }
         props.entry_count += 1;
@@ -282,12 +291,19 @@ impl SstBuilder {
             path: self.tmp_path.clone(),
             reason: "builder already failed or finished",
         })?;
-        let filter = out.write_block(
-            &self
-                .bloom
-                .finish(options.bloom_bits_per_key, self.filter_layout),
-            CompressionType::None,
-        )?;
+        let bits = self
+            .bloom
+            .finish(options.bloom_bits_per_key, self.filter_layout);
+        let payload = if filter_scope::stored(options.format_version) {
+            let id = self
+                .scope
+                .as_ref()
+                .map_or(filter_scope::EVERY_KEY, |s| s.id().get());
+            filter_scope::encode(id, &bits)
+        } else {
+            bits
+        };
+        let filter = out.write_block(&payload, CompressionType::None)?;
         props.filter_size = out.offset() - props.data_size;
         let index = self.index.finish(
             out,
@@ -368,5 +384,12 @@ impl SstBuilder {
 impl Drop for SstBuilder {
     fn drop(&mut self) {
         self.abort();
+    }
+}
+
+/// Adds a new user key to the file's filter unless `scope` leaves it out.
+fn add_to_filter(bloom: &mut BloomBuilder, scope: Option<&dyn FilterScope>, user_key: &[u8]) {
+    if scope.is_none_or(|s| s.includes(user_key)) {
+        bloom.add_key(user_key);
     }
 }

@@ -26,12 +26,13 @@ const CRC_COVERED: usize = 41;
 /// Magic number at the very end of a segment file (`"MFSSTv01"` read as `u64` LE).
 pub const MAGIC: u64 = u64::from_le_bytes(*b"MFSSTv01");
 
-/// The format version this crate writes by default (2: cache-local bloom filters).
-pub const FORMAT_VERSION: u32 = 2;
+/// The format version this crate writes by default (3: cache-local bloom filters that
+/// record their [`crate::FilterScope`]).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The oldest format version this crate reads (and writes when asked,
-/// [`crate::SstOptions::format_version`]); versions differ only in their filter layout
-/// ([`crate::bloom::FilterLayout`]).
+/// [`crate::SstOptions::format_version`]); versions differ only in their filter block
+/// (layout, [`crate::bloom::FilterLayout`], and from 3 on a scope id).
 pub const MIN_FORMAT_VERSION: u32 = 1;
 
 /// Decoded footer.

@@ -30,6 +30,7 @@ pub mod bloom;
 mod builder;
 mod error;
 mod file;
+pub mod filter_scope;
 pub mod footer;
 mod index;
 pub mod internal_key;
@@ -48,6 +49,7 @@ mod writer;
 
 pub use builder::{file_name, SstBuilder, SstMeta, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use error::{Result, SstError};
+pub use filter_scope::FilterScope;
 pub use footer::{FORMAT_VERSION, MIN_FORMAT_VERSION};
 pub use internal_key::{Entry, Kind, MAX_SEQNO};
 pub use iter::SstIterator;

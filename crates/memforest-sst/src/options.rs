@@ -1,5 +1,9 @@
 //! Build options.
 
+use std::sync::Arc;
+
+use crate::FilterScope;
+
 /// How data blocks are compressed (RocksDB `CompressionType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compression {
@@ -15,7 +19,7 @@ pub enum Compression {
 }
 
 /// Options for [`crate::SstBuilder`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct SstOptions {
     /// Target uncompressed data block size in bytes (RocksDB `block_size`, default 4096). A
     /// block is cut once it reaches this size, so an entry larger than a block gets a block of
@@ -37,11 +41,16 @@ pub struct SstOptions {
     /// verified once at open; a partition is read and verified on each use.
     pub max_single_level_index_size: usize,
     /// Segment file format version to write (RocksDB `BlockBasedTableOptions::
-    /// format_version`): 2 (the default, [`crate::FORMAT_VERSION`]) stores cache-local bloom
-    /// filters, 1 ([`crate::MIN_FORMAT_VERSION`]) the older whole-array ones. Readers take
-    /// both. [`crate::SstBuilder::new`] refuses another version with
+    /// format_version`): 3 (the default, [`crate::FORMAT_VERSION`]) stores cache-local bloom
+    /// filters with their scope, 2 the same filters over every key without a scope id, 1
+    /// ([`crate::MIN_FORMAT_VERSION`]) the older whole-array ones. Readers take all three.
+    /// [`crate::SstBuilder::new`] refuses another version with
     /// [`crate::SstError::InvalidInput`].
     pub format_version: u32,
+    /// Which user keys the bloom filter holds ([`crate::filter_scope`]); `None` (the
+    /// default): every key. Only format version 3 stores a scope; with 1 or 2 the filter
+    /// holds every key whatever this says.
+    pub filter_scope: Option<Arc<dyn FilterScope>>,
 }
 
 impl Default for SstOptions {
@@ -54,6 +63,7 @@ impl Default for SstOptions {
             index_partition_size: 4096,
             max_single_level_index_size: 64 << 10,
             format_version: crate::FORMAT_VERSION,
+            filter_scope: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Statistics of one segment file (RocksDB `TableProperties`, trimmed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Properties {
-    /// Format version the file was written with: 1 or 2, equal to the footer's (see
+    /// Format version the file was written with: 1, 2 or 3, equal to the footer's (see
     /// [`crate::FORMAT_VERSION`]).
     pub format_version: u32,
     /// Number of entries (puts and tombstones).

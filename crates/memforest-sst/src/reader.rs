@@ -11,6 +11,7 @@ use memforest_io::{ImmutableFile, Storage};
 use crate::bloom::{BloomFilter, FilterLayout};
 use crate::error::{Result, SstError};
 use crate::file::TableFile;
+use crate::filter_scope::{self, FilterScope};
 use crate::footer::{Footer, FOOTER_LEN};
 use crate::index::Index;
 use crate::internal_key::{self, Kind};
@@ -50,14 +51,19 @@ pub enum Lookup {
 ///
 /// The bloom filter and the top-level index are held on the heap for the reader's life,
 /// outside any [`Residency`] budget (RocksDB's default, `cache_index_and_filter_blocks =
-/// false`): every point read of every file probes its filter, so a budget that released
-/// filters would fault them back in after each release. They cost `bits_per_key / 8` bytes
+/// false`): a point read probes the filter of every file it may find the key in, so a
+/// budget that released filters would fault them back in after each release. They cost `bits_per_key / 8` bytes
 /// per key (1.25 bytes at the default 10 bits) plus about one key per index partition. (The
 /// filter is copied out of the mapping only for a file under a budget; an untracked mapping
-/// or in-memory file is never released, so its filter stays a view of it.)
+/// or in-memory file is never released, so its filter stays a view of it.) A file whose
+/// filter has a scope ([`crate::filter_scope`]) holds only the keys the scope includes;
+/// its reader consults that filter only once given the same scope
+/// ([`SstReader::with_filter_scope`]).
 #[derive(Debug, Clone)]
 pub struct SstReader {
     inner: Arc<Inner>,
+    /// The scope [`SstReader::get`] consults a scoped filter under.
+    scope: Option<Arc<dyn FilterScope>>,
 }
 
 #[derive(Debug)]
@@ -67,6 +73,8 @@ struct Inner {
     /// A heap copy when the file is under a budget, so probing it never faults a released
     /// page back in.
     filter: BloomFilter,
+    /// The id of the scope the filter was built under ([`filter_scope::EVERY_KEY`]: all keys).
+    filter_scope: u32,
     properties: Properties,
 }
 
@@ -158,10 +166,12 @@ impl SstReader {
         let layout = FilterLayout::for_format_version(footer.version)
             .ok_or_else(|| corrupt(blocks_end + 37, "no filter layout for the format version"))?;
         let stored = file.read_payload(footer.filter)?;
+        let (filter_scope, stored_bits) = filter_scope::decode(stored.bytes, footer.version)
+            .map_err(|reason| corrupt(footer.filter.offset, reason))?;
         let bits = if releasable && !stored.compressed {
-            Bytes::copy_from_slice(&stored.bytes)
+            Bytes::copy_from_slice(&stored_bits)
         } else {
-            stored.bytes
+            stored_bits
         };
         let filter = BloomFilter::new(bits, layout)
             .map_err(|reason| corrupt(footer.filter.offset, reason))?;
@@ -171,9 +181,33 @@ impl SstReader {
                 file,
                 index,
                 filter,
+                filter_scope,
                 properties,
             }),
+            scope: None,
         })
+    }
+
+    /// This reader with `scope` as the rule its lookups read a scoped filter under: a file
+    /// built under the same scope (same id) answers a key the scope includes from its
+    /// filter; every other lookup of a scoped file goes to the index. Files whose filter
+    /// holds every key (format versions 1 and 2, or built without a scope) use their filter
+    /// for every key whatever the reader's scope.
+    #[must_use]
+    pub fn with_filter_scope(mut self, scope: Option<Arc<dyn FilterScope>>) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// Whether the file's filter holds `user_key` if the file does.
+    fn filter_answers(&self, user_key: &[u8]) -> bool {
+        match self.inner.filter_scope {
+            filter_scope::EVERY_KEY => true,
+            id => self
+                .scope
+                .as_ref()
+                .is_some_and(|s| s.id().get() == id && s.includes(user_key)),
+        }
     }
 
     /// The file's path.
@@ -203,13 +237,13 @@ impl SstReader {
     }
 
     /// The newest version of `user_key` with `seqno <= snapshot_seqno`: the bloom filter
-    /// first (a miss answers `None` without touching the index), then the index, then one
-    /// data block.
+    /// first when it holds such keys (a miss answers `None` without touching the index),
+    /// then the index, then one data block.
     ///
     /// # Errors
     /// [`SstError::Corrupt`] when a block on the way does not verify or decode.
     pub fn get(&self, user_key: &[u8], snapshot_seqno: u64) -> Result<Option<Lookup>> {
-        if !self.inner.filter.may_contain(user_key) {
+        if self.filter_answers(user_key) && !self.inner.filter.may_contain(user_key) {
             return Ok(None);
         }
         let target = internal_key::seek_key(user_key, snapshot_seqno);

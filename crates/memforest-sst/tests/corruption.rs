@@ -122,6 +122,15 @@ fn every_flipped_byte_is_caught_single_level_zstd() {
 }
 
 #[test]
+fn every_flipped_byte_is_caught_format_v2() {
+    sweep(SstOptions {
+        block_size: 128,
+        format_version: 2,
+        ..SstOptions::default()
+    });
+}
+
+#[test]
 fn every_flipped_byte_is_caught_format_v1() {
     sweep(SstOptions {
         block_size: 128,

@@ -18,11 +18,13 @@ mod sst_open;
 
 mod common;
 
+use std::num::NonZeroU32;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use common::{build, Row};
-use memforest_sst::{Compression, Kind, SstOptions, SstReader, MIN_FORMAT_VERSION};
+use memforest_sst::{Compression, FilterScope, Kind, SstOptions, SstReader, MIN_FORMAT_VERSION};
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -93,6 +95,20 @@ fn seed_rows(n: u64, versions: u64) -> Vec<Row> {
     rows
 }
 
+/// A filter scope for the `scoped` seed: keys whose last byte is even.
+#[derive(Debug)]
+struct EvenKeys;
+
+impl FilterScope for EvenKeys {
+    fn id(&self) -> NonZeroU32 {
+        NonZeroU32::MIN
+    }
+
+    fn includes(&self, user_key: &[u8]) -> bool {
+        user_key.last().is_some_and(|b| b % 2 == 0)
+    }
+}
+
 #[test]
 #[ignore = "rewrites fuzz/corpus; run by hand after a format change"]
 fn regenerate_seeds() {
@@ -125,6 +141,24 @@ fn regenerate_seeds() {
             SstOptions {
                 block_size: 128,
                 format_version: MIN_FORMAT_VERSION,
+                ..SstOptions::default()
+            },
+        ),
+        (
+            "format_v2",
+            seed_rows(6, 2),
+            SstOptions {
+                block_size: 128,
+                format_version: 2,
+                ..SstOptions::default()
+            },
+        ),
+        (
+            "scoped",
+            seed_rows(8, 2),
+            SstOptions {
+                block_size: 96,
+                filter_scope: Some(Arc::new(EvenKeys)),
                 ..SstOptions::default()
             },
         ),
