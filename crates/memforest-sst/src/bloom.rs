@@ -13,15 +13,16 @@
 //!   same performance", 2006); about 0.8% false positives at 10 bits per key, and one cache
 //!   miss per probe when the filter is larger than the CPU caches.
 //! - [`FilterLayout::CacheLocal`] (format versions 2 and 3, 3 written by default; 3 also
-//!   records the filter's scope, [`crate::filter_scope`]): the high 32 bits
-//!   pick one 512-bit line (64 bytes, a cache line) and every probe lands inside it, so
-//!   building or probing a key touches one line (the idea of RocksDB's format_version 5
+//!   records the filter's scope, [`crate::filter_scope`]): the high 32 bits pick one
+//!   512-bit line (64 bytes, a cache line) and every probe lands inside it, so building
+//!   or probing a key touches one line (the idea of RocksDB's format_version 5
 //!   filter; the bit addressing here is our own). Lines fill unevenly, which costs some
 //!   accuracy: about 1% false positives at 10 bits per key.
 //!
-//! Filter block payload: the bit array (bit `b` is bit `b % 8` of byte `b / 8`; whole
-//! 64-byte lines in the cache-local layout), then the probe count (`u8`). It is stored
-//! uncompressed, with a block trailer.
+//! Filter payload: the bit array (bit `b` is bit `b % 8` of byte `b / 8`; whole 64-byte
+//! lines in the cache-local layout), then the probe count (`u8`). It is stored
+//! uncompressed, with a block trailer, after the scope id in format version 3
+//! ([`crate::filter_scope`]).
 
 /// Largest probe count accepted from a file.
 const MAX_PROBES: u8 = 30;
