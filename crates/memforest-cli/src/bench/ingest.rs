@@ -21,7 +21,7 @@
 //! its cost including the summary refresh, the flushes and the compactions its own inserts
 //! made due. Without it the first decades look cheap because their summary refresh and
 //! flush run later, inside the next decade (the first 10^4 facts write about 44 MB, less
-//! than one 64 MiB memtable).
+//! than one memtable, 256 MiB by default).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
