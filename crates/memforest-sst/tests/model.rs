@@ -13,12 +13,11 @@ mod common;
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
-use std::num::NonZeroU32;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use common::{all_rows, build, sort_rows, Row};
+use common::{all_rows, build, sort_rows, LeaveOut, Row};
 use memforest_sst::{
     BoxedSource, Compression, Entry, EntrySource, FilterScope, Kind, Lookup, MergeIterator,
     ScanOptions, SortedRun, SstOptions, SstReader, FORMAT_VERSION, MAX_SEQNO, MIN_FORMAT_VERSION,
@@ -118,24 +117,10 @@ fn options_strategy() -> impl Strategy<Value = SstOptions> {
                     index_partition_size: partition,
                     max_single_level_index_size: max_single,
                     format_version: version,
-                    filter_scope: scoped.then(|| Arc::new(NoBKeys) as Arc<dyn FilterScope>),
+                    filter_scope: scoped.then(|| LeaveOut::new(1, b"b") as Arc<dyn FilterScope>),
                 }
             },
         )
-}
-
-/// A filter scope that leaves out the keys starting with `b`.
-#[derive(Debug)]
-struct NoBKeys;
-
-impl FilterScope for NoBKeys {
-    fn id(&self) -> NonZeroU32 {
-        NonZeroU32::MIN
-    }
-
-    fn includes(&self, user_key: &[u8]) -> bool {
-        user_key.first() != Some(&b'b')
-    }
 }
 
 fn model_of(rows: &[Row]) -> Model {
@@ -228,7 +213,7 @@ proptest! {
         let model = model_of(&rows);
         let reader = SstReader::open(&meta.path)
             .unwrap()
-            .with_filter_scope(Some(Arc::new(NoBKeys)));
+            .with_filter_scope(Some(LeaveOut::new(1, b"b")));
         prop_assert_eq!(meta.entry_count, rows.len() as u64);
         prop_assert_eq!(reader.file_crc32(), meta.file_crc32);
         prop_assert_eq!(reader.properties().entry_count, rows.len() as u64);

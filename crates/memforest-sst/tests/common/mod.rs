@@ -5,9 +5,14 @@
     reason = "test helpers: each test file uses a subset; a panic is a failed assertion"
 )]
 
+use std::num::NonZeroU32;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
-use memforest_sst::{Entry, EntrySource, Kind, SstBuilder, SstMeta, SstOptions, SstReader};
+use memforest_sst::{
+    Entry, EntrySource, FilterScope, Kind, SstBuilder, SstMeta, SstOptions, SstReader,
+};
 
 /// One entry as the tests generate them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,4 +60,39 @@ pub fn drain(source: &mut impl EntrySource) -> memforest_sst::Result<Vec<Row>> {
 /// Every raw entry of the file.
 pub fn all_rows(reader: &SstReader) -> memforest_sst::Result<Vec<Row>> {
     drain(&mut reader.iter()?)
+}
+
+/// A filter scope with id `id` that leaves out the keys starting with `prefix`; counts the
+/// keys it is asked about.
+#[derive(Debug)]
+pub struct LeaveOut {
+    pub id: u32,
+    pub prefix: &'static [u8],
+    pub asked: AtomicUsize,
+}
+
+impl LeaveOut {
+    pub fn new(id: u32, prefix: &'static [u8]) -> Arc<Self> {
+        Arc::new(Self {
+            id,
+            prefix,
+            asked: AtomicUsize::new(0),
+        })
+    }
+
+    /// How many keys it was asked about.
+    pub fn asked(&self) -> usize {
+        self.asked.load(Ordering::Relaxed)
+    }
+}
+
+impl FilterScope for LeaveOut {
+    fn id(&self) -> NonZeroU32 {
+        NonZeroU32::new(self.id).unwrap()
+    }
+
+    fn includes(&self, user_key: &[u8]) -> bool {
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        !user_key.starts_with(self.prefix)
+    }
 }
