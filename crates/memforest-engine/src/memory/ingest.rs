@@ -45,9 +45,9 @@ impl Db {
     /// into MemCells, extracted on the bounded extraction pool (on this thread when
     /// `Extractor::runs_inline` and no embedder is set), and committed as canonical facts
     /// with their tree inserts and dirty marks in one batch for the whole session (cells
-    /// whose extraction failed stay pending and are committed by their retry). Re-ingesting a session with no new
-    /// turns is a no-op. Summaries are regenerated in the background;
-    /// this waits for them only while the dirty backlog exceeds
+    /// whose extraction failed stay pending and are committed by their retry).
+    /// Re-ingesting a session with no new turns is a no-op. Summaries are regenerated in
+    /// the background; this waits for them only while the dirty backlog exceeds
     /// `MemoryOptions::backlog_limit` (recorded in `memory_stats`).
     ///
     /// # Errors

@@ -139,12 +139,11 @@ pub trait Extractor: Send + Sync + Debug {
 
     /// True when a call is local CPU work of microseconds (no network, no sleep, no lock
     /// held for long): when no embedder is set, `Db::ingest_session` then extracts on the
-    /// calling thread instead of
-    /// handing each cell to the extraction pool, whose hand-off (a channel send and a
-    /// worker's wake-up, which waits for a CPU on a busy machine) costs more than such a
-    /// call. A session's cells are then extracted one after another; parallelism comes from
-    /// concurrent ingest callers. Default false: calls go to the pool,
-    /// `MemoryOptions::extract_pool` at once.
+    /// calling thread instead of handing each cell to the extraction pool, whose hand-off
+    /// (a channel send and a worker's wake-up, which waits for a CPU on a busy machine)
+    /// costs more than such a call. A session's cells are then extracted one after
+    /// another; parallelism comes from concurrent ingest callers. Default false: calls go
+    /// to the pool, `MemoryOptions::extract_pool` at once.
     fn runs_inline(&self) -> bool {
         false
     }
