@@ -143,6 +143,55 @@ fn entity_activates_after_three_facts_in_two_sessions_and_backfills() {
     db.close().unwrap();
 }
 
+/// The stored entity state of `key` for the test tenant, if any.
+fn entity_state(db: &Db, key: &str) -> Option<EntityState> {
+    db.get(
+        &tenant(),
+        Table::RouterState,
+        &record::prefixed(ENTITY_PREFIX, key.as_bytes()),
+    )
+    .unwrap()
+    .map(|b| record::decode(&b, "entity").unwrap())
+}
+
+/// Routing remembers which entities are active; forgetting every fact of one deletes its
+/// tree and state, and a later mention must start it over as a candidate in the same open
+/// `Db` rather than go straight into a new tree.
+#[test]
+fn an_entity_forgotten_whole_starts_over_as_a_candidate() {
+    use memforest_engine::lifecycle::Forget;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(None)).unwrap();
+    let t = tenant();
+    let mentions = [
+        ("a", 0, "I called Melanie about the trip."),
+        ("a2", 0, "Then I visited Melanie on Friday evening."),
+        ("b", 3, "Melanie gave me a painting yesterday."),
+        ("c", 4, "Melanie is moving to Austin soon."),
+    ];
+    for (s, day, text) in mentions {
+        db.ingest_session(&t, &session(s, day, &[text])).unwrap();
+    }
+    let entity_tree = record::tree_id(TreeKind::Entity, "melanie");
+    assert!(trees(&db).iter().any(|(id, _)| *id == entity_tree));
+    assert!(entity_state(&db, "melanie").unwrap().active);
+    for (s, _, _) in mentions {
+        db.forget(&t, &Forget::Session(s.into())).unwrap();
+    }
+    assert!(!trees(&db).iter().any(|(id, _)| *id == entity_tree));
+    assert_eq!(entity_state(&db, "melanie"), None);
+    db.ingest_session(&t, &session("d", 5, &["Melanie sent me a postcard."]))
+        .unwrap();
+    assert!(
+        !trees(&db).iter().any(|(id, _)| *id == entity_tree),
+        "one new mention: a candidate again, no tree"
+    );
+    let state = entity_state(&db, "melanie").unwrap();
+    assert!(!state.active);
+    assert_eq!(state.facts.len(), 1);
+    db.close().unwrap();
+}
+
 #[test]
 fn flush_summaries_leaves_every_summary_current_after_reopen() {
     let dir = tempfile::tempdir().unwrap();

@@ -109,6 +109,7 @@ pub fn delete_tree(
         let rec: TreeRecord = record::decode(&b, "tree")?;
         st.delete(Table::Trees, &id.to_be_bytes());
         if rec.kind == TreeKind::Entity.as_u8() {
+            tf.active_entities.remove(&rec.label);
             st.delete(
                 Table::RouterState,
                 &record::prefixed(ENTITY_PREFIX, rec.label.as_bytes()),

@@ -3,7 +3,7 @@
 //! cache of what the engine stores; after a failed commit a tenant's entry is dropped and
 //! reloaded on next use.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use memforest_tree::{MemTree, NodeStore, TreeConfig, TreeId, TreeKind};
 
@@ -22,7 +22,13 @@ pub struct TenantForest {
     /// use; `None` means "reload" (the lifecycle code resets it after a change).
     pub scenes: Option<HashMap<u64, SceneState>>,
     /// Ids of loaded trees that have dirty nodes (what the scheduler looks at).
-    pub dirty: std::collections::HashSet<u64>,
+    pub dirty: HashSet<u64>,
+    /// Normalized keys of the entities whose stored state is active, learned from a read
+    /// or an activation: routing never rewrites an active state, so a fact naming one of
+    /// them goes to its tree without reading the state again (once the state has been
+    /// compacted to the last level, that read probes every level). Deleting the entity's
+    /// tree removes its key here.
+    pub active_entities: HashSet<String>,
     /// Keyword -> open scene numbers whose profile holds it (rebuilt with `scenes`).
     pub scene_index: HashMap<String, Vec<u64>>,
     /// The scene clock (see [`SceneState::tick`]).

@@ -44,6 +44,10 @@ impl Router<'_, '_> {
             let Some(key) = entity_key(surface) else {
                 continue;
             };
+            if self.forest.active_entities.contains(&key) {
+                self.insert_fact(&key, fact.id, fact.rec)?;
+                continue;
+            }
             let state_key = record::prefixed(ENTITY_PREFIX, key.as_bytes());
             let mut state: EntityState = match self.st.get(Table::RouterState, &state_key)? {
                 Some(b) => record::decode(&b, "entity state")?,
@@ -78,6 +82,9 @@ impl Router<'_, '_> {
             if state != before {
                 self.st
                     .put(Table::RouterState, &state_key, record::encode(&state)?);
+            }
+            if state.active {
+                self.forest.active_entities.insert(key);
             }
         }
         Ok(())
