@@ -1,11 +1,11 @@
 //! The refresh scheduler: one thread that retries pending cells and runs refresh passes
 //! over the dirty trees of every tenant, bottom-up level by level; within a level the
-//! summary calls go to the bounded summary pool. Inputs are read at a snapshot, outside
-//! the forest lock that every tree change holds, so the reads never block ingest. A result
-//! commits only if the node is unchanged since its input was read
-//! (`MemTree::apply_summary` checks its `InputStamp`);
-//! an input whose hash equals the stored summary's reuses that summary without a call; a
-//! failed call leaves the node dirty and backs off.
+//! summary calls go to the summary pool (its workers bound the concurrent calls). Inputs
+//! are read at a snapshot, outside the forest lock that every tree change holds, so the
+//! reads never block ingest. A result commits only if the node is unchanged since its
+//! input was read (`MemTree::apply_summary` checks its `InputStamp`); an input whose hash
+//! equals the stored summary's reuses that summary without a call; a failed call leaves the
+//! node dirty and backs off.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
