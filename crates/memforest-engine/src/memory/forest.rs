@@ -178,9 +178,14 @@ impl TenantForest {
     }
 
     /// Drops the cached trees with no dirty node once more than `limit` (or twice what the
-    /// last trim kept, so trimming stays amortized O(1) per insert) are cached. Call only
-    /// when every change to the trees is committed: a dropped tree reloads from the store.
+    /// last trim kept, so trimming stays amortized O(1) per insert) are cached, and forgets
+    /// the active entities once more than `limit` are remembered (each is read again on its
+    /// next mention). Call only when every change to the trees is committed: a dropped tree
+    /// reloads from the store.
     pub fn trim(&mut self, limit: usize) {
+        if self.active_entities.len() > limit {
+            self.active_entities.clear();
+        }
         if self.trees.len() <= self.trim_at.max(limit) {
             return;
         }
@@ -224,5 +229,24 @@ impl TenantForest {
                 None => return,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The remembered active entities stay bounded: past the limit a trim forgets them all
+    /// (routing reads each state again on its next mention), and up to it keeps them.
+    #[test]
+    fn trim_bounds_the_remembered_active_entities() {
+        let mut tf = TenantForest::default();
+        tf.active_entities
+            .extend((0..4).map(|i| format!("entity {i}")));
+        tf.trim(4);
+        assert_eq!(tf.active_entities.len(), 4);
+        tf.active_entities.insert("entity 4".to_owned());
+        tf.trim(4);
+        assert!(tf.active_entities.is_empty());
     }
 }

@@ -302,8 +302,9 @@ impl Runtime {
         };
         let shared = Arc::new(Shared {
             kv,
-            extract_pool: Pool::new("mf-extract", opts.extract_pool).map_err(io)?,
-            summary_pool: Pool::new("mf-summary", opts.summary_pool).map_err(io)?,
+            extract_pool: Pool::new("mf-extract", opts.extract_pool, Some(opts.extract_pool))
+                .map_err(io)?,
+            summary_pool: Pool::new("mf-summary", opts.summary_pool, None).map_err(io)?,
             opts,
             forest: Mutex::new(forest),
             counters: Counters::default(),

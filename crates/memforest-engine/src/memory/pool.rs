@@ -1,17 +1,19 @@
 //! [`Pool`]: a fixed number of worker threads fed by a crossbeam channel; the number of
 //! workers is the pool's concurrency limit towards a model endpoint.
 //!
-//! The queue has no bound: both callers (the ingesting thread's extraction jobs, the
-//! summary scheduler's refresh jobs) submit a batch whose inputs they already hold and then
-//! wait for its results, so a bound would limit no memory, only make the submitter block and
-//! wake once per job (measured: the scheduler spent 12% of its time in a full bounded
-//! queue's `send`, spinning and yielding, at 2 * 10^6 facts of `memforest bench ingest`).
+//! The queue in front of them is bounded or not, per pool. The extraction pool's holds as
+//! many jobs as it has workers, so concurrent ingest calls take turns rather than one
+//! session's cells queueing ahead of everyone else's. The summary pool's has no bound: its
+//! one caller, the refresh scheduler, submits a level whose inputs it already holds and
+//! then waits for the results, so a bound limited no memory and only made it block and
+//! wake once per job (measured: 12% of its time in a full queue's `send`, spinning and
+//! yielding, at 2 * 10^6 facts of `memforest bench ingest`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crossbeam_channel::{unbounded, Sender};
+use crossbeam_channel::{bounded, unbounded, Sender};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -24,12 +26,16 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Starts `size` workers named `name-N`.
+    /// Starts `size` workers named `name-N`, behind a queue of at most `queue` waiting
+    /// jobs (`None`: no bound).
     ///
     /// # Errors
     /// Thread spawn errors.
-    pub fn new(name: &str, size: usize) -> std::io::Result<Self> {
-        let (tx, rx) = unbounded::<Job>();
+    pub fn new(name: &str, size: usize, queue: Option<usize>) -> std::io::Result<Self> {
+        let (tx, rx) = match queue {
+            Some(n) => bounded::<Job>(n),
+            None => unbounded::<Job>(),
+        };
         let depth = Arc::new(AtomicU64::new(0));
         let mut threads = Vec::with_capacity(size);
         for i in 0..size {
@@ -53,7 +59,8 @@ impl Pool {
         })
     }
 
-    /// Queues `job` (never blocks). False when the pool is stopping.
+    /// Queues `job`, blocking while a bounded queue is full. False when the pool is
+    /// stopping.
     pub fn submit(&self, job: impl FnOnce() + Send + 'static) -> bool {
         let Some(tx) = &self.tx else { return false };
         self.depth.fetch_add(1, Ordering::Relaxed);
@@ -90,12 +97,28 @@ mod tests {
 
     use super::*;
 
-    /// Jobs held at a gate: submitting more than the workers can run returns at once, at
-    /// most `size` run together, and all of them run once the gate opens.
+    /// Opens the gate when dropped, so a failed assertion releases the workers instead of
+    /// leaving the pool's drop waiting for them.
+    struct OpenOnDrop(Arc<(Mutex<bool>, Condvar)>);
+
+    impl Drop for OpenOnDrop {
+        fn drop(&mut self) {
+            let (open, cv) = &*self.0;
+            *open
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = true;
+            cv.notify_all();
+        }
+    }
+
+    /// Jobs held at a gate: submitting more than the workers can run to a pool without a
+    /// queue bound returns at once, at most `size` run together, and all of them run once
+    /// the gate opens.
     #[test]
-    fn submit_never_blocks_and_workers_bound_concurrency() {
-        let pool = Arc::new(Pool::new("test-pool", 2).unwrap());
+    fn an_unbounded_queue_never_blocks_and_workers_bound_concurrency() {
+        let pool = Arc::new(Pool::new("test-pool", 2, None).unwrap());
         let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let _open_on_drop = OpenOnDrop(Arc::clone(&gate));
         let running = Arc::new(AtomicUsize::new(0));
         let peak = Arc::new(AtomicUsize::new(0));
         let (done_tx, done_rx) = crossbeam_channel::unbounded();

@@ -8,6 +8,7 @@
 //! node dirty and backs off.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -80,6 +81,23 @@ fn retry_cells(shared: &Shared) {
     }
 }
 
+/// Set when the refresh pass that owns it returns: the summary jobs it queued and no
+/// longer waits for (it returns early on an error, or at close) skip their model calls.
+#[derive(Debug, Default)]
+struct Abandon(Arc<AtomicBool>);
+
+impl Abandon {
+    fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// One refresh pass over a plan of every dirty node; false when there was nothing to do.
 ///
 /// Levels are barriers per tree, not across trees: a tree's level-`l + 1` nodes are read and
@@ -109,6 +127,7 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
         shared.set_dirty_estimate(nodes);
     }
     let now = Instant::now();
+    let abandoned = Abandon::default();
     let (tx, rx) = unbounded();
     let mut outstanding: HashMap<(TenantId, u64), usize> = HashMap::new();
     let mut did = false;
@@ -138,8 +157,11 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
             did |= !jobs.is_empty() || reused > 0;
             for (item, input, copied) in jobs {
                 *outstanding.entry((item.0.clone(), item.1)).or_default() += 1;
-                let (s, tx) = (Arc::clone(shared), tx.clone());
+                let (s, tx, gone) = (Arc::clone(shared), tx.clone(), abandoned.flag());
                 let submitted = shared.summary_pool.submit(move || {
+                    if gone.load(Ordering::Relaxed) {
+                        return;
+                    }
                     let result = summarize(&s, &item.0, &input, copied.as_deref());
                     let _ = tx.send((item, input, result));
                 });
