@@ -84,9 +84,9 @@ pub struct Core {
     bg_failed: AtomicBool,
     /// Counters for [`Stats`].
     pub counters: Counters,
-    /// The resident-page budget of every open segment file
-    /// ([`Options::segment_resident_bytes`]).
-    pub residency: Arc<memforest_sst::Residency>,
+    /// What every open segment file shares: the resident-page budget
+    /// ([`Options::segment_resident_bytes`]) and the process's descriptor table.
+    pub budgets: memforest_sst::ReadBudgets,
     /// Serialises compactions; holds the round-robin key pointer of each level.
     compaction_mu: Mutex<Vec<Vec<u8>>>,
 }
@@ -101,7 +101,7 @@ impl Core {
         state: LsmState,
         manifest: Manifest,
         next_file_id: u64,
-        residency: Arc<memforest_sst::Residency>,
+        budgets: memforest_sst::ReadBudgets,
     ) -> Self {
         let last = wal.last_seqno();
         let levels = options.num_levels;
@@ -128,7 +128,7 @@ impl Core {
             bg_error: Mutex::new(None),
             bg_failed: AtomicBool::new(false),
             counters: Counters::default(),
-            residency,
+            budgets,
             compaction_mu: Mutex::new(vec![Vec::new(); levels]),
         }
     }
@@ -384,7 +384,7 @@ impl Core {
         )?;
         let seg = Arc::new(Segment::open(
             fs,
-            &self.residency,
+            &self.budgets,
             &self.options.sst,
             &self.dir,
             SegmentInfo::from(&meta),
@@ -490,9 +490,8 @@ impl Core {
                 &mut out,
             );
             let fs = &self.options.storage;
-            let opened = result.and_then(|()| {
-                open_outputs(fs, &self.residency, &self.options.sst, &self.dir, &out)
-            });
+            let opened = result
+                .and_then(|()| open_outputs(fs, &self.budgets, &self.options.sst, &self.dir, &out));
             match opened {
                 Ok(segs) => {
                     self.counters
@@ -661,14 +660,14 @@ fn stall_reason(st: &LsmState, options: &Options) -> Option<StallReason> {
 
 fn open_outputs(
     storage: &Arc<dyn memforest_io::Storage>,
-    residency: &Arc<memforest_sst::Residency>,
+    budgets: &memforest_sst::ReadBudgets,
     sst: &memforest_sst::SstOptions,
     dir: &std::path::Path,
     out: &Outputs,
 ) -> Result<Vec<Arc<Segment>>> {
     out.files
         .iter()
-        .map(|m| Segment::open(storage, residency, sst, dir, SegmentInfo::from(m)).map(Arc::new))
+        .map(|m| Segment::open(storage, budgets, sst, dir, SegmentInfo::from(m)).map(Arc::new))
         .collect()
 }
 

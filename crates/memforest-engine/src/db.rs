@@ -73,7 +73,10 @@ impl Db {
             .as_ref()
             .map(|m| m.state().clone())
             .unwrap_or_default();
-        let residency = memforest_sst::Residency::new(options.segment_resident_bytes);
+        let budgets = memforest_sst::ReadBudgets {
+            residency: memforest_sst::Residency::new(options.segment_resident_bytes),
+            descriptors: Arc::clone(memforest_sst::DescriptorTable::shared()),
+        };
         let mut segments = Vec::with_capacity(mstate.segments.len());
         for (level, info) in &mstate.segments {
             let level = usize::from(*level);
@@ -86,7 +89,7 @@ impl Db {
                 level,
                 Arc::new(Segment::open(
                     &storage,
-                    &residency,
+                    &budgets,
                     &options.sst,
                     &dir,
                     info.clone(),
@@ -145,7 +148,7 @@ impl Db {
             state,
             manifest,
             next_file_id,
-            residency,
+            budgets,
         ));
         let threads = background::spawn(&core)?;
         let mut db = Self {

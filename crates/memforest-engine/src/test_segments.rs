@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use memforest_sst::{Kind, Residency, SstBuilder};
+use memforest_sst::{DescriptorTable, Kind, ReadBudgets, Residency, SstBuilder};
 
 use crate::options::Options;
 use crate::version::{Segment, SegmentInfo};
@@ -21,7 +21,10 @@ pub fn segment(dir: &Path, id: u64, entries: &[(Vec<u8>, u64, Vec<u8>)]) -> Arc<
     Arc::new(
         Segment::open(
             &opts.storage,
-            &Residency::new(1 << 20),
+            &ReadBudgets {
+                residency: Residency::new(1 << 20),
+                descriptors: DescriptorTable::new(8),
+            },
             &opts.sst,
             dir,
             info,

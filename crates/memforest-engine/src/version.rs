@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use memforest_io::Storage;
-use memforest_sst::{BoxedSource, Kind, Lookup, Residency, SstMeta, SstOptions, SstReader};
+use memforest_sst::{BoxedSource, Kind, Lookup, ReadBudgets, SstMeta, SstOptions, SstReader};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -83,20 +83,21 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// Opens segment `info.id` in `dir`, its mapped pages charged to `residency`, its
+    /// Opens segment `info.id` in `dir` under `budgets` (its mapped pages charged to the
+    /// residency budget, its point lookups reading through the descriptor table), its
     /// filter read under `sst`'s filter scope.
     ///
     /// # Errors
     /// [`crate::Error::Sst`] when the file is missing or corrupt (naming file and offset).
     pub fn open(
         storage: &Arc<dyn Storage>,
-        residency: &Arc<Residency>,
+        budgets: &ReadBudgets,
         sst: &SstOptions,
         dir: &Path,
         info: SegmentInfo,
     ) -> Result<Self> {
         let path = dir.join(memforest_sst::file_name(info.id));
-        let reader = SstReader::open_tracked(&**storage, path, Some(residency))?
+        let reader = SstReader::open_tracked(&**storage, path, Some(budgets))?
             .with_filter_scope(sst.filter_scope.clone());
         Ok(Self {
             info,

@@ -1,4 +1,5 @@
-//! A mapped segment file: its path, its bytes, and checked block loading.
+//! A mapped segment file: its path, its bytes, and checked block loading (through the
+//! mapping, or with `pread` through a [`crate::DescriptorTable`] for point lookups).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use bytes::Bytes;
 use crate::block::trailer::{self, CompressionType, TRAILER_LEN};
 use crate::block::{compression, Block};
 use crate::block_handle::BlockHandle;
+use crate::descriptors::Descriptor;
 use crate::error::{Result, SstError};
 use crate::residency::Tracked;
 use crate::table_block::TableBlockIter;
@@ -21,6 +23,20 @@ pub struct TableFile {
     blocks_end: u64,
     /// The charge state of a mapping under a [`crate::Residency`] budget.
     tracked: Option<Arc<Tracked>>,
+    /// The file's slot in a [`crate::DescriptorTable`], for [`Access::Point`] reads.
+    descriptor: Option<Arc<Descriptor>>,
+}
+
+/// How a block is about to be read, which decides how its bytes are fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Through the mapping: iterators (the next blocks share its pages and readahead),
+    /// index partitions (remembered as views of it) and the metadata blocks read at open.
+    Mapped,
+    /// One scattered block (a point lookup's data block): copied with `pread` when the
+    /// file has a descriptor slot and the table grants it a descriptor, through the mapping
+    /// otherwise.
+    Point,
 }
 
 /// A block payload as loaded: verified, and decompressed when it was stored compressed.
@@ -34,14 +50,22 @@ pub struct Payload {
 
 impl TableFile {
     /// Wraps the mapped bytes of `path`; `blocks_end` is where the footer starts.
-    /// `tracked` charges its reads to a [`crate::Residency`] budget (None: untracked).
+    /// `tracked` charges its mapped reads to a [`crate::Residency`] budget (None:
+    /// untracked); `descriptor` serves its [`Access::Point`] reads (None: the mapping).
     #[must_use]
-    pub fn new(path: PathBuf, data: Bytes, blocks_end: u64, tracked: Option<Arc<Tracked>>) -> Self {
+    pub fn new(
+        path: PathBuf,
+        data: Bytes,
+        blocks_end: u64,
+        tracked: Option<Arc<Tracked>>,
+        descriptor: Option<Arc<Descriptor>>,
+    ) -> Self {
         Self {
             path,
             data,
             blocks_end,
             tracked,
+            descriptor,
         }
     }
 
@@ -83,27 +107,31 @@ impl TableFile {
     /// CRC, and decompresses it if needed.
     ///
     /// # Errors
-    /// [`SstError::Corrupt`] naming the block's offset (or its trailer's) on any failure.
-    pub fn read_payload(&self, handle: BlockHandle) -> Result<Payload> {
+    /// [`SstError::Corrupt`] naming the block's offset (or its trailer's) on any failure;
+    /// [`SstError::Io`] when a `pread` fails.
+    pub fn read_payload(&self, handle: BlockHandle, access: Access) -> Result<Payload> {
         let out_of_file = || self.corrupt(handle.offset, "block handle points outside the file");
         let end = handle.end_with_trailer().ok_or_else(out_of_file)?;
         if end > self.blocks_end {
             return Err(out_of_file());
         }
-        self.touch_block(handle);
         let start = usize::try_from(handle.offset).map_err(|_| out_of_file())?;
-        let trailer_at = usize::try_from(end)
-            .map_err(|_| out_of_file())?
-            .saturating_sub(TRAILER_LEN);
-        let stored = self.data.slice(start..trailer_at);
+        let len = usize::try_from(end - handle.offset).map_err(|_| out_of_file())?;
+        let with_trailer = match self.copied(handle.offset, len, access) {
+            Some(copy) => copy?,
+            None => {
+                self.touch_block(handle);
+                // In range: `end <= blocks_end`, which lies inside the mapping.
+                self.data.slice(start..start + len)
+            }
+        };
+        let trailer_at = len.checked_sub(TRAILER_LEN).ok_or_else(out_of_file)?;
+        let stored = with_trailer.slice(..trailer_at);
         let mut raw_trailer = [0u8; TRAILER_LEN];
-        raw_trailer.copy_from_slice(
-            self.data
-                .get(trailer_at..trailer_at + TRAILER_LEN)
-                .ok_or_else(out_of_file)?,
-        );
-        let kind = trailer::verify(&stored, raw_trailer)
-            .map_err(|(at, reason)| self.corrupt(trailer_at as u64 + at as u64, reason))?;
+        raw_trailer.copy_from_slice(with_trailer.get(trailer_at..).ok_or_else(out_of_file)?);
+        let kind = trailer::verify(&stored, raw_trailer).map_err(|(at, reason)| {
+            self.corrupt(handle.offset + trailer_at as u64 + at as u64, reason)
+        })?;
         match kind {
             CompressionType::None => Ok(Payload {
                 bytes: stored,
@@ -120,12 +148,30 @@ impl TableFile {
         }
     }
 
+    /// The `len` bytes at `offset` copied with `pread`, for an [`Access::Point`] read of a
+    /// file with a descriptor slot that gets a descriptor; None: read the mapping.
+    fn copied(&self, offset: u64, len: usize, access: Access) -> Option<Result<Bytes>> {
+        if access != Access::Point {
+            return None;
+        }
+        let read = self.descriptor.as_ref()?.read(offset, len)?;
+        Some(read.map(Bytes::from).map_err(|source| SstError::Io {
+            op: "pread",
+            path: self.path.clone(),
+            source,
+        }))
+    }
+
     /// Reads the block at `handle` as an entry block and returns an unpositioned cursor.
     ///
     /// # Errors
     /// As [`Self::read_payload`], plus a malformed restart array.
-    pub fn load_block(self: &Arc<Self>, handle: BlockHandle) -> Result<TableBlockIter> {
-        let payload = self.read_payload(handle)?;
+    pub fn load_block(
+        self: &Arc<Self>,
+        handle: BlockHandle,
+        access: Access,
+    ) -> Result<TableBlockIter> {
+        let payload = self.read_payload(handle, access)?;
         let compressed = payload.compressed;
         match Block::new(payload.bytes) {
             Ok(block) => Ok(TableBlockIter::new(

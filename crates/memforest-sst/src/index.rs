@@ -13,7 +13,7 @@ use crate::block::builder::BlockBuilder;
 use crate::block::trailer::CompressionType;
 use crate::block_handle::BlockHandle;
 use crate::error::{Result, SstError};
-use crate::file::TableFile;
+use crate::file::{Access, TableFile};
 use crate::internal_key::compare_encoded;
 use crate::table_block::TableBlockIter;
 use crate::writer::BlockWriter;
@@ -118,7 +118,7 @@ impl Index {
     /// # Errors
     /// [`SstError::Corrupt`] when it does not verify or decode.
     pub fn open(file: &Arc<TableFile>, handle: BlockHandle, levels: u8) -> Result<Self> {
-        let mut block = file.load_block(handle)?;
+        let mut block = file.load_block(handle, Access::Mapped)?;
         block.seek_to_first()?;
         let mut top = Vec::new();
         while block.valid() {
@@ -164,7 +164,7 @@ impl IndexInner {
             self.file.touch_block(*handle);
             return Ok(Some(cached.clone()));
         }
-        let loaded = self.file.load_block(*handle)?;
+        let loaded = self.file.load_block(*handle, Access::Mapped)?;
         // A concurrent first use may have stored an identical block already.
         let _ = slot.set(loaded.clone());
         Ok(Some(loaded))

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::file::TableFile;
+use crate::file::{Access, TableFile};
 use crate::index::IndexIter;
 use crate::internal_key::{self, Entry};
 use crate::source::EntrySource;
@@ -35,7 +35,7 @@ impl SstIterator {
         if !self.index.valid() {
             return Ok(());
         }
-        let mut block = self.file.load_block(self.index.handle()?)?;
+        let mut block = self.file.load_block(self.index.handle()?, Access::Mapped)?;
         match target {
             Some(t) => block.seek(t)?,
             None => block.seek_to_first()?,

@@ -27,7 +27,9 @@
 pub mod block;
 pub mod block_handle;
 pub mod bloom;
+mod budgets;
 mod builder;
+mod descriptors;
 mod error;
 mod file;
 pub mod filter_scope;
@@ -47,7 +49,9 @@ mod source;
 mod table_block;
 mod writer;
 
+pub use budgets::ReadBudgets;
 pub use builder::{file_name, SstBuilder, SstMeta, MAX_KEY_LEN, MAX_VALUE_LEN};
+pub use descriptors::DescriptorTable;
 pub use error::{Result, SstError};
 pub use filter_scope::FilterScope;
 pub use footer::{FORMAT_VERSION, MIN_FORMAT_VERSION};

@@ -9,8 +9,10 @@ use memforest_codec::serde_codec;
 use memforest_io::{ImmutableFile, Storage};
 
 use crate::bloom::{BloomFilter, FilterLayout};
+use crate::budgets::ReadBudgets;
+use crate::descriptors::Descriptor;
 use crate::error::{Result, SstError};
-use crate::file::TableFile;
+use crate::file::{Access, TableFile};
 use crate::filter_scope::{self, FilterScope};
 use crate::footer::{Footer, FOOTER_LEN};
 use crate::index::Index;
@@ -18,15 +20,15 @@ use crate::internal_key::{self, Kind};
 use crate::iter::SstIterator;
 use crate::mmap;
 use crate::properties::Properties;
-use crate::residency::{Residency, Tracked};
+use crate::residency::Tracked;
 use crate::scan::{ScanIterator, ScanOptions};
 use crate::source::EntrySource;
 
 /// What a point lookup found: the newest version of the key at the snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lookup {
-    /// The key has this value (borrowing from the file mapping when the block was stored
-    /// uncompressed), written at `seqno`.
+    /// The key has this value, written at `seqno`: a slice of the file mapping, or of the
+    /// block's copy when it was read with `pread` or stored compressed.
     Put {
         /// The value.
         value: Bytes,
@@ -42,7 +44,9 @@ pub enum Lookup {
 
 /// An open, verified segment file (mini-lsm `SsTable`). Cheap to clone; all clones,
 /// iterators and returned values share one read-only mapping, which is unmapped when the
-/// last of them is dropped.
+/// last of them is dropped. A reader opened under [`ReadBudgets`] reads the data block of
+/// a point lookup with `pread` through the budgets' [`crate::DescriptorTable`] instead
+/// (see its module docs), when the table grants it a descriptor.
 ///
 /// Open checks the footer (magic, version, CRC, index levels, handles inside the file) and
 /// loads the properties, filter and (top-level) index blocks with their CRCs verified; every
@@ -50,7 +54,7 @@ pub enum Lookup {
 /// time it is used (it is then remembered as verified).
 ///
 /// The bloom filter and the top-level index are held on the heap for the reader's life,
-/// outside any [`Residency`] budget (RocksDB's default, `cache_index_and_filter_blocks =
+/// outside any [`crate::Residency`] budget (RocksDB's default, `cache_index_and_filter_blocks =
 /// false`): a point read probes the filter of every file it may find the key in, so a
 /// budget that released filters would fault them back in after each release. They cost `bits_per_key / 8` bytes
 /// per key (1.25 bytes at the default 10 bits) plus about one key per index partition. (The
@@ -97,17 +101,19 @@ impl SstReader {
         Self::open_tracked(storage, path, None)
     }
 
-    /// [`SstReader::open_with`] with the file's mapped pages kept under `residency`'s byte
-    /// budget (every data block and index partition read is charged to it, and the metadata
-    /// blocks read at open; the filter is then a heap copy; see [`Residency`]). A file the
-    /// storage holds in memory is not charged.
+    /// [`SstReader::open_with`] under `budgets`: the file's mapped pages are kept under
+    /// its [`crate::Residency`] byte budget (every block read through the mapping is
+    /// charged to it, the metadata blocks read at open included; the filter is then a heap
+    /// copy), and point lookups read their data block with `pread` through a descriptor
+    /// of its [`crate::DescriptorTable`] (the descriptor open now is kept if the table has
+    /// room). A file the storage holds in memory uses neither.
     ///
     /// # Errors
     /// As [`SstReader::open`].
     pub fn open_tracked(
         storage: &dyn Storage,
         path: impl AsRef<Path>,
-        residency: Option<&Arc<Residency>>,
+        budgets: Option<&ReadBudgets>,
     ) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
         let io = |op| {
@@ -117,8 +123,13 @@ impl SstReader {
         match storage.open_immutable(&path).map_err(io("open"))? {
             ImmutableFile::Os(file) => {
                 let (data, mapping) = mmap::map_readonly(&file).map_err(io("mmap"))?;
-                let tracked = residency.map(|r| r.track(mapping, data.len() as u64));
-                Self::from_parts(path, data, tracked)
+                let (tracked, descriptor) = budgets.map_or((None, None), |b| {
+                    (
+                        Some(b.residency.track(mapping, data.len() as u64)),
+                        Some(b.descriptors.register(path.clone(), file)),
+                    )
+                });
+                Self::from_parts(path, data, tracked, descriptor)
             }
             ImmutableFile::Bytes(bytes) => Self::from_bytes(path, bytes),
         }
@@ -130,10 +141,15 @@ impl SstReader {
     /// # Errors
     /// [`SstError::Corrupt`] naming the offset when any check fails.
     pub fn from_bytes(path: PathBuf, data: Bytes) -> Result<Self> {
-        Self::from_parts(path, data, None)
+        Self::from_parts(path, data, None, None)
     }
 
-    fn from_parts(path: PathBuf, data: Bytes, tracked: Option<Arc<Tracked>>) -> Result<Self> {
+    fn from_parts(
+        path: PathBuf,
+        data: Bytes,
+        tracked: Option<Arc<Tracked>>,
+        descriptor: Option<Arc<Descriptor>>,
+    ) -> Result<Self> {
         let corrupt = |offset: u64, reason| SstError::Corrupt {
             path: path.clone(),
             offset,
@@ -153,9 +169,15 @@ impl SstReader {
             ));
         }
         let releasable = tracked.is_some();
-        let file = Arc::new(TableFile::new(path.clone(), data, blocks_end, tracked));
+        let file = Arc::new(TableFile::new(
+            path.clone(),
+            data,
+            blocks_end,
+            tracked,
+            descriptor,
+        ));
         let properties: Properties =
-            serde_codec::decode(&file.read_payload(footer.properties)?.bytes)
+            serde_codec::decode(&file.read_payload(footer.properties, Access::Mapped)?.bytes)
                 .map_err(|e| corrupt(footer.properties.offset + e.offset as u64, e.reason))?;
         if properties.format_version != footer.version {
             return Err(corrupt(
@@ -165,7 +187,7 @@ impl SstReader {
         }
         let layout = FilterLayout::for_format_version(footer.version)
             .ok_or_else(|| corrupt(blocks_end + 37, "no filter layout for the format version"))?;
-        let stored = file.read_payload(footer.filter)?;
+        let stored = file.read_payload(footer.filter, Access::Mapped)?;
         let (filter_scope, stored_bits) = filter_scope::decode(stored.bytes, footer.version)
             .map_err(|reason| corrupt(footer.filter.offset, reason))?;
         let bits = if releasable && !stored.compressed {
@@ -252,7 +274,7 @@ impl SstReader {
         if !index.valid() {
             return Ok(None);
         }
-        let mut block = self.inner.file.load_block(index.handle()?)?;
+        let mut block = self.inner.file.load_block(index.handle()?, Access::Point)?;
         block.seek(&target)?;
         if !block.valid() || internal_key::user_key(block.key()) != user_key {
             return Ok(None);

@@ -2,6 +2,7 @@
 //! pages this process has mapped from them under the budget, measured by the kernel
 //! (`Rss:` of each file's mapping in `/proc/self/smaps`), not by the budget's own count;
 //! without a budget the same reads leave the files resident (so the measure can fail).
+//! Point reads through a [`DescriptorTable`] map no pages at all.
 #![cfg(target_os = "linux")]
 #![allow(
     clippy::unwrap_used,
@@ -16,8 +17,8 @@ use std::sync::Arc;
 
 use memforest_sst::bloom::{BloomBuilder, BloomFilter, FilterLayout};
 use memforest_sst::{
-    EntrySource, Kind, Lookup, Residency, SstBuilder, SstOptions, SstReader, FORMAT_VERSION,
-    RESIDENCY_WINDOW,
+    DescriptorTable, EntrySource, Kind, Lookup, ReadBudgets, Residency, SstBuilder, SstOptions,
+    SstReader, FORMAT_VERSION, RESIDENCY_WINDOW,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -61,14 +62,29 @@ fn mapped_rss(paths: &[PathBuf]) -> u64 {
     total
 }
 
-/// Point-reads every key of every file in random order and scans each file, tracking the
-/// largest resident figure seen after each file; returns it.
-fn read_all(paths: &[PathBuf], residency: Option<&Arc<Residency>>) -> u64 {
+/// `residency` with a table of `descriptors` descriptors.
+fn budgets(residency: &Arc<Residency>, descriptors: usize) -> ReadBudgets {
+    ReadBudgets {
+        residency: Arc::clone(residency),
+        descriptors: DescriptorTable::new(descriptors),
+    }
+}
+
+/// Readers of `paths`, opened under `budgets`.
+fn open_all(paths: &[PathBuf], budgets: Option<&ReadBudgets>) -> Vec<SstReader> {
     let storage = memforest_io::default_storage();
-    let readers: Vec<SstReader> = paths
+    paths
         .iter()
-        .map(|p| SstReader::open_tracked(&*storage, p, residency).unwrap())
-        .collect();
+        .map(|p| SstReader::open_tracked(&*storage, p, budgets).unwrap())
+        .collect()
+}
+
+/// Point-reads every key of every file in random order and scans each file, tracking the
+/// largest resident figure seen after each file; returns it. Point reads go through the
+/// mapping (no descriptors).
+fn read_all(paths: &[PathBuf], residency: Option<&Arc<Residency>>) -> u64 {
+    let budgets = residency.map(|r| budgets(r, 0));
+    let readers = open_all(paths, budgets.as_ref());
     let mut rng = StdRng::seed_from_u64(9);
     let mut peak = 0;
     for reader in &readers {
@@ -141,14 +157,10 @@ fn rejected_keys(count: usize) -> Vec<[u8; 4]> {
 fn filter_misses_on_a_released_file_touch_none_of_its_pages() {
     let dir = tempfile::tempdir().unwrap();
     let paths = build(dir.path());
-    let storage = memforest_io::default_storage();
     // Under two windows the opens release the files opened first (the least recently
     // read), and two filter reads from the mapping would charge past what the opens left.
     let residency = Residency::new(2 * RESIDENCY_WINDOW);
-    let readers: Vec<SstReader> = paths
-        .iter()
-        .map(|p| SstReader::open_tracked(&*storage, p, Some(&residency)).unwrap())
-        .collect();
+    let readers = open_all(&paths, Some(&budgets(&residency, 0)));
     let first = &paths[..1];
     assert_eq!(mapped_rss(first), 0, "the first file was released");
     let charged = residency.charged();
@@ -158,4 +170,42 @@ fn filter_misses_on_a_released_file_touch_none_of_its_pages() {
     }
     assert_eq!(mapped_rss(first), 0, "rejected reads mapped pages back in");
     assert_eq!(residency.charged(), charged);
+}
+
+/// Point reads of every key through a table of descriptors leave the files' mapped pages
+/// as the opens left them and charge nothing more; the same reads with no descriptors map
+/// most of the files (so the measure can fail).
+#[test]
+fn point_reads_through_descriptors_map_no_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = build(dir.path());
+    let total: u64 = paths
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    let mut mapped = Vec::new();
+    for descriptors in [4, 0] {
+        let residency = Residency::new(u64::MAX);
+        let readers = open_all(&paths, Some(&budgets(&residency, descriptors)));
+        let (opened, charged) = (mapped_rss(&paths), residency.charged());
+        for reader in &readers {
+            for k in 0..KEYS {
+                let Some(Lookup::Put { value, .. }) = reader.get(&k.to_be_bytes(), 5).unwrap()
+                else {
+                    panic!("key {k} missing");
+                };
+                assert_eq!(value.len(), VALUE);
+            }
+        }
+        if descriptors > 0 {
+            assert_eq!(mapped_rss(&paths), opened, "point reads mapped pages");
+            assert_eq!(residency.charged(), charged);
+        }
+        mapped.push(mapped_rss(&paths));
+    }
+    assert!(
+        mapped[1] > total / 2,
+        "without descriptors {} of {total} bytes are mapped",
+        mapped[1]
+    );
 }
