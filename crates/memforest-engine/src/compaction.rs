@@ -23,7 +23,7 @@ use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
-use memforest_sst::{BoxedSource, EntrySource, MergeIterator, SstBuilder, SstMeta};
+use memforest_sst::{CursorMerge, SstBuilder, SstMeta};
 
 use crate::error::Result;
 use crate::level_cursor::LevelCursor;
@@ -220,35 +220,35 @@ pub fn run(
     mut next_id: impl FnMut() -> u64,
     outputs: &mut Outputs,
 ) -> Result<()> {
-    let sources: Vec<BoxedSource> = task
+    let sources: Vec<LevelCursor> = task
         .runs
         .iter()
-        .map(|run| Box::new(LevelCursor::new(run.clone())) as BoxedSource)
+        .map(|run| LevelCursor::new(run.clone()))
         .collect();
     outputs.bytes_read += task.inputs().map(|s| s.info.file_size).sum::<u64>();
-    let mut merge = MergeIterator::new(sources)?;
+    let mut merge = CursorMerge::new(sources)?;
     let mut keep = Retention::new(oldest_snapshot, task.bottom, tombstones);
     let mut out: Option<(SstBuilder, u64)> = None;
-    while let Some(e) = merge.next_entry()? {
-        if !keep.keep(&e.user_key, e.seqno, e.kind) {
-            continue;
-        }
-        // Files are cut only between user keys, so a key's versions stay in one file.
-        if keep.first_version() {
-            if let Some((builder, size)) = out.take() {
-                if size >= options.target_file_size {
-                    outputs.files.push(builder.finish()?);
-                } else {
-                    out = Some((builder, size));
+    while let Some(e) = merge.peek()? {
+        if keep.keep(e.user_key, e.seqno, e.kind) {
+            // Files are cut only between user keys, so a key's versions stay in one file.
+            if keep.first_version() {
+                if let Some((builder, size)) = out.take() {
+                    if size >= options.target_file_size {
+                        outputs.files.push(builder.finish()?);
+                    } else {
+                        out = Some((builder, size));
+                    }
                 }
             }
+            let (builder, size) = match &mut out {
+                Some(o) => o,
+                None => out.insert((new_builder(options, dir, next_id())?, 0)),
+            };
+            builder.add(e.user_key, e.seqno, e.kind, e.value)?;
+            *size += (e.user_key.len() + e.value.len() + 8) as u64;
         }
-        let (builder, size) = match &mut out {
-            Some(o) => o,
-            None => out.insert((new_builder(options, dir, next_id())?, 0)),
-        };
-        builder.add(&e.user_key, e.seqno, e.kind, &e.value)?;
-        *size += (e.user_key.len() + e.value.len() + 8) as u64;
+        merge.skip()?;
     }
     if let Some((builder, _)) = out {
         outputs.files.push(builder.finish()?);

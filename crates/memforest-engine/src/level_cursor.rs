@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use memforest_sst::{Entry, EntrySource, SstIterator};
+use memforest_sst::{Entry, EntryCursor, EntryRef, EntrySource, SstIterator};
 
 use crate::version::Segment;
 
@@ -31,6 +31,31 @@ impl LevelCursor {
             files,
             next: 0,
             open: None,
+        }
+    }
+}
+
+impl LevelCursor {
+    /// Opens the next files until one has an entry left: its iterator, standing on it
+    /// (None past the last file).
+    fn settle(&mut self) -> memforest_sst::Result<Option<&mut SstIterator>> {
+        loop {
+            if self
+                .open
+                .as_mut()
+                .map(SstIterator::peek)
+                .transpose()?
+                .flatten()
+                .is_some()
+            {
+                return Ok(self.open.as_mut());
+            }
+            let Some(seg) = self.files.get(self.next) else {
+                self.open = None;
+                return Ok(None);
+            };
+            self.open = Some(seg.reader.iter()?);
+            self.next += 1;
         }
     }
 }
@@ -59,18 +84,25 @@ impl EntrySource for LevelCursor {
     }
 
     fn next_entry(&mut self) -> memforest_sst::Result<Option<Entry>> {
-        loop {
-            if let Some(it) = &mut self.open {
-                if let Some(e) = it.next_entry()? {
-                    return Ok(Some(e));
-                }
-            }
-            let Some(seg) = self.files.get(self.next) else {
-                self.open = None;
-                return Ok(None);
-            };
-            self.open = Some(seg.reader.iter()?);
-            self.next += 1;
+        match self.settle()? {
+            Some(it) => it.next_entry(),
+            None => Ok(None),
+        }
+    }
+}
+
+impl EntryCursor for LevelCursor {
+    fn peek(&mut self) -> memforest_sst::Result<Option<EntryRef<'_>>> {
+        match self.settle()? {
+            Some(it) => it.peek(),
+            None => Ok(None),
+        }
+    }
+
+    fn skip(&mut self) -> memforest_sst::Result<()> {
+        match self.settle()? {
+            Some(it) => it.skip(),
+            None => Ok(()),
         }
     }
 }
@@ -117,5 +149,27 @@ mod tests {
         assert!(rest(&mut c).is_empty());
         c.seek_to_first().unwrap();
         assert_eq!(rest(&mut c), all);
+    }
+
+    /// Peeking lends the entry `next_entry` would return, across file boundaries, and
+    /// `skip` moves past it as `next_entry` does.
+    #[test]
+    fn peek_and_skip_walk_the_files_as_next_entry_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = level(dir.path());
+        let all = rest(&mut LevelCursor::new(files.clone()));
+        let mut c = LevelCursor::new(files);
+        let mut walked = Vec::new();
+        while let Some(e) = c.peek().unwrap() {
+            walked.push((String::from_utf8(e.user_key.to_vec()).unwrap(), e.seqno));
+            if walked.len() % 2 == 0 {
+                c.skip().unwrap();
+            } else {
+                c.next_entry().unwrap();
+            }
+        }
+        assert_eq!(walked, all);
+        c.skip().unwrap();
+        assert!(c.peek().unwrap().is_none());
     }
 }

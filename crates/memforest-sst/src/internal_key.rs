@@ -113,6 +113,20 @@ pub struct Entry {
     pub value: Bytes,
 }
 
+/// One version of one user key, borrowed from where a [`crate::EntryCursor`] stands (valid
+/// until the cursor moves).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryRef<'a> {
+    /// The user key.
+    pub user_key: &'a [u8],
+    /// Sequence number of this version.
+    pub seqno: u64,
+    /// Put or tombstone.
+    pub kind: Kind,
+    /// The value (conventionally empty for a tombstone).
+    pub value: &'a [u8],
+}
+
 impl Entry {
     /// Internal-key order of two entries: user key ascending, seqno descending.
     #[must_use]

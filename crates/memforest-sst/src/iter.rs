@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
+use crate::cursor::EntryCursor;
 use crate::error::Result;
 use crate::file::{Access, TableFile};
 use crate::index::IndexIter;
-use crate::internal_key::{self, Entry};
+use crate::internal_key::{self, Entry, EntryRef};
 use crate::source::EntrySource;
 use crate::table_block::TableBlockIter;
 
@@ -45,6 +46,23 @@ impl SstIterator {
     }
 }
 
+impl SstIterator {
+    /// Moves past exhausted data blocks: true once the block cursor stands on an entry,
+    /// false at the end of the file.
+    fn settle(&mut self) -> Result<bool> {
+        loop {
+            match &self.block {
+                None => return Ok(false),
+                Some(block) if block.valid() => return Ok(true),
+                Some(_) => {
+                    self.index.advance()?;
+                    self.enter_block(None)?;
+                }
+            }
+        }
+    }
+}
+
 impl EntrySource for SstIterator {
     fn seek_to_first(&mut self) -> Result<()> {
         self.index.seek_to_first()?;
@@ -58,19 +76,36 @@ impl EntrySource for SstIterator {
     }
 
     fn next_entry(&mut self) -> Result<Option<Entry>> {
-        loop {
-            match &mut self.block {
-                None => return Ok(None),
-                Some(block) if block.valid() => {
-                    let entry = block.entry()?;
-                    block.advance()?;
-                    return Ok(Some(entry));
-                }
-                Some(_) => {
-                    self.index.advance()?;
-                    self.enter_block(None)?;
-                }
-            }
+        if !self.settle()? {
+            return Ok(None);
+        }
+        let Some(block) = &mut self.block else {
+            return Ok(None);
+        };
+        let entry = block.entry()?;
+        block.advance()?;
+        Ok(Some(entry))
+    }
+}
+
+impl EntryCursor for SstIterator {
+    fn peek(&mut self) -> Result<Option<EntryRef<'_>>> {
+        if !self.settle()? {
+            return Ok(None);
+        }
+        self.block
+            .as_ref()
+            .map(TableBlockIter::entry_ref)
+            .transpose()
+    }
+
+    fn skip(&mut self) -> Result<()> {
+        if !self.settle()? {
+            return Ok(());
+        }
+        match &mut self.block {
+            Some(block) => block.advance(),
+            None => Ok(()),
         }
     }
 }

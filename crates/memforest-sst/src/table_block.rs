@@ -10,7 +10,7 @@ use crate::block::Block;
 use crate::block_handle::BlockHandle;
 use crate::error::{Result, SstError};
 use crate::file::TableFile;
-use crate::internal_key::{self, Entry};
+use crate::internal_key::{self, Entry, EntryRef};
 
 /// [`BlockIter`] over a block of `file`, comparing keys as internal keys and turning decode
 /// errors into [`SstError::Corrupt`] (absolute offsets for uncompressed blocks; the block's
@@ -95,13 +95,27 @@ impl TableBlockIter {
     /// # Errors
     /// [`SstError::Corrupt`] when the key has no valid trailer.
     pub fn entry(&self) -> Result<Entry> {
+        let e = self.entry_ref()?;
+        Ok(Entry {
+            user_key: Bytes::copy_from_slice(e.user_key),
+            seqno: e.seqno,
+            kind: e.kind,
+            value: self.value(),
+        })
+    }
+
+    /// The current entry, borrowed from the cursor.
+    ///
+    /// # Errors
+    /// [`SstError::Corrupt`] when the key has no valid trailer.
+    pub fn entry_ref(&self) -> Result<EntryRef<'_>> {
         let (user_key, seqno, kind) = internal_key::decode(self.key())
             .map_err(|reason| self.file.corrupt(self.handle.offset, reason))?;
-        Ok(Entry {
-            user_key: Bytes::copy_from_slice(user_key),
+        Ok(EntryRef {
+            user_key,
             seqno,
             kind,
-            value: self.value(),
+            value: self.iter.value_slice(),
         })
     }
 

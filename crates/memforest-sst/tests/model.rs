@@ -19,8 +19,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use common::{all_rows, build, sort_rows, LeaveOut, Row};
 use memforest_sst::{
-    BoxedSource, Compression, Entry, EntrySource, FilterScope, Kind, Lookup, MergeIterator,
-    ScanOptions, SortedRun, SstOptions, SstReader, FORMAT_VERSION, MAX_SEQNO, MIN_FORMAT_VERSION,
+    BoxedSource, Compression, CursorMerge, Entry, EntryCursor, EntrySource, FilterScope, Kind,
+    Lookup, MergeIterator, ScanOptions, SortedRun, SstOptions, SstReader, FORMAT_VERSION,
+    MAX_SEQNO, MIN_FORMAT_VERSION,
 };
 use proptest::prelude::*;
 
@@ -296,6 +297,54 @@ proptest! {
                 .next()
                 .map(|((k, Reverse(s)), (kind, v))| Row { key: k.clone(), seqno: *s, kind: *kind, value: v.clone() });
             prop_assert_eq!(got, want);
+        }
+    }
+
+    /// The lending merge compaction runs yields every entry of its files in internal-key
+    /// order, as the owning merge does; a peek does not move a cursor, and an
+    /// `SstIterator` stepped by `skip` or by `next_entry` (chosen per entry) moves the same.
+    #[test]
+    fn cursor_merge_of_files_matches_the_model(
+        rows in rows_strategy(),
+        options in options_strategy(),
+        parts in proptest::collection::vec(0usize..3, 120),
+        steps in proptest::collection::vec(any::<bool>(), 64),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut split: [Vec<Row>; 3] = Default::default();
+        for (i, row) in rows.iter().enumerate() {
+            split[parts[i % parts.len()]].push(row.clone());
+        }
+        let readers: Vec<SstReader> = split
+            .iter()
+            .enumerate()
+            .filter(|(_, part)| !part.is_empty())
+            .map(|(id, part)| SstReader::open(&build(dir.path(), id as u64, part, options.clone()).path).unwrap())
+            .collect();
+        let mut merge = CursorMerge::new(readers.iter().map(|r| r.iter().unwrap()).collect()).unwrap();
+        let mut merged = Vec::new();
+        while let Some(e) = merge.peek().unwrap() {
+            let row = Row::from_ref(&e);
+            prop_assert_eq!(merge.peek().unwrap().map(|again| again.seqno), Some(row.seqno));
+            merged.push(row);
+            merge.skip().unwrap();
+        }
+        prop_assert_eq!(merged, rows.clone());
+        for (reader, part) in readers.iter().zip(split.iter().filter(|p| !p.is_empty())) {
+            let mut it = reader.iter().unwrap();
+            let mut seen = Vec::new();
+            for i in 0.. {
+                let Some(e) = it.peek().unwrap() else { break };
+                let row = Row::from_ref(&e);
+                if steps[i % steps.len()] {
+                    it.skip().unwrap();
+                } else {
+                    prop_assert_eq!(it.next_entry().unwrap().map(|e| Row::from_entry(&e)), Some(row.clone()));
+                }
+                seen.push(row);
+            }
+            prop_assert_eq!(&seen, part);
+            prop_assert!(it.next_entry().unwrap().is_none());
         }
     }
 }

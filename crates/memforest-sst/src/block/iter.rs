@@ -52,6 +52,12 @@ impl BlockIter {
         self.block.data.slice(self.value.clone())
     }
 
+    /// The current value, borrowed (meaningful only when valid).
+    #[must_use]
+    pub fn value_slice(&self) -> &[u8] {
+        self.block.data.get(self.value.clone()).unwrap_or_default()
+    }
+
     /// Positions on the first entry (invalid if the block has none).
     ///
     /// # Errors

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use memforest_sst::{
-    Entry, EntrySource, FilterScope, Kind, SstBuilder, SstMeta, SstOptions, SstReader,
+    Entry, EntryRef, EntrySource, FilterScope, Kind, SstBuilder, SstMeta, SstOptions, SstReader,
 };
 
 /// One entry as the tests generate them.
@@ -25,6 +25,15 @@ pub struct Row {
 
 impl Row {
     pub fn from_entry(e: &Entry) -> Self {
+        Self {
+            key: e.user_key.to_vec(),
+            seqno: e.seqno,
+            kind: e.kind,
+            value: e.value.to_vec(),
+        }
+    }
+
+    pub fn from_ref(e: &EntryRef<'_>) -> Self {
         Self {
             key: e.user_key.to_vec(),
             seqno: e.seqno,

@@ -1,0 +1,117 @@
+//! [`CursorMerge`]: the k-way merge compaction runs, lending each entry from its source.
+
+use std::cmp::Ordering;
+use std::collections::binary_heap::PeekMut;
+use std::collections::BinaryHeap;
+
+use crate::cursor::EntryCursor;
+use crate::error::Result;
+use crate::internal_key::EntryRef;
+
+/// Merges cursors into one stream in internal-key order, every version included, like
+/// [`crate::MergeIterator`] (sources newest first: of two equal internal keys, the source
+/// listed first comes out first), but it hands out no owned entries: [`CursorMerge::peek`]
+/// borrows the smallest entry from the cursor that holds it, and [`CursorMerge::skip`]
+/// moves past it. Each step copies the next key of one source into that source's heap
+/// slot (reusing its buffer) and allocates nothing, where an owned [`crate::Entry`] costs
+/// a key allocation and a reference count on the value's block per entry (about 14% of the
+/// compaction thread's samples at 2.5 * 10^6 facts in `memforest bench ingest`).
+#[derive(Debug)]
+pub struct CursorMerge<C> {
+    sources: Vec<C>,
+    heap: BinaryHeap<Head>,
+}
+
+/// The key a source stands on, ordered so the max-heap holds the smallest internal key
+/// (and, on ties, the lowest source index) on top.
+#[derive(Debug)]
+struct Head {
+    user_key: Vec<u8>,
+    seqno: u64,
+    source: usize,
+}
+
+impl Ord for Head {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .user_key
+            .cmp(&self.user_key)
+            .then_with(|| self.seqno.cmp(&other.seqno))
+            .then_with(|| other.source.cmp(&self.source))
+    }
+}
+
+impl PartialOrd for Head {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Head {}
+
+impl<C: EntryCursor> CursorMerge<C> {
+    /// A merge over `sources` (newest first), each at its current position.
+    ///
+    /// # Errors
+    /// The first error of any source while peeking.
+    pub fn new(mut sources: Vec<C>) -> Result<Self> {
+        let mut heap = BinaryHeap::with_capacity(sources.len());
+        for (source, cursor) in sources.iter_mut().enumerate() {
+            if let Some(e) = cursor.peek()? {
+                heap.push(Head {
+                    user_key: e.user_key.to_vec(),
+                    seqno: e.seqno,
+                    source,
+                });
+            }
+        }
+        Ok(Self { sources, heap })
+    }
+
+    /// The smallest entry of all sources (None when all are exhausted), borrowed until the
+    /// next call.
+    ///
+    /// # Errors
+    /// An error of the source that holds it.
+    pub fn peek(&mut self) -> Result<Option<EntryRef<'_>>> {
+        let Some(top) = self.heap.peek() else {
+            return Ok(None);
+        };
+        match self.sources.get_mut(top.source) {
+            Some(cursor) => cursor.peek(),
+            None => Ok(None),
+        }
+    }
+
+    /// Moves past the entry [`CursorMerge::peek`] returns.
+    ///
+    /// # Errors
+    /// An error of the source that held it.
+    pub fn skip(&mut self) -> Result<()> {
+        let Some(mut top) = self.heap.peek_mut() else {
+            return Ok(());
+        };
+        let Some(cursor) = self.sources.get_mut(top.source) else {
+            PeekMut::pop(top);
+            return Ok(());
+        };
+        cursor.skip()?;
+        match cursor.peek()? {
+            Some(e) => {
+                top.user_key.clear();
+                top.user_key.extend_from_slice(e.user_key);
+                top.seqno = e.seqno;
+            }
+            None => {
+                PeekMut::pop(top);
+            }
+        }
+        Ok(())
+    }
+}
