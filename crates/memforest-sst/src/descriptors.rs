@@ -1,14 +1,19 @@
 //! [`DescriptorTable`]: a bounded set of open segment-file descriptors, shared by every
 //! engine in the process, through which point lookups read their data block with `pread`
-//! (the role of RocksDB's table cache under `max_open_files`, and of fjall's descriptor
-//! table).
+//! when the mapping would cost a release (the role of RocksDB's table cache under
+//! `max_open_files`, and of fjall's descriptor table).
 //!
-//! Why not the mapping: a point lookup reads one scattered block (about 4 KiB) of a file.
-//! Through the mapping that read faults in a whole page-cache folio (up to 2 MiB on Linux
-//! 6.18, see [`crate::Residency`]), which the residency budget later drops again with
-//! `MADV_DONTNEED` (a page-table walk and a TLB shootdown across the process's threads). A
-//! `pread` copies the block into a fresh buffer instead: nothing is mapped, charged or
-//! released. Iterators (compaction, scans, scrubs) still read through the mapping, whose
+//! Why not always the mapping: a point lookup reads one scattered block (about 4 KiB) of a
+//! file. Through the mapping that read faults in a whole page-cache folio (up to 2 MiB on
+//! Linux 6.18, see [`crate::Residency`]); while the residency budget has room, that is the
+//! cheapest read there is (the next reads of the folio are plain loads, and the value is a
+//! zero-copy slice). Once the budget is full, each such fault makes the budget drop a file
+//! with `MADV_DONTNEED` (a page-table walk and a TLB shootdown across the process's
+//! threads), and the dropped pages fault back in later. So a point lookup whose block is
+//! not charged yet and does not fit the budget copies the block with `pread` instead:
+//! nothing is mapped, charged or released. (Always copying cost `memforest bench storage`'s
+//! readrandom 50% on a store that fits the budget: a system call and a copy where a load
+//! would do.) Iterators (compaction, scans, scrubs) always read through the mapping, whose
 //! readahead suits sequential reads.
 //!
 //! Why bounded: a descriptor per file would make an engine hold hundreds at 10^7 facts,

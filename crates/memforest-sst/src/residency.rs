@@ -39,6 +39,7 @@ pub struct Residency {
     budget: u64,
     charged: AtomicU64,
     clock: AtomicU64,
+    releases: AtomicU64,
     files: Mutex<Vec<Weak<Tracked>>>,
 }
 
@@ -50,6 +51,7 @@ impl Residency {
             budget,
             charged: AtomicU64::new(0),
             clock: AtomicU64::new(0),
+            releases: AtomicU64::new(0),
             files: Mutex::new(Vec::new()),
         })
     }
@@ -64,6 +66,12 @@ impl Residency {
     #[must_use]
     pub fn charged(&self) -> u64 {
         self.charged.load(Ordering::Relaxed)
+    }
+
+    /// Files released so far (each one `MADV_DONTNEED` of a file's whole mapping).
+    #[must_use]
+    pub fn releases(&self) -> u64 {
+        self.releases.load(Ordering::Relaxed)
     }
 
     /// Starts tracking a mapping of `len` bytes.
@@ -123,6 +131,30 @@ pub(crate) struct Tracked {
 }
 
 impl Tracked {
+    /// The windows that `len` (> 0) bytes at `offset`, widened by the fault-around
+    /// distance, overlap: each as its word of the bitmap and its bit.
+    fn windows(&self, offset: u64, len: u64) -> impl Iterator<Item = (&AtomicU64, u64)> {
+        let start = offset.saturating_sub(FAULT_AROUND);
+        let last = offset.saturating_add(len).saturating_add(FAULT_AROUND - 1);
+        (start / WINDOW..=last / WINDOW).map_while(|w| {
+            let word = usize::try_from(w / 64)
+                .ok()
+                .and_then(|i| self.windows.get(i))?;
+            Some((word, 1u64 << (w % 64)))
+        })
+    }
+
+    /// Whether reading `len` bytes at `offset` through the mapping releases nothing: its
+    /// windows are charged already, or charging them keeps the budget's total within it.
+    pub(crate) fn fits(&self, offset: u64, len: u64) -> bool {
+        let missing = self
+            .windows(offset, len.max(1))
+            .filter(|(word, bit)| word.load(Ordering::Relaxed) & bit == 0)
+            .count() as u64;
+        missing == 0
+            || self.residency.charged().saturating_add(missing * WINDOW) <= self.residency.budget
+    }
+
     /// Charges the windows that `len` bytes at `offset`, widened by the fault-around
     /// distance, overlap and that are not charged yet; shrinks the set past the budget.
     pub(crate) fn touch(&self, offset: u64, len: u64) {
@@ -132,17 +164,8 @@ impl Tracked {
         if len == 0 {
             return;
         }
-        let start = offset.saturating_sub(FAULT_AROUND);
-        let last = offset.saturating_add(len).saturating_add(FAULT_AROUND - 1);
         let mut added = 0;
-        for w in start / WINDOW..=last / WINDOW {
-            let bit = 1u64 << (w % 64);
-            let Some(word) = usize::try_from(w / 64)
-                .ok()
-                .and_then(|i| self.windows.get(i))
-            else {
-                break;
-            };
+        for (word, bit) in self.windows(offset, len) {
             if word.load(Ordering::Relaxed) & bit == 0
                 && word.fetch_or(bit, Ordering::Relaxed) & bit == 0
             {
@@ -173,6 +196,7 @@ impl Tracked {
         let bytes = windows * WINDOW;
         self.charged.fetch_sub(bytes, Ordering::Relaxed);
         self.residency.charged.fetch_sub(bytes, Ordering::Relaxed);
+        self.residency.releases.fetch_add(1, Ordering::Relaxed);
         self.mapping.release();
     }
 }

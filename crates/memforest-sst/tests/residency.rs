@@ -2,7 +2,8 @@
 //! pages this process has mapped from them under the budget, measured by the kernel
 //! (`Rss:` of each file's mapping in `/proc/self/smaps`), not by the budget's own count;
 //! without a budget the same reads leave the files resident (so the measure can fail).
-//! Point reads through a [`DescriptorTable`] map no pages at all.
+//! Point reads that would make it release pages read through a [`DescriptorTable`]
+//! instead.
 #![cfg(target_os = "linux")]
 #![allow(
     clippy::unwrap_used,
@@ -172,40 +173,62 @@ fn filter_misses_on_a_released_file_touch_none_of_its_pages() {
     assert_eq!(residency.charged(), charged);
 }
 
-/// Point reads of every key through a table of descriptors leave the files' mapped pages
-/// as the opens left them and charge nothing more; the same reads with no descriptors map
-/// most of the files (so the measure can fail).
+/// Point-reads every key of every file (in a random order) and checks each value.
+fn get_all(readers: &[SstReader]) {
+    let mut rng = StdRng::seed_from_u64(5);
+    for _ in 0..readers.len() * usize::try_from(KEYS).unwrap() {
+        let (f, k) = (rng.gen_range(0..readers.len()), rng.gen_range(0..KEYS));
+        let Some(Lookup::Put { value, .. }) = readers[f].get(&k.to_be_bytes(), 5).unwrap() else {
+            panic!("key {k} of file {f} missing");
+        };
+        assert_eq!(value.len(), VALUE);
+    }
+}
+
+/// While the budget has room, point reads go through the mapping (zero-copy: the files'
+/// pages become resident), even with descriptors to spare.
 #[test]
-fn point_reads_through_descriptors_map_no_pages() {
+fn point_reads_use_the_mapping_while_the_budget_has_room() {
     let dir = tempfile::tempdir().unwrap();
     let paths = build(dir.path());
     let total: u64 = paths
         .iter()
         .map(|p| std::fs::metadata(p).unwrap().len())
         .sum();
-    let mut mapped = Vec::new();
-    for descriptors in [4, 0] {
-        let residency = Residency::new(u64::MAX);
-        let readers = open_all(&paths, Some(&budgets(&residency, descriptors)));
-        let (opened, charged) = (mapped_rss(&paths), residency.charged());
-        for reader in &readers {
-            for k in 0..KEYS {
-                let Some(Lookup::Put { value, .. }) = reader.get(&k.to_be_bytes(), 5).unwrap()
-                else {
-                    panic!("key {k} missing");
-                };
-                assert_eq!(value.len(), VALUE);
-            }
-        }
-        if descriptors > 0 {
-            assert_eq!(mapped_rss(&paths), opened, "point reads mapped pages");
-            assert_eq!(residency.charged(), charged);
-        }
-        mapped.push(mapped_rss(&paths));
-    }
+    let residency = Residency::new(u64::MAX);
+    let readers = open_all(&paths, Some(&budgets(&residency, 4)));
+    get_all(&readers);
     assert!(
-        mapped[1] > total / 2,
-        "without descriptors {} of {total} bytes are mapped",
-        mapped[1]
+        mapped_rss(&paths) > total / 2,
+        "point reads mapped no pages"
+    );
+    assert_eq!(residency.releases(), 0);
+}
+
+/// Past the budget, point reads of pages not yet charged read with `pread` through the
+/// descriptor table and release nothing; the same reads without descriptors make the
+/// budget release files (so the measure can fail). Either way the mapped pages stay
+/// under the budget.
+#[test]
+fn point_reads_past_the_budget_release_nothing_through_descriptors() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = build(dir.path());
+    let budget = 16 * RESIDENCY_WINDOW;
+    let mut released_by_reads = Vec::new();
+    for descriptors in [4, 0] {
+        let residency = Residency::new(budget);
+        let readers = open_all(&paths, Some(&budgets(&residency, descriptors)));
+        let after_open = residency.releases();
+        get_all(&readers);
+        released_by_reads.push(residency.releases() - after_open);
+        assert!(mapped_rss(&paths) <= budget + RESIDENCY_WINDOW);
+    }
+    assert_eq!(
+        released_by_reads[0], 0,
+        "reads through descriptors released files"
+    );
+    assert!(
+        released_by_reads[1] > 0,
+        "the budget had room for every read"
     );
 }
