@@ -90,15 +90,16 @@ impl DescriptorTable {
         self.open.load(Ordering::Relaxed)
     }
 
-    /// A descriptor slot for the OS file at `path` (opened again by that path once its
-    /// descriptor was closed); `file` is the descriptor the caller holds for it, kept if
-    /// there is room.
-    pub(crate) fn register(self: &Arc<Self>, path: PathBuf, file: File) -> Arc<Descriptor> {
-        let held = self.admit().then(|| Arc::new(file));
+    /// A descriptor slot for the OS file at `path`, which `file` (the caller's descriptor,
+    /// not kept) has open. The slot opens `path` on its first read and again after its
+    /// descriptor was closed, and reads through it only while `path` still names the same
+    /// file (device and inode).
+    pub(crate) fn register(self: &Arc<Self>, path: PathBuf, file: &File) -> Arc<Descriptor> {
         let descriptor = Arc::new(Descriptor {
             table: Arc::clone(self),
             path,
-            file: Mutex::new(held),
+            identity: identity(file),
+            file: Mutex::new(None),
             last_use: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
         });
         let mut files = self.files.lock();
@@ -126,8 +127,8 @@ impl DescriptorTable {
     }
 
     /// Closes the least recently read files' descriptors until at most 3/4 of the capacity
-    /// is open (one fewer than the capacity when that is under 4). One caller shrinks at a
-    /// time; the others go on (and may read through the mapping meanwhile).
+    /// is open (one fewer than the capacity when that is under 4). One caller at a time
+    /// picks the files to close; the others go on.
     fn shrink(&self) {
         let Some(files) = self.files.try_lock() else {
             return;
@@ -155,6 +156,9 @@ impl DescriptorTable {
 pub(crate) struct Descriptor {
     table: Arc<DescriptorTable>,
     path: PathBuf,
+    /// Device and inode of the file the reader mapped (None: unknown; never reopened). The
+    /// mapping keeps that inode alive, so no other file can take its number meanwhile.
+    identity: Option<(u64, u64)>,
     /// The open descriptor, if the table holds one for this file.
     file: Mutex<Option<Arc<File>>>,
     /// The table's clock at the last read.
@@ -174,7 +178,8 @@ impl Descriptor {
 
     /// The held descriptor; else the file opened again, kept if the table admits it (a
     /// descriptor it does not admit serves this read and closes after it). None in a table
-    /// of no descriptors, or when the file cannot be opened.
+    /// of no descriptors, or when the file cannot be opened or its path now names another
+    /// file.
     fn file(&self) -> Option<Arc<File>> {
         let table = &self.table;
         if table.capacity == 0 {
@@ -187,7 +192,11 @@ impl Descriptor {
         if let Some(file) = &*self.file.lock() {
             return Some(Arc::clone(file));
         }
-        let opened = Arc::new(File::open(&self.path).ok()?);
+        let opened = File::open(&self.path).ok()?;
+        if self.identity.is_none() || identity(&opened) != self.identity {
+            return None;
+        }
+        let opened = Arc::new(opened);
         if table.admit() {
             let mut slot = self.file.lock();
             if let Some(raced) = &*slot {
@@ -224,6 +233,19 @@ fn pread(_: &File, _: u64, _: &mut [u8]) -> io::Result<()> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
+/// The device and inode of `file`.
+#[cfg(unix)]
+fn identity(file: &File) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata().ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// No stable file identity here: files are never reopened.
+#[cfg(not(unix))]
+fn identity(_: &File) -> Option<(u64, u64)> {
+    None
+}
+
 /// The soft open-file limit (None: unlimited).
 #[cfg(unix)]
 fn soft_open_file_limit() -> Option<u64> {
@@ -257,7 +279,7 @@ mod tests {
             .map(|i| {
                 let path = dir.join(format!("f{i}"));
                 std::fs::write(&path, vec![i; 4096]).unwrap();
-                table.register(path.clone(), File::open(&path).unwrap())
+                table.register(path.clone(), &File::open(&path).unwrap())
             })
             .collect()
     }
@@ -272,12 +294,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let table = DescriptorTable::new(4);
         let slots = files(dir.path(), &table, 10);
-        assert_eq!(
-            table.open(),
-            4,
-            "each open past the fourth closes the oldest"
-        );
-        assert_eq!(slots.iter().filter(|d| held(d)).count(), 4);
+        assert_eq!(table.open(), 0, "nothing is opened before a read needs it");
         for round in 0..3 {
             for (i, d) in slots.iter().enumerate() {
                 let bytes = d.read(100 * round, 16).unwrap().unwrap();
@@ -287,25 +304,39 @@ mod tests {
                 assert_eq!(table.open(), slots.iter().filter(|d| held(d)).count());
             }
         }
+        assert_eq!(
+            table.open(),
+            4,
+            "each open past the fourth closes the oldest"
+        );
         let err = slots[0].read(4090, 16).unwrap().unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
         drop(slots);
         assert_eq!(table.open(), 0, "dropping a slot closes its descriptor");
     }
 
-    /// The least recently read file loses its descriptor; once that file is gone from the
-    /// directory, a read gets no descriptor (the caller reads its mapping), and the table
-    /// still serves the other files.
+    /// The least recently read file loses its descriptor; once its path is gone, or names
+    /// another file, a read gets no descriptor (the reader then uses its mapping), and the
+    /// table still serves the other files.
     #[test]
-    fn a_closed_file_that_cannot_be_reopened_reads_through_the_mapping() {
+    fn a_closed_file_whose_path_changed_gets_no_descriptor() {
         let dir = tempfile::tempdir().unwrap();
         let table = DescriptorTable::new(1);
         let slots = files(dir.path(), &table, 2);
+        assert_eq!(slots[0].read(0, 8).unwrap().unwrap(), vec![0u8; 8]);
+        assert_eq!(slots[1].read(0, 8).unwrap().unwrap(), vec![1u8; 8]);
         assert!(
             !held(&slots[0]) && held(&slots[1]),
-            "the newer file took the one place"
+            "the newer read took the one place"
         );
-        std::fs::remove_file(dir.path().join("f0")).unwrap();
+        // Another file renamed over the path: created while f0 still exists, so it has
+        // another inode (a reader's mapping keeps its file's inode alive the same way).
+        let f0 = dir.path().join("f0");
+        let other = dir.path().join("other");
+        std::fs::write(&other, vec![9u8; 4096]).unwrap();
+        std::fs::rename(&other, &f0).unwrap();
+        assert!(slots[0].read(0, 8).is_none());
+        std::fs::remove_file(&f0).unwrap();
         assert!(slots[0].read(0, 8).is_none());
         assert_eq!(table.open(), 1);
         assert_eq!(slots[1].read(0, 8).unwrap().unwrap(), vec![1u8; 8]);

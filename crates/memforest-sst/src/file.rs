@@ -33,10 +33,10 @@ pub enum Access {
     /// Through the mapping: iterators (the next blocks share its pages and readahead),
     /// index partitions (remembered as views of it) and the metadata blocks read at open.
     Mapped,
-    /// One scattered block (a point lookup's data block): through the mapping while that
-    /// releases nothing (its pages are charged already, or the residency budget has room
-    /// for them), else copied with `pread` when the file has a descriptor slot and the
-    /// table grants it a descriptor, else through the mapping.
+    /// One scattered block (a point lookup's data block): through the mapping when the
+    /// residency budget admits it (its pages are charged already, or the budget has never
+    /// had to release and has room for them), else copied with `pread` when the file has a
+    /// descriptor slot and the table grants it a descriptor, else through the mapping.
     Point,
 }
 
@@ -150,14 +150,14 @@ impl TableFile {
     }
 
     /// The `len` bytes at `offset` copied with `pread`, for an [`Access::Point`] read that
-    /// would make the residency budget release pages, of a file with a descriptor slot
-    /// that gets a descriptor; None: read the mapping.
+    /// the residency budget does not admit, of a file with a descriptor slot that gets a
+    /// descriptor; None: read the mapping.
     fn copied(&self, offset: u64, len: usize, access: Access) -> Option<Result<Bytes>> {
         if access != Access::Point
             || self
                 .tracked
                 .as_ref()
-                .is_none_or(|t| t.fits(offset, len as u64))
+                .is_none_or(|t| t.admits(offset, len as u64))
         {
             return None;
         }

@@ -5,7 +5,8 @@
 //! file), [`MergeIterator`] (several files and in-memory [`SortedRun`]s, merged),
 //! [`ScanIterator`] (the snapshot view: newest version per key, tombstones hiding older
 //! versions, range bounds) and [`CursorMerge`] (files merged for compaction, each entry
-//! lent in place through [`EntryCursor`] rather than handed out owned). The byte layout is specified in `docs/format/sst.md`.
+//! lent in place through [`EntryCursor`] rather than handed out owned). The byte layout is
+//! specified in `docs/format/sst.md`.
 //!
 //! Every byte of a file is covered by a CRC: data, filter, index and properties blocks each
 //! carry a masked CRC-32 in their trailer, and the footer carries its own. Any decoding

@@ -106,9 +106,9 @@ impl SstReader {
     /// its [`crate::Residency`] byte budget (every block read through the mapping is
     /// charged to it, the metadata blocks read at open included; the filter is then a heap
     /// copy), and a point lookup whose data block does not fit the budget reads it with
-    /// `pread` through a descriptor of its [`crate::DescriptorTable`] (the descriptor open
-    /// now is kept if the table has room). A file the storage holds in memory uses
-    /// neither.
+    /// `pread` through a descriptor of its [`crate::DescriptorTable`] (opened on first
+    /// need, by path; none is kept from this open). A file the storage holds in memory
+    /// uses neither.
     ///
     /// # Errors
     /// As [`SstReader::open`].
@@ -128,7 +128,7 @@ impl SstReader {
                 let (tracked, descriptor) = budgets.map_or((None, None), |b| {
                     (
                         Some(b.residency.track(mapping, data.len() as u64)),
-                        Some(b.descriptors.register(path.clone(), file)),
+                        Some(b.descriptors.register(path.clone(), &file)),
                     )
                 });
                 Self::from_parts(path, data, tracked, descriptor)

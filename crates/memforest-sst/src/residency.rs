@@ -92,7 +92,7 @@ impl Residency {
     }
 
     /// Releases the least recently read files until at most 3/4 of the budget is charged.
-    /// One caller shrinks at a time; the others go on (the one shrinking covers them).
+    /// One caller at a time picks the files to release; the others go on (it covers them).
     fn shrink(&self) {
         let Ok(files) = self.files.try_lock() else {
             return;
@@ -144,15 +144,20 @@ impl Tracked {
         })
     }
 
-    /// Whether reading `len` bytes at `offset` through the mapping releases nothing: its
-    /// windows are charged already, or charging them keeps the budget's total within it.
-    pub(crate) fn fits(&self, offset: u64, len: u64) -> bool {
+    /// Whether a scattered read of `len` bytes at `offset` should go through the mapping:
+    /// its windows are charged already, or the budget has never had to release a file (the
+    /// store has not outgrown it) and has room for them. Once the budget releases, the
+    /// files no longer fit it, and a window a scattered read charged would soon be released
+    /// and faulted back in. Advisory: nothing is reserved, so reads that pass together may
+    /// still overshoot the budget.
+    pub(crate) fn admits(&self, offset: u64, len: u64) -> bool {
         let missing = self
             .windows(offset, len.max(1))
             .filter(|(word, bit)| word.load(Ordering::Relaxed) & bit == 0)
             .count() as u64;
+        let r = &self.residency;
         missing == 0
-            || self.residency.charged().saturating_add(missing * WINDOW) <= self.residency.budget
+            || (r.releases() == 0 && r.charged().saturating_add(missing * WINDOW) <= r.budget)
     }
 
     /// Charges the windows that `len` bytes at `offset`, widened by the fault-around
