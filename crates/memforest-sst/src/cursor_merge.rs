@@ -1,6 +1,6 @@
 //! [`CursorMerge`]: the k-way merge compaction runs, lending each entry from its source.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
 
@@ -20,41 +20,18 @@ use crate::internal_key::EntryRef;
 #[derive(Debug)]
 pub struct CursorMerge<C> {
     sources: Vec<C>,
-    heap: BinaryHeap<Head>,
+    /// A min-heap (`Reverse` of the max-heap's order) of the sources' current keys.
+    heap: BinaryHeap<Reverse<Head>>,
 }
 
-/// The key a source stands on, ordered so the max-heap holds the smallest internal key
-/// (and, on ties, the lowest source index) on top.
-#[derive(Debug)]
+/// The key a source stands on. The derived order is the merge's: user key ascending, then
+/// seqno descending (internal-key order), then the lower source index first.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Head {
     user_key: Vec<u8>,
-    seqno: u64,
+    seqno: Reverse<u64>,
     source: usize,
 }
-
-impl Ord for Head {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .user_key
-            .cmp(&self.user_key)
-            .then_with(|| self.seqno.cmp(&other.seqno))
-            .then_with(|| other.source.cmp(&self.source))
-    }
-}
-
-impl PartialOrd for Head {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Head {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Head {}
 
 impl<C: EntryCursor> CursorMerge<C> {
     /// A merge over `sources` (newest first), each at its current position.
@@ -65,11 +42,11 @@ impl<C: EntryCursor> CursorMerge<C> {
         let mut heap = BinaryHeap::with_capacity(sources.len());
         for (source, cursor) in sources.iter_mut().enumerate() {
             if let Some(e) = cursor.peek()? {
-                heap.push(Head {
+                heap.push(Reverse(Head {
                     user_key: e.user_key.to_vec(),
-                    seqno: e.seqno,
+                    seqno: Reverse(e.seqno),
                     source,
-                });
+                }));
             }
         }
         Ok(Self { sources, heap })
@@ -81,7 +58,7 @@ impl<C: EntryCursor> CursorMerge<C> {
     /// # Errors
     /// An error of the source that holds it.
     pub fn peek(&mut self) -> Result<Option<EntryRef<'_>>> {
-        let Some(top) = self.heap.peek() else {
+        let Some(Reverse(top)) = self.heap.peek() else {
             return Ok(None);
         };
         match self.sources.get_mut(top.source) {
@@ -99,16 +76,17 @@ impl<C: EntryCursor> CursorMerge<C> {
         let Some(mut top) = self.heap.peek_mut() else {
             return Ok(());
         };
-        let Some(cursor) = self.sources.get_mut(top.source) else {
+        let Some(cursor) = self.sources.get_mut(top.0.source) else {
             PeekMut::pop(top);
             return Ok(());
         };
         cursor.skip()?;
         match cursor.peek()? {
             Some(e) => {
-                top.user_key.clear();
-                top.user_key.extend_from_slice(e.user_key);
-                top.seqno = e.seqno;
+                let Reverse(head) = &mut *top;
+                head.user_key.clear();
+                head.user_key.extend_from_slice(e.user_key);
+                head.seqno = Reverse(e.seqno);
             }
             None => {
                 PeekMut::pop(top);

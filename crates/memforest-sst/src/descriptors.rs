@@ -1,20 +1,23 @@
 //! [`DescriptorTable`]: a bounded set of open segment-file descriptors, shared by every
 //! engine in the process, through which point lookups read their data block with `pread`
-//! when the mapping would cost a release (the role of RocksDB's table cache under
-//! `max_open_files`, and of fjall's descriptor table).
+//! once the store has outgrown its residency budget (the role of RocksDB's table cache
+//! under `max_open_files`, and of fjall's descriptor table).
 //!
 //! Why not always the mapping: a point lookup reads one scattered block (about 4 KiB) of a
 //! file. Through the mapping that read faults in a whole page-cache folio (up to 2 MiB on
 //! Linux 6.18, see [`crate::Residency`]); while the residency budget has room, that is the
 //! cheapest read there is (the next reads of the folio are plain loads, and the value is a
-//! zero-copy slice). Once the budget is full, each such fault makes the budget drop a file
-//! with `MADV_DONTNEED` (a page-table walk and a TLB shootdown across the process's
-//! threads), and the dropped pages fault back in later. So a point lookup whose block is
-//! not charged yet and does not fit the budget copies the block with `pread` instead:
-//! nothing is mapped, charged or released. (Always copying cost `memforest bench storage`'s
-//! readrandom 50% on a store that fits the budget: a system call and a copy where a load
-//! would do.) Iterators (compaction, scans, scrubs) always read through the mapping, whose
-//! readahead suits sequential reads.
+//! zero-copy slice). Once the files outgrow the budget, each such fault charges a window
+//! that a later shrink drops with `MADV_DONTNEED` (a page-table walk and a TLB shootdown
+//! across the process's threads), and dropped pages fault back in later. So once the
+//! budget has released a file, a point lookup whose block is not charged already copies
+//! the block with `pread` instead: nothing is mapped, charged or released
+//! ([`crate::Residency`]'s admission rule). Always copying cost `memforest bench storage`'s
+//! readrandom half its speed on a store that fits the budget (a system call and a copy
+//! where a load would do); mapping whenever the budget had room gave the gain back at 10^7
+//! facts (each shrink frees a quarter of the budget, which lookups filled again). Iterators
+//! (compaction, scans, scrubs) always read through the mapping, whose readahead suits
+//! sequential reads.
 //!
 //! Why bounded: a descriptor per file would make an engine hold hundreds at 10^7 facts,
 //! and a process holding many engines (a test binary, a server with one engine per user)
@@ -33,9 +36,11 @@ use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
+
+use crate::recency::{LastUse, Recency};
 
 /// The shared table's capacity is the process's soft open-file limit divided by this: with
 /// macOS's 256, 32 descriptors; with Linux's usual 1,024, 128.
@@ -49,8 +54,7 @@ const MAX_SHARED: u64 = 4096;
 pub struct DescriptorTable {
     capacity: usize,
     open: AtomicUsize,
-    clock: AtomicU64,
-    files: Mutex<Vec<Weak<Descriptor>>>,
+    files: Recency<Descriptor>,
 }
 
 impl DescriptorTable {
@@ -61,8 +65,7 @@ impl DescriptorTable {
         Arc::new(Self {
             capacity,
             open: AtomicUsize::new(0),
-            clock: AtomicU64::new(0),
-            files: Mutex::new(Vec::new()),
+            files: Recency::new(),
         })
     }
 
@@ -100,11 +103,9 @@ impl DescriptorTable {
             path,
             identity: identity(file),
             file: Mutex::new(None),
-            last_use: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
+            last_use: AtomicU64::new(0),
         });
-        let mut files = self.files.lock();
-        files.retain(|w| w.strong_count() > 0);
-        files.push(Arc::downgrade(&descriptor));
+        self.files.add(&descriptor);
         descriptor
     }
 
@@ -130,24 +131,9 @@ impl DescriptorTable {
     /// is open (one fewer than the capacity when that is under 4). One caller at a time
     /// picks the files to close; the others go on.
     fn shrink(&self) {
-        let Some(files) = self.files.try_lock() else {
-            return;
-        };
-        // Each last use is read once: other threads move it while this sorts.
-        let mut live: Vec<(u64, Arc<Descriptor>)> = files
-            .iter()
-            .filter_map(Weak::upgrade)
-            .map(|d| (d.last_use.load(Ordering::Relaxed), d))
-            .collect();
-        drop(files);
-        live.sort_unstable_by_key(|(at, _)| *at);
         let target = self.capacity.saturating_sub((self.capacity / 4).max(1));
-        for (_, d) in live {
-            if self.open() <= target {
-                break;
-            }
-            d.close();
-        }
+        self.files
+            .shrink(|| self.open() <= target, Descriptor::close);
     }
 }
 
@@ -161,7 +147,7 @@ pub(crate) struct Descriptor {
     identity: Option<(u64, u64)>,
     /// The open descriptor, if the table holds one for this file.
     file: Mutex<Option<Arc<File>>>,
-    /// The table's clock at the last read.
+    /// The table's clock at the last read ([`Recency`]).
     last_use: AtomicU64,
 }
 
@@ -185,10 +171,7 @@ impl Descriptor {
         if table.capacity == 0 {
             return None;
         }
-        self.last_use.store(
-            table.clock.fetch_add(1, Ordering::Relaxed),
-            Ordering::Relaxed,
-        );
+        table.files.touch(self);
         if let Some(file) = &*self.file.lock() {
             return Some(Arc::clone(file));
         }
@@ -214,6 +197,12 @@ impl Descriptor {
         if self.file.lock().take().is_some() {
             self.table.open.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+}
+
+impl LastUse for Descriptor {
+    fn last_use(&self) -> &AtomicU64 {
+        &self.last_use
     }
 }
 

@@ -17,9 +17,9 @@
 //! that uses `unsafe`). Values are [`bytes::Bytes`] slices of that mapping (zero-copy; a
 //! zstd block is decompressed into an owned buffer), and the mapping lives as long as any
 //! reader clone, iterator or value does. A reader opened under [`ReadBudgets`] reads a point
-//! lookup's data block with `pread` through a bounded [`DescriptorTable`] instead when the
-//! mapping would make its [`Residency`] budget release pages (the value is then a slice of
-//! that block's copy). **Deletion:** a file must never be written or
+//! lookup's data block with `pread` through a bounded [`DescriptorTable`] instead once its
+//! [`Residency`] budget has had to release pages and the block's are not charged (the
+//! value is then a slice of that block's copy). **Deletion:** a file must never be written or
 //! truncated once finished; the engine unlinks an obsolete file only after dropping its
 //! `SstReader` from every version that referenced it (its version refcount reaches zero).
 //! **Memory:** a mapped page counts in the process's resident set once read; readers
@@ -50,6 +50,7 @@ mod mmap;
 mod options;
 pub mod properties;
 mod reader;
+mod recency;
 mod residency;
 mod run;
 mod scan;

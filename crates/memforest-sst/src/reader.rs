@@ -46,8 +46,9 @@ pub enum Lookup {
 /// iterators and returned values share one read-only mapping, which is unmapped when the
 /// last of them is dropped. A reader opened under [`ReadBudgets`] reads the data block of
 /// a point lookup with `pread` through the budgets' [`crate::DescriptorTable`] instead
-/// when reading it through the mapping would make the residency budget release pages
-/// (see that module's docs), if the table grants it a descriptor.
+/// when the residency budget does not admit the block's pages (once the budget has had to
+/// release, for pages not charged already; see that module's docs), if the table grants
+/// it a descriptor.
 ///
 /// Open checks the footer (magic, version, CRC, index levels, handles inside the file) and
 /// loads the properties, filter and (top-level) index blocks with their CRCs verified; every
@@ -105,7 +106,7 @@ impl SstReader {
     /// [`SstReader::open_with`] under `budgets`: the file's mapped pages are kept under
     /// its [`crate::Residency`] byte budget (every block read through the mapping is
     /// charged to it, the metadata blocks read at open included; the filter is then a heap
-    /// copy), and a point lookup whose data block does not fit the budget reads it with
+    /// copy), and a point lookup whose data block the budget does not admit reads it with
     /// `pread` through a descriptor of its [`crate::DescriptorTable`] (opened on first
     /// need, by path; none is kept from this open). A file the storage holds in memory
     /// uses neither.

@@ -22,9 +22,10 @@
 //! and read again after a release fault back in uncharged; they are short-lived.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use crate::mmap::Mapping;
+use crate::recency::{LastUse, Recency};
 
 /// Charging granularity in bytes: the largest page-cache folio Linux maps at once on
 /// x86-64 (a PMD, 2 MiB).
@@ -38,9 +39,8 @@ const FAULT_AROUND: u64 = 64 << 10;
 pub struct Residency {
     budget: u64,
     charged: AtomicU64,
-    clock: AtomicU64,
     releases: AtomicU64,
-    files: Mutex<Vec<Weak<Tracked>>>,
+    files: Recency<Tracked>,
 }
 
 impl Residency {
@@ -50,9 +50,8 @@ impl Residency {
         Arc::new(Self {
             budget,
             charged: AtomicU64::new(0),
-            clock: AtomicU64::new(0),
             releases: AtomicU64::new(0),
-            files: Mutex::new(Vec::new()),
+            files: Recency::new(),
         })
     }
 
@@ -84,36 +83,16 @@ impl Residency {
             charged: AtomicU64::new(0),
             last_use: AtomicU64::new(0),
         });
-        if let Ok(mut files) = self.files.lock() {
-            files.retain(|w| w.strong_count() > 0);
-            files.push(Arc::downgrade(&tracked));
-        }
+        self.files.add(&tracked);
         tracked
     }
 
     /// Releases the least recently read files until at most 3/4 of the budget is charged.
     /// One caller at a time picks the files to release; the others go on (it covers them).
     fn shrink(&self) {
-        let Ok(files) = self.files.try_lock() else {
-            return;
-        };
-        // Each file's last use is read once: other threads move it while this sorts, and a
-        // key that changes mid-sort breaks the sort's total order (the standard library
-        // panics on that; it did at 3.5 * 10^6 facts).
-        let mut live: Vec<(u64, Arc<Tracked>)> = files
-            .iter()
-            .filter_map(Weak::upgrade)
-            .map(|t| (t.last_use.load(Ordering::Relaxed), t))
-            .collect();
-        drop(files);
-        live.sort_unstable_by_key(|(at, _)| *at);
         let target = self.budget - self.budget / 4;
-        for (_, t) in live {
-            if self.charged() <= target {
-                break;
-            }
-            t.release();
-        }
+        self.files
+            .shrink(|| self.charged() <= target, Tracked::release);
     }
 }
 
@@ -126,7 +105,7 @@ pub(crate) struct Tracked {
     windows: Vec<AtomicU64>,
     /// Bytes charged for this file.
     charged: AtomicU64,
-    /// The residency clock at the last read.
+    /// The residency clock at the last read ([`Recency`]).
     last_use: AtomicU64,
 }
 
@@ -164,8 +143,7 @@ impl Tracked {
     /// distance, overlap and that are not charged yet; shrinks the set past the budget.
     pub(crate) fn touch(&self, offset: u64, len: u64) {
         let r = &self.residency;
-        self.last_use
-            .store(r.clock.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        r.files.touch(self);
         if len == 0 {
             return;
         }
@@ -203,6 +181,12 @@ impl Tracked {
         self.residency.charged.fetch_sub(bytes, Ordering::Relaxed);
         self.residency.releases.fetch_add(1, Ordering::Relaxed);
         self.mapping.release();
+    }
+}
+
+impl LastUse for Tracked {
+    fn last_use(&self) -> &AtomicU64 {
+        &self.last_use
     }
 }
 

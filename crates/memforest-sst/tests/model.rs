@@ -190,6 +190,15 @@ fn bound_strategy() -> impl Strategy<Value = Bound<Bytes>> {
     ]
 }
 
+/// `rows` dealt into three parts, row `i` into part `parts[i % parts.len()]` (each 0..3).
+fn split_rows(rows: &[Row], parts: &[usize]) -> [Vec<Row>; 3] {
+    let mut split: [Vec<Row>; 3] = Default::default();
+    for (i, row) in rows.iter().enumerate() {
+        split[parts[i % parts.len()]].push(row.clone());
+    }
+    split
+}
+
 fn snapshots(rows: &[Row], picks: &[usize]) -> Vec<u64> {
     let max = rows.len() as u64 * 3 + 2;
     let mut snaps = vec![0, MAX_SEQNO, u64::MAX];
@@ -250,10 +259,7 @@ proptest! {
         drop_tombstones: bool,
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut split: [Vec<Row>; 3] = Default::default();
-        for (i, row) in rows.iter().enumerate() {
-            split[parts[i % parts.len()]].push(row.clone());
-        }
+        let split = split_rows(&rows, &parts);
         let mut readers = Vec::new();
         for (id, part) in split[..2].iter().enumerate() {
             if !part.is_empty() {
@@ -301,7 +307,7 @@ proptest! {
     }
 
     /// The lending merge compaction runs yields every entry of its files in internal-key
-    /// order, as the owning merge does; a peek does not move a cursor, and an
+    /// order; a peek does not move a cursor, and an
     /// `SstIterator` stepped by `skip` or by `next_entry` (chosen per entry) moves the same.
     #[test]
     fn cursor_merge_of_files_matches_the_model(
@@ -311,10 +317,7 @@ proptest! {
         steps in proptest::collection::vec(any::<bool>(), 64),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut split: [Vec<Row>; 3] = Default::default();
-        for (i, row) in rows.iter().enumerate() {
-            split[parts[i % parts.len()]].push(row.clone());
-        }
+        let split = split_rows(&rows, &parts);
         let readers: Vec<SstReader> = split
             .iter()
             .enumerate()

@@ -49,6 +49,14 @@ fn build(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Bytes of the files at `paths`.
+fn total_size(paths: &[PathBuf]) -> u64 {
+    paths
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
+}
+
 /// Kernel-reported resident bytes of this process's mappings of `paths`.
 fn mapped_rss(paths: &[PathBuf]) -> u64 {
     let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
@@ -119,10 +127,7 @@ fn read_all(paths: &[PathBuf], residency: Option<&Arc<Residency>>) -> u64 {
 fn mapped_pages_stay_under_the_budget_as_files_are_read() {
     let dir = tempfile::tempdir().unwrap();
     let paths = build(dir.path());
-    let total: u64 = paths
-        .iter()
-        .map(|p| std::fs::metadata(p).unwrap().len())
-        .sum();
+    let total = total_size(&paths);
     let budget = 8 << 20;
     assert!(total > 4 * budget, "files of {total} bytes");
 
@@ -198,10 +203,7 @@ fn get_all(readers: &[SstReader]) {
 fn point_reads_use_the_mapping_while_the_budget_has_room() {
     let dir = tempfile::tempdir().unwrap();
     let paths = build(dir.path());
-    let total: u64 = paths
-        .iter()
-        .map(|p| std::fs::metadata(p).unwrap().len())
-        .sum();
+    let total = total_size(&paths);
     let residency = Residency::new(u64::MAX);
     let readers = open_all(&paths, Some(&budgets(&residency, 4)));
     get_all(&readers);
