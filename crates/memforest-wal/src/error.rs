@@ -138,6 +138,9 @@ pub enum WalError {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// The log was opened read-only ([`crate::Wal::open_read_only`]).
+    #[error("the WAL was opened read-only")]
+    ReadOnly,
     /// [`crate::WalOptions`] holds a value out of range.
     #[error("invalid WAL option: {0}")]
     InvalidOptions(&'static str),

@@ -17,6 +17,7 @@ pub mod batch;
 mod error;
 pub mod format;
 mod group_commit;
+mod ledger;
 mod options;
 pub mod record_reader;
 pub mod record_writer;
@@ -28,6 +29,7 @@ mod wal;
 
 pub use batch::{Compression, Entry, WriteBatch};
 pub use error::{DamageReason, Result, WalError};
+pub use ledger::SegmentLedger;
 pub use options::{Durability, RecoveryMode, WalOptions};
 pub use record_reader::{Damage, LogReader, LogRecord, RecordKind};
 pub use record_writer::LogWriter;

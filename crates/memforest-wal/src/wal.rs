@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 use crate::batch::{self, WriteBatch};
 use crate::error::{Result, WalError};
 use crate::group_commit::{CommitQueue, Group};
+use crate::ledger::SegmentLedger;
 use crate::options::{Durability, WalOptions};
 use crate::recovery::{self, RecoveredBatch, RecoveryReport, SegmentImage};
 use crate::segment::{self, SegmentWriter};
@@ -37,13 +38,29 @@ struct Closed {
 /// The segment being written, behind the I/O lock.
 #[derive(Debug)]
 struct Active {
-    writer: SegmentWriter,
+    /// `None` for a log opened read-only ([`Wal::open_read_only`]).
+    writer: Option<SegmentWriter>,
     id: u64,
     closed: VecDeque<Closed>,
     /// Last seqno written to the file (not necessarily synced).
     last_written: u64,
     /// Counters since open, kept under the I/O lock every counted step already holds.
     stats: WalStats,
+}
+
+impl Active {
+    /// The segment writer; [`WalError::ReadOnly`] for a log opened read-only.
+    fn writer(&mut self) -> Result<&mut SegmentWriter> {
+        self.writer.as_mut().ok_or(WalError::ReadOnly)
+    }
+}
+
+/// How [`Wal::open_inner`] opens the log.
+enum Access {
+    /// For appending, with an optional ledger.
+    Write(Option<Arc<dyn SegmentLedger>>),
+    /// Recovery in memory only.
+    ReadOnly,
 }
 
 /// The write-ahead log: a directory of `{id:020}.wal` segment files.
@@ -59,6 +76,10 @@ pub struct Wal {
     queue: CommitQueue,
     active: Mutex<Active>,
     last_seqno: AtomicU64,
+    /// Told of every segment created, sealed or deleted, before the change is relied on.
+    ledger: Option<Arc<dyn SegmentLedger>>,
+    /// Opened by [`Wal::open_read_only`]: every change is refused.
+    read_only: bool,
     /// Test seam: the next data sync fails as if the disk had reported an error.
     #[cfg(test)]
     pub(crate) fail_next_sync: std::sync::atomic::AtomicBool,
@@ -88,13 +109,69 @@ impl Wal {
         dir: impl AsRef<Path>,
         options: WalOptions,
     ) -> Result<(Self, Recovered)> {
+        Self::open_inner(storage, dir.as_ref(), options, Access::Write(None))
+    }
+
+    /// [`Wal::open_with`] telling `ledger` of every segment the log creates, seals or
+    /// deletes, before the change is relied on: a created segment is reported before its
+    /// first batch is written, a deletion before the file is unlinked (RocksDB's
+    /// `track_and_verify_wals_in_manifest`). A failed report fails the step that made it.
+    ///
+    /// # Errors
+    /// As [`Wal::open`], and the ledger's error when opening creates a segment.
+    pub fn open_tracked(
+        storage: Arc<dyn Storage>,
+        dir: impl AsRef<Path>,
+        options: WalOptions,
+        ledger: Arc<dyn SegmentLedger>,
+    ) -> Result<(Self, Recovered)> {
+        Self::open_inner(storage, dir.as_ref(), options, Access::Write(Some(ledger)))
+    }
+
+    /// Recovers the log in `dir` under `options.recovery_mode` without changing anything:
+    /// no directory is created, no segment is cut, deleted or created. A missing
+    /// directory is an empty log. The returned log refuses every append, sync, rotation
+    /// and purge with [`WalError::ReadOnly`]; its [`Wal::segment_ids`] are the segments
+    /// recovery kept. Safe beside a process appending to the same log: a group being
+    /// written at the end of the last segment is a torn tail, tolerated by the default
+    /// mode.
+    ///
+    /// # Errors
+    /// As [`Wal::open`], except that nothing is written.
+    pub fn open_read_only(
+        storage: Arc<dyn Storage>,
+        dir: impl AsRef<Path>,
+        options: WalOptions,
+    ) -> Result<(Self, Recovered)> {
+        Self::open_inner(storage, dir.as_ref(), options, Access::ReadOnly)
+    }
+
+    fn open_inner(
+        storage: Arc<dyn Storage>,
+        dir: &Path,
+        options: WalOptions,
+        access: Access,
+    ) -> Result<(Self, Recovered)> {
         if options.segment_size == 0 {
             return Err(WalError::InvalidOptions("segment_size must be > 0"));
         }
-        let dir = dir.as_ref().to_path_buf();
+        let dir = dir.to_path_buf();
         let fs = &*storage;
-        fs.create_dir_all(&dir).map_err(|e| WalError::io(&dir, e))?;
-        let ids = segment::list(fs, &dir)?;
+        let (read_only, ledger) = match access {
+            Access::Write(ledger) => (false, ledger),
+            Access::ReadOnly => (true, None),
+        };
+        if !read_only {
+            fs.create_dir_all(&dir).map_err(|e| WalError::io(&dir, e))?;
+        }
+        let ids = match segment::list(fs, &dir) {
+            Err(WalError::Io { source, .. })
+                if read_only && source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                Vec::new()
+            }
+            other => other?,
+        };
         let mut files = Vec::with_capacity(ids.len());
         for &id in &ids {
             let path = segment::path(&dir, id);
@@ -108,26 +185,41 @@ impl Wal {
         let plan = recovery::plan(&images, options.recovery_mode)?;
         drop(files);
 
-        // Newest first, so a crash part-way leaves a contiguous log.
-        for &id in plan.report.deleted_segments.iter().rev() {
-            let path = segment::path(&dir, id);
-            fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
-        }
-        if !plan.report.deleted_segments.is_empty() {
-            segment::sync_dir(fs, &dir)?;
-        }
         let mut stats = WalStats::default();
-        let (writer, id) = match plan.kept.last() {
-            Some(last) => (segment::reopen(fs, &dir, last.id, last.valid_len)?, last.id),
-            None => {
-                let id = ids.last().map_or(1, |&max| max + 1);
-                let meta = SegmentMeta {
-                    segment_id: id,
-                    predecessor_id: 0,
-                    predecessor_last_seqno: plan.last_seqno,
-                };
-                stats.segments_created += 1;
-                (segment::create(fs, &dir, &meta)?, id)
+        let (writer, id) = if read_only {
+            (None, plan.kept.last().map_or(0, |k| k.id))
+        } else {
+            let deleted = &plan.report.deleted_segments;
+            if let (Some(l), false) = (&ledger, deleted.is_empty()) {
+                l.deleting(deleted).map_err(|e| WalError::io(&dir, e))?;
+            }
+            // Newest first, so a crash part-way leaves a contiguous log.
+            for &id in deleted.iter().rev() {
+                let path = segment::path(&dir, id);
+                fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
+            }
+            if !deleted.is_empty() {
+                segment::sync_dir(fs, &dir)?;
+            }
+            match plan.kept.last() {
+                Some(last) => (
+                    Some(segment::reopen(fs, &dir, last.id, last.valid_len)?),
+                    last.id,
+                ),
+                None => {
+                    let id = ids.last().map_or(1, |&max| max + 1);
+                    let meta = SegmentMeta {
+                        segment_id: id,
+                        predecessor_id: 0,
+                        predecessor_last_seqno: plan.last_seqno,
+                    };
+                    stats.segments_created += 1;
+                    let writer = segment::create(fs, &dir, &meta)?;
+                    if let Some(l) = &ledger {
+                        l.created(id, None).map_err(|e| WalError::io(&dir, e))?;
+                    }
+                    (Some(writer), id)
+                }
             }
         };
         let closed = plan
@@ -152,6 +244,8 @@ impl Wal {
                 stats,
             }),
             last_seqno: AtomicU64::new(plan.last_seqno),
+            ledger,
+            read_only,
             #[cfg(test)]
             fail_next_sync: std::sync::atomic::AtomicBool::new(false),
         };
@@ -174,6 +268,7 @@ impl Wal {
     /// write or sync failed (the batch was not acknowledged; the failing group is cut back
     /// off the segment, so it is not in the log after a reopen).
     pub fn append(&self, batch: &WriteBatch, durability: Durability) -> Result<u64> {
+        self.check_writable()?;
         let prepared = batch::Prepared::new(batch, self.options.compression)?;
         self.queue
             .submit(&prepared, batch.seqno_span(), durability, |group| {
@@ -187,7 +282,7 @@ impl Wal {
     /// # Errors
     /// [`WalError::Poisoned`] if the log is or becomes poisoned (a failed sync poisons it).
     pub fn sync(&self) -> Result<()> {
-        self.check_poisoned()?;
+        self.check_writable()?;
         let mut active = self.active.lock();
         self.sync_active(&mut active, Durability::SyncData)
             .map_err(|e| self.queue.poison(e))
@@ -198,7 +293,7 @@ impl Wal {
     /// # Errors
     /// [`WalError::Poisoned`] if the log is or becomes poisoned.
     pub fn rotate(&self) -> Result<()> {
-        self.check_poisoned()?;
+        self.check_writable()?;
         let mut active = self.active.lock();
         self.rotate_locked(&mut active)
             .map_err(|e| self.queue.poison(e))
@@ -206,13 +301,18 @@ impl Wal {
 
     /// Deletes the oldest closed segments whose batches all have seqnos `<= seqno` (their
     /// data is persisted elsewhere), oldest first, then syncs the directory. The active
-    /// segment is never deleted. Returns the number of segments deleted.
+    /// segment is never deleted. The ledger (if any) is told before anything is unlinked.
+    /// Returns the number of segments deleted.
     ///
     /// # Errors
+    /// [`WalError::ReadOnly`]; the ledger's error (nothing is deleted then);
     /// [`WalError::Io`] when a deletion or the directory sync fails. The log stays usable;
     /// a segment whose deletion failed is no longer tracked and is recovered (and can be
     /// purged again) at the next open.
     pub fn purge_up_to(&self, seqno: u64) -> Result<usize> {
+        if self.read_only {
+            return Err(WalError::ReadOnly);
+        }
         // Unlink outside the I/O lock, so group commits are not held up by the deletions.
         let purged: Vec<u64> = {
             let mut active = self.active.lock();
@@ -223,6 +323,10 @@ impl Wal {
                 .count();
             active.closed.drain(..n).map(|c| c.id).collect()
         };
+        if let (Some(l), false) = (&self.ledger, purged.is_empty()) {
+            l.deleting(&purged)
+                .map_err(|e| WalError::io(&self.dir, e))?;
+        }
         for &id in &purged {
             let path = segment::path(&self.dir, id);
             self.storage
@@ -266,7 +370,11 @@ impl Wal {
         &self.dir
     }
 
-    fn check_poisoned(&self) -> Result<()> {
+    /// Refuses a change to a log opened read-only or poisoned.
+    fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(WalError::ReadOnly);
+        }
         match self.queue.poisoned() {
             Some(cause) => Err(WalError::Poisoned(cause)),
             None => Ok(()),
@@ -278,13 +386,15 @@ impl Wal {
     /// so the group is not visible after a reopen.
     fn write_group(&self, group: &Group) -> Result<()> {
         let mut active = self.active.lock();
-        if active.writer.len() >= self.options.segment_size {
+        if active.writer()?.len() >= self.options.segment_size {
             self.rotate_locked(&mut active)?;
         }
-        let before = active.writer.len();
+        let before = active.writer()?.len();
         let written = self.write_locked(&mut active, group, before);
         if written.is_err() {
-            segment::abandon(&mut active.writer, before);
+            if let Some(writer) = active.writer.as_mut() {
+                segment::abandon(writer, before);
+            }
         }
         written
     }
@@ -295,14 +405,15 @@ impl Wal {
         // The path is built only on failure: formatting it costs more than the write.
         let id = active.id;
         let io = |e| WalError::io(segment::path(&self.dir, id), e);
+        let writer = active.writer()?;
         for (payload, pending) in group.batches() {
-            active.writer.add_record(payload).map_err(io)?;
+            writer.add_record(payload).map_err(io)?;
             durability = durability.max(pending.durability);
             last = pending.last_seqno;
         }
-        active.writer.get_mut().flush().map_err(io)?;
+        writer.get_mut().flush().map_err(io)?;
+        let written = writer.len() - before;
         active.last_written = last;
-        let written = active.writer.len() - before;
         let stats = &mut active.stats;
         stats.batches += group.len() as u64;
         stats.groups += 1;
@@ -318,12 +429,13 @@ impl Wal {
     fn sync_active(&self, active: &mut Active, durability: Durability) -> Result<()> {
         let id = active.id;
         let io = |e| WalError::io(segment::path(&self.dir, id), e);
-        active.writer.get_mut().flush().map_err(io)?;
+        let writer = active.writer()?;
+        writer.get_mut().flush().map_err(io)?;
         #[cfg(test)]
         if self.fail_next_sync.swap(false, Ordering::SeqCst) {
             return Err(io(std::io::Error::other("injected fsync failure")));
         }
-        let file = active.writer.get_ref().get_ref().file();
+        let file = writer.get_ref().get_ref().file();
         match durability {
             Durability::SyncAll => file.sync_all(),
             _ => file.sync_data(),
@@ -346,12 +458,17 @@ impl Wal {
         };
         let writer = segment::create(&*self.storage, &self.dir, &meta)?;
         active.stats.segments_created += 1;
+        if let Some(l) = &self.ledger {
+            let sealed_len = active.writer()?.len();
+            l.created(meta.segment_id, Some((active.id, sealed_len)))
+                .map_err(|e| WalError::io(&self.dir, e))?;
+        }
         let closed = Closed {
             id: active.id,
             last_seqno: active.last_written,
         };
         active.closed.push_back(closed);
-        active.writer = writer;
+        active.writer = Some(writer);
         active.id = meta.segment_id;
         Ok(())
     }
