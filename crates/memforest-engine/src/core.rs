@@ -69,7 +69,8 @@ pub struct Core {
     visible_cv: Condvar,
     visible_seqno: AtomicU64,
     wal_failed: AtomicBool,
-    manifest: Mutex<Manifest>,
+    /// Shared with the WAL's ledger, which records segment changes in it.
+    manifest: Arc<Mutex<Manifest>>,
     next_file_id: AtomicU64,
     /// Live snapshots.
     pub snapshots: Arc<SnapshotList>,
@@ -89,19 +90,23 @@ pub struct Core {
     pub budgets: memforest_sst::ReadBudgets,
     /// Serialises compactions; holds the round-robin key pointer of each level.
     compaction_mu: Mutex<Vec<Vec<u8>>>,
+    /// Opened read-only: every change fails with [`Error::ReadOnly`].
+    pub read_only: bool,
 }
 
 impl Core {
     /// A core over recovered parts. `last_seqno` is the WAL's last seqno (all of it is in
     /// `state`).
+    #[expect(clippy::too_many_arguments, reason = "the parts recovery produces")]
     pub fn new(
         dir: PathBuf,
         options: Options,
         wal: Wal,
         state: LsmState,
-        manifest: Manifest,
+        manifest: Arc<Mutex<Manifest>>,
         next_file_id: u64,
         budgets: memforest_sst::ReadBudgets,
+        read_only: bool,
     ) -> Self {
         let last = wal.last_seqno();
         let levels = options.num_levels;
@@ -118,7 +123,7 @@ impl Core {
             visible_cv: Condvar::new(),
             visible_seqno: AtomicU64::new(last),
             wal_failed: AtomicBool::new(false),
-            manifest: Mutex::new(manifest),
+            manifest,
             next_file_id: AtomicU64::new(next_file_id),
             snapshots: Arc::new(SnapshotList::default()),
             work: Mutex::new(Work::default()),
@@ -130,6 +135,7 @@ impl Core {
             counters: Counters::default(),
             budgets,
             compaction_mu: Mutex::new(vec![Vec::new(); levels]),
+            read_only,
         }
     }
 
@@ -168,6 +174,14 @@ impl Core {
     /// The error a background thread stopped on, if any.
     pub fn bg_error(&self) -> Option<Arc<Error>> {
         self.bg_error.lock().clone()
+    }
+
+    /// Refuses a change to a read-only core.
+    fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly);
+        }
+        Ok(())
     }
 
     fn check_bg(&self) -> Result<()> {
@@ -209,6 +223,7 @@ impl Core {
     /// [`Error::InvalidArgument`] for an oversized key or value; WAL errors; a background
     /// error recorded earlier.
     pub fn write(&self, batch: &WriteBatch, durability: Durability) -> Result<u64> {
+        self.check_writable()?;
         if batch.is_empty() {
             return Ok(self.visible());
         }
@@ -315,6 +330,9 @@ impl Core {
     /// Seals the active memtable (when `force`, or when it is over the size threshold) and
     /// hands it to the flush thread. An empty memtable is never sealed.
     pub fn seal(&self, force: bool) {
+        if self.read_only {
+            return;
+        }
         let mut gate = self.write_gate.write();
         if gate.is_empty() || (!force && gate.approximate_size() < self.options.memtable_size) {
             return;
@@ -336,6 +354,7 @@ impl Core {
     /// # Errors
     /// The flush thread's error.
     pub fn flush_all(&self) -> Result<()> {
+        self.check_writable()?;
         self.seal(true);
         self.wait_sealed_flushed()
     }
@@ -358,6 +377,7 @@ impl Core {
     /// The flush or compaction thread's error (also one raised while this ran);
     /// compaction errors.
     pub fn wait_for_compact(&self) -> Result<()> {
+        self.check_writable()?;
         self.wait_sealed_flushed()?;
         while self.compact_once()? {}
         self.check_bg()
@@ -428,6 +448,7 @@ impl Core {
     /// # Errors
     /// I/O errors creating the new manifest or removing the old one.
     pub fn rewrite_manifest(&self) -> Result<()> {
+        self.check_writable()?;
         self.rewrite_manifest_locked(&mut self.manifest.lock())
     }
 
@@ -435,9 +456,14 @@ impl Core {
         let id = self.alloc_id();
         let mut state = m.state().clone();
         state.next_file_id = self.next_file_id.load(Ordering::Relaxed);
+        // Obsolete files already unlinked need no record; those readers still hold do.
+        let fs = &self.options.storage;
+        state.obsolete.retain(|&id| {
+            fs.file_len(&self.dir.join(memforest_sst::file_name(id)))
+                .is_ok()
+        });
         let old = m.path();
         *m = Manifest::create(&self.options.storage, &self.dir, id, state)?;
-        let fs = &self.options.storage;
         fs.remove_file(&old).map_err(Error::io("remove", &old))
     }
 
@@ -446,6 +472,7 @@ impl Core {
     /// # Errors
     /// Corruption of an input; I/O errors.
     pub fn compact_once(&self) -> Result<bool> {
+        self.check_writable()?;
         let mut pointers = self.compaction_mu.lock();
         let st = self.state();
         let Some(task) = compaction::pick(&st.version, &self.options, &mut pointers) else {
@@ -460,6 +487,7 @@ impl Core {
     /// # Errors
     /// Flush or compaction errors.
     pub fn compact_all(&self) -> Result<()> {
+        self.check_writable()?;
         self.flush_all()?;
         let _pointers = self.compaction_mu.lock();
         let st = self.state();

@@ -6,27 +6,19 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use bytes::Bytes;
-use memforest_io::Storage;
-use memforest_sst::{BoxedSource, MergeIterator, ScanOptions};
-use memforest_wal::{Durability, Wal, WalOptions};
+use memforest_wal::Durability;
 
 use crate::background;
-use crate::batch::{Op, WriteBatch};
-use crate::core::{apply_entry, Core, LsmState};
+use crate::batch::WriteBatch;
+use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::key::{self, prefix_successor, Table, TenantId, RESERVED_PREFIX};
 use crate::lock::DirLock;
-use crate::manifest::{self, Manifest, ManifestState};
-use crate::memtable::MemTable;
+use crate::open::{self, Access, OpenReport};
 use crate::options::Options;
-use crate::range_del::{self, RangeTombstone, RangeTombstones};
 use crate::scan::Scan;
 use crate::snapshot::Snapshot;
 use crate::stats::Stats;
-use crate::version::{Segment, Version};
-
-/// Name of the WAL directory inside the database directory.
-pub const WAL_DIR: &str = "wal";
 
 /// An open database: one ordered keyspace of tenants and tables, written through the WAL,
 /// readable at snapshots, compacted in the background. `Send + Sync`: share it (e.g. in an
@@ -43,130 +35,135 @@ pub struct Db {
     memory: Option<crate::memory::Runtime>,
     /// The read path's heat and page cache.
     pub(crate) recall: crate::recall::RecallState,
-    _lock: DirLock,
+    /// What the open found and did.
+    report: OpenReport,
+    /// `None` for a read-only handle.
+    _lock: Option<DirLock>,
 }
 
 impl Db {
     /// Opens (or creates) the database in `dir`: takes the lock file, reads `CURRENT` ->
-    /// manifest -> segment files, replays the WAL under `options.recovery_mode`, removes
-    /// orphaned segment, manifest and temporary files, and starts the background threads.
-    /// Opening an existing database writes nothing (the manifest is resumed, a torn last
-    /// manifest record is cut off by the next manifest append, the WAL appends to its last
-    /// segment), so it works on a full disk; removing orphans only frees space.
+    /// manifest -> segment files, checks the WAL segments the manifest tracks and replays
+    /// the WAL under `options.recovery_mode`, settles the files the manifest does not list
+    /// (deleting only provable garbage, quarantining the rest: see [`OpenReport`]), and
+    /// starts the background threads. A directory without `CURRENT` becomes a new store
+    /// only if it is empty. Opening an existing database writes nothing unless recovery
+    /// has something to record (the manifest is resumed, a torn last manifest record is
+    /// cut off by the next manifest append, the WAL appends to its last segment), so it
+    /// works on a full disk.
     ///
     /// # Errors
-    /// [`Error::Locked`] when another handle has the directory open; [`Error::Corrupt`]
-    /// naming `CURRENT` or the manifest and the offset; [`Error::Sst`] naming a corrupt or
-    /// missing segment file; [`Error::Wal`] for WAL damage the recovery mode refuses;
-    /// [`Error::Io`]; [`Error::InvalidArgument`] for bad options.
+    /// [`Error::Locked`] when another handle has the directory open;
+    /// [`Error::NotAStore`] for a directory with files but no `CURRENT`;
+    /// [`Error::Corrupt`] naming `CURRENT`, the manifest or a missing or short WAL segment
+    /// and the offset; [`Error::Sst`] naming a corrupt or missing segment file;
+    /// [`Error::Wal`] for WAL damage the recovery mode refuses; [`Error::Io`];
+    /// [`Error::InvalidArgument`] for bad options.
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
+        Self::open_with(dir, options, true)
+    }
+
+    /// [`Db::open`], starting the memory layer only with `memory`.
+    pub(crate) fn open_with(dir: impl AsRef<Path>, options: Options, memory: bool) -> Result<Self> {
         options.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        let storage = Arc::clone(&options.storage);
-        let fs = &*storage;
+        let fs = &*options.storage;
         fs.create_dir_all(&dir)
             .map_err(Error::io("create dir", &dir))?;
+        // Refused before the lock file is created, so a directory that is not a store is
+        // left exactly as it was (recovery checks again under the lock).
+        if fs.file_len(&dir.join(crate::manifest::CURRENT)).is_err() {
+            open::creatable(fs, &dir)?;
+        }
         let lock = DirLock::acquire(&dir)?;
-        let loaded = Manifest::load(&storage, &dir)?;
-        let current = loaded.as_ref().map_or(0, Manifest::id);
-        let mut mstate = loaded
-            .as_ref()
-            .map(|m| m.state().clone())
-            .unwrap_or_default();
-        let budgets = memforest_sst::ReadBudgets {
-            residency: memforest_sst::Residency::new(options.segment_resident_bytes),
-            descriptors: Arc::clone(memforest_sst::DescriptorTable::shared()),
-        };
-        let mut segments = Vec::with_capacity(mstate.segments.len());
-        for (level, info) in &mstate.segments {
-            let level = usize::from(*level);
-            if level >= options.num_levels {
-                return Err(Error::InvalidArgument(
-                    "the manifest has more levels than num_levels",
-                ));
-            }
-            segments.push((
-                level,
-                Arc::new(Segment::open(
-                    &storage,
-                    &budgets,
-                    &options.sst,
-                    &dir,
-                    info.clone(),
-                )?),
-            ));
+        let recovered = open::recover(&dir, &options, Access::ReadWrite)?;
+        let mut db = Self::assemble(dir, options, recovered, Some(lock))?;
+        db.core.seal(false);
+        db.core.request_compaction();
+        db.threads = background::spawn(&db.core)?;
+        if memory {
+            db.start_memory(true)?;
         }
-        let version = Version::from_segments(options.num_levels, segments);
-        let quarantine = loaded.as_ref().and_then(Manifest::dropped_tail).is_some();
-        let max_id = remove_orphans(fs, &dir, &mstate, current, quarantine)?;
-        let wal_options = WalOptions {
-            segment_size: options.wal_segment_size,
-            recovery_mode: options.recovery_mode,
-            compression: options.wal_compression,
-        };
-        let wal_storage = Arc::clone(&storage);
-        let (wal, recovered) = Wal::open_with(wal_storage, dir.join(WAL_DIR), wal_options)?;
-        pad_wal_seqno(&wal, mstate.flushed_seqno)?;
-        let mem = MemTable::new();
-        for b in &recovered.batches {
-            for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
-                if seqno > mstate.flushed_seqno && apply_entry(&mem, e, seqno).is_none() {
-                    let path = memforest_wal::segment::path(&dir.join(WAL_DIR), b.segment);
-                    return Err(Error::corrupt(
-                        path,
-                        b.offset,
-                        "unknown engine op in a WAL batch",
-                    ));
-                }
-            }
-        }
-        let mem = Arc::new(mem);
-        let tombstones = load_tombstones(&dir, &version, &mem)?;
-        let mut next_file_id = mstate.next_file_id.max(max_id + 1).max(current + 1);
-        // An existing manifest is resumed as it is (recovery writes nothing, so it works
-        // on a full disk); only a new database writes its first manifest here.
-        let manifest = match loaded {
-            Some(m) => m,
-            None => {
-                let id = next_file_id;
-                next_file_id += 1;
-                mstate.next_file_id = next_file_id;
-                Manifest::create(&storage, &dir, id, mstate)?
+        Ok(db)
+    }
+
+    /// Opens the database in `dir` read-only (RocksDB `OpenForReadOnly`): no lock is
+    /// taken and nothing is written, cut, deleted or quarantined; the WAL is replayed into
+    /// memory; no background thread runs (no flush, compaction or summary refresh). It
+    /// works beside a running writer (reading the state as of the open; a file the writer
+    /// removes meanwhile makes the open retry), on a full disk and on a read-only file
+    /// system. Every write, flush and compaction fails with [`Error::ReadOnly`].
+    /// [`Db::open_report`] says what a read-write open would delete or quarantine.
+    ///
+    /// # Errors
+    /// [`Error::NotAStore`] for a directory without `CURRENT`; otherwise as [`Db::open`].
+    pub fn open_read_only(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
+        options.validate()?;
+        let dir = dir.as_ref().to_path_buf();
+        const TRIES: usize = 5;
+        let mut tries = 0;
+        let recovered = loop {
+            tries += 1;
+            match open::recover(&dir, &options, Access::ReadOnly) {
+                Err(e) if tries < TRIES && open::vanished(&e) => continue,
+                other => break other?,
             }
         };
-        let state = LsmState {
-            active: mem,
-            imm: Vec::new(),
-            version: Arc::new(version),
-            tombstones,
-        };
-        let memory_options = options.memory.clone();
+        let mut db = Self::assemble(dir, options, recovered, None)?;
+        db.start_memory(false)?;
+        Ok(db)
+    }
+
+    fn assemble(
+        dir: PathBuf,
+        options: Options,
+        recovered: open::Recovered,
+        lock: Option<DirLock>,
+    ) -> Result<Self> {
+        let read_only = lock.is_none();
         let core = Arc::new(Core::new(
             dir,
             options,
-            wal,
-            state,
-            manifest,
-            next_file_id,
-            budgets,
+            recovered.wal,
+            recovered.state,
+            recovered.manifest,
+            recovered.next_file_id,
+            recovered.budgets,
+            read_only,
         ));
-        let threads = background::spawn(&core)?;
-        let mut db = Self {
+        Ok(Self {
             core,
-            threads,
+            threads: Vec::new(),
             memory: None,
             recall: crate::recall::RecallState::default(),
+            report: recovered.report,
             _lock: lock,
-        };
-        db.core.seal(false);
-        db.core.request_compaction();
-        db.memory = Some(crate::memory::Runtime::start(&db, memory_options).map_err(
-            |e| match e {
+        })
+    }
+
+    /// Starts the memory layer; `scheduler` off for a read-only handle.
+    fn start_memory(&mut self, scheduler: bool) -> Result<()> {
+        let options = self.core.options.memory.clone();
+        let runtime =
+            crate::memory::Runtime::start(self, options, scheduler).map_err(|e| match e {
                 crate::memory::MemoryError::Engine(e) => e,
-                other => Error::corrupt(db.dir(), 0, other.to_string()),
-            },
-        )?);
-        Ok(db)
+                other => Error::corrupt(self.dir(), 0, other.to_string()),
+            })?;
+        self.memory = Some(runtime);
+        Ok(())
+    }
+
+    /// What the open found and did: quarantined and removed files, a dropped torn
+    /// manifest record, WAL losses salvage accepted.
+    #[must_use]
+    pub fn open_report(&self) -> &OpenReport {
+        &self.report
+    }
+
+    /// True for a handle from [`Db::open_read_only`].
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.core.read_only
     }
 
     /// Writes `batch` atomically at `durability` (group-committed with concurrent
@@ -423,7 +420,9 @@ impl Db {
         if let Some(e) = self.core.bg_error() {
             return Err(Error::Background(e));
         }
-        self.core.wal.sync()?;
+        if !self.core.read_only {
+            self.core.wal.sync()?;
+        }
         Ok(())
     }
 }
@@ -437,93 +436,11 @@ impl Drop for Db {
     }
 }
 
-/// When the recovery mode dropped WAL batches that are already in segment files (damage
-/// before the flushed point), appends no-op entries until the WAL's seqno reaches
-/// `flushed`, so new writes never reuse a seqno that segment files hold.
-fn pad_wal_seqno(wal: &Wal, flushed: u64) -> Result<()> {
-    const CHUNK: u64 = 1 << 20;
-    while wal.last_seqno() < flushed {
-        let mut pad = memforest_wal::WriteBatch::new();
-        for _ in 0..(flushed - wal.last_seqno()).min(CHUNK) {
-            pad.push(Op::Noop as u8, Vec::new(), Vec::new());
-        }
-        wal.append(&pad, Durability::SyncData)?;
-    }
-    Ok(())
-}
-
-fn successor_bound(prefix: &[u8]) -> Bound<Bytes> {
+pub(crate) fn successor_bound(prefix: &[u8]) -> Bound<Bytes> {
     match prefix_successor(prefix) {
         Some(end) => Bound::Excluded(Bytes::from(end)),
         None => Bound::Unbounded,
     }
-}
-
-/// Suffix of a segment file set aside at open (see [`remove_orphans`]).
-pub const QUARANTINE_SUFFIX: &str = ".quarantine";
-
-/// Removes segment files the manifest does not list, temporary files, and manifests other
-/// than the current one; returns the largest file id seen (live or removed).
-///
-/// With `quarantine` (the manifest's last record was dropped as torn), unlisted segment
-/// files are renamed to `<name>.quarantine` instead of removed: a torn append and a bit
-/// flip in the last committed record look alike, and in the second case such a file may
-/// hold flushed data whose WAL is already gone. Nothing reads or removes quarantined
-/// files; `Db::verify` lists them. A failed rename fails the open (nothing is deleted).
-fn remove_orphans(
-    fs: &dyn Storage,
-    dir: &Path,
-    state: &ManifestState,
-    current: u64,
-    quarantine: bool,
-) -> Result<u64> {
-    let mut max_id = 0;
-    let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
-    for name in &names {
-        let path: PathBuf = dir.join(name);
-        let orphan = if name.ends_with(".tmp") {
-            true
-        } else if let Some(id) = name
-            .strip_suffix(".sst")
-            .and_then(|n| n.parse::<u64>().ok())
-        {
-            max_id = max_id.max(id);
-            !state.segments.iter().any(|(_, s)| s.id == id)
-        } else if let Some(id) = manifest::parse_file_name(name) {
-            max_id = max_id.max(id);
-            id != current
-        } else {
-            false
-        };
-        if orphan && quarantine && name.ends_with(".sst") {
-            let to = dir.join(format!("{name}{QUARANTINE_SUFFIX}"));
-            fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
-        } else if orphan {
-            fs.remove_file(&path).map_err(Error::io("remove", &path))?;
-        }
-    }
-    Ok(max_id)
-}
-
-/// Every range tombstone stored in the segment files or the replayed memtable.
-fn load_tombstones(dir: &Path, version: &Version, mem: &Arc<MemTable>) -> Result<RangeTombstones> {
-    let lower = Bytes::copy_from_slice(&range_del::PREFIX);
-    let upper = successor_bound(&range_del::PREFIX);
-    let mut sources: Vec<BoxedSource> = vec![Box::new(mem.cursor())];
-    sources.extend(version.sources(Bound::Included(&lower[..]), Bound::Unbounded)?);
-    let options = ScanOptions {
-        lower: Bound::Included(lower),
-        upper,
-        ..ScanOptions::default()
-    };
-    let mut found = Vec::new();
-    for e in MergeIterator::scan(sources, options)? {
-        let e = e?;
-        let t = RangeTombstone::decode(&e.user_key, &e.value)
-            .ok_or_else(|| Error::corrupt(dir, 0, "a stored range tombstone does not decode"))?;
-        found.push(t);
-    }
-    Ok(RangeTombstones::default().with(found))
 }
 
 #[cfg(test)]

@@ -36,6 +36,25 @@ pub enum Error {
         /// What was expected there.
         reason: String,
     },
+    /// `path` has no `CURRENT`: it is not a store, or a store that lost its `CURRENT`
+    /// (`memforest repair` rebuilds one from the segment files and the WAL). A read-write
+    /// open creates a new store only in an empty directory; nothing was changed.
+    #[error(
+        "{} is not a MemForest store: it has no CURRENT file{}; nothing was changed (if it \
+         is a store that lost its CURRENT, `memforest repair` rebuilds it from its segment \
+         files and WAL)",
+        path.display(),
+        listing(found)
+    )]
+    NotAStore {
+        /// The directory.
+        path: PathBuf,
+        /// Names of the entries found in it (besides the lock file).
+        found: Vec<String>,
+    },
+    /// A change was asked of a handle opened with [`crate::Db::open_read_only`].
+    #[error("the database was opened read-only")]
+    ReadOnly,
     /// Another handle (this process or another) holds the directory's lock file.
     #[error("database {path} is locked by another open handle")]
     Locked {
@@ -60,6 +79,25 @@ pub enum Error {
     /// writes (reads still work) until it is reopened.
     #[error("background work failed: {0}")]
     Background(Arc<Error>),
+}
+
+/// `" but holds N entries (a, b, ...)"` for a non-empty directory listing (at most five
+/// names), `""` for an empty one.
+fn listing(found: &[String]) -> String {
+    if found.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = found.iter().take(5).map(String::as_str).collect();
+    let more = if found.len() > names.len() {
+        ", ..."
+    } else {
+        ""
+    };
+    format!(
+        " but holds {} entries ({}{more})",
+        found.len(),
+        names.join(", ")
+    )
 }
 
 /// Result alias of this crate.

@@ -10,6 +10,7 @@
 //! it atomically (temporary file, fsync, rename, fsync of the directory). See
 //! `docs/format/engine.md`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,8 +24,13 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::version::SegmentInfo;
 
-/// Version byte before every encoded record.
-pub const FORMAT_VERSION: u8 = 1;
+/// Version byte before every encoded record. Version 2 added the WAL-tracking edits
+/// ([`Edit::WalCreated`], [`Edit::WalSealed`], [`Edit::WalDeleted`]) and
+/// [`Edit::Obsolete`]; version 1 records (the same encoding without them) are still read.
+pub const FORMAT_VERSION: u8 = 2;
+
+/// The oldest record version [`decode_record`] reads.
+const OLDEST_READABLE_VERSION: u8 = 1;
 
 /// Name of the file naming the current manifest.
 pub const CURRENT: &str = "CURRENT";
@@ -62,6 +68,34 @@ pub enum Edit {
         /// Next unused file id.
         next_file_id: u64,
     },
+    /// WAL segment `id` was created and may hold acknowledged writes (RocksDB
+    /// `WalAddition`): until [`Edit::WalDeleted`] names it, an open that does not find it
+    /// refuses.
+    WalCreated {
+        /// WAL segment id.
+        id: u64,
+    },
+    /// WAL segment `id` was closed and synced at `size` bytes: an open that finds it
+    /// shorter refuses.
+    WalSealed {
+        /// WAL segment id.
+        id: u64,
+        /// Synced length in bytes.
+        size: u64,
+    },
+    /// WAL segments `ids` are deleted (purged after a flush, or dropped by a recovery
+    /// mode), recorded before they are unlinked (RocksDB `WalDeletion`).
+    WalDeleted {
+        /// WAL segment ids.
+        ids: Vec<u64>,
+    },
+    /// Segment files `ids` are no longer live and may still be on disk (their deletion
+    /// waits for readers): a manifest snapshot carries them, so an open after a crash
+    /// still knows they are garbage.
+    Obsolete {
+        /// File ids.
+        ids: Vec<u64>,
+    },
 }
 
 /// The state a manifest describes.
@@ -73,6 +107,15 @@ pub struct ManifestState {
     pub flushed_seqno: u64,
     /// Next unused file id.
     pub next_file_id: u64,
+    /// Live WAL segments: id -> synced length once sealed (`None` while it may still be
+    /// written).
+    pub wal: BTreeMap<u64, Option<u64>>,
+    /// True once any WAL edit was read: a manifest written before WAL tracking existed
+    /// (format version 1) tracks nothing, and its WAL is not checked against it.
+    pub wal_tracked: bool,
+    /// Segment file ids this manifest removed from the live set: a file with such an id
+    /// is garbage, provably (ids are never reused).
+    pub obsolete: BTreeSet<u64>,
 }
 
 impl ManifestState {
@@ -96,6 +139,22 @@ impl ManifestState {
             Edit::NextIds { next_file_id } => {
                 self.next_file_id = self.next_file_id.max(*next_file_id);
             }
+            Edit::WalCreated { id } => {
+                self.wal_tracked = true;
+                self.wal.entry(*id).or_insert(None);
+            }
+            Edit::WalSealed { id, size } => {
+                self.wal_tracked = true;
+                self.wal.insert(*id, Some(*size));
+            }
+            Edit::WalDeleted { ids } => {
+                self.wal_tracked = true;
+                // A purge whose unlink a crash interrupted is recorded again: idempotent.
+                for id in ids {
+                    self.wal.remove(id);
+                }
+            }
+            Edit::Obsolete { ids } => self.obsolete.extend(ids),
         }
         Ok(())
     }
@@ -115,6 +174,7 @@ impl ManifestState {
         if self.segments.len() == before {
             return Err("removal of a segment that is not live");
         }
+        self.obsolete.insert(id);
         Ok(())
     }
 
@@ -135,6 +195,20 @@ impl ManifestState {
         edits.push(Edit::NextIds {
             next_file_id: self.next_file_id,
         });
+        for (&id, sealed) in &self.wal {
+            edits.push(match sealed {
+                Some(size) => Edit::WalSealed { id, size: *size },
+                None => Edit::WalCreated { id },
+            });
+        }
+        if self.wal_tracked && self.wal.is_empty() {
+            edits.push(Edit::WalDeleted { ids: Vec::new() });
+        }
+        if !self.obsolete.is_empty() {
+            edits.push(Edit::Obsolete {
+                ids: self.obsolete.iter().copied().collect(),
+            });
+        }
         edits
     }
 }
@@ -170,7 +244,7 @@ pub fn encode_record(edits: &[Edit]) -> Result<Vec<u8>> {
 /// A wrong version byte or bytes that are not a `Vec<Edit>`.
 pub fn decode_record(payload: &[u8]) -> Result<Vec<Edit>, (usize, &'static str)> {
     match payload.split_first() {
-        Some((&FORMAT_VERSION, body)) => {
+        Some((&version, body)) if (OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) => {
             serde_codec::decode(body).map_err(|e| (1 + e.offset, "manifest edits do not decode"))
         }
         Some(_) => Err((0, "unknown manifest record version")),
@@ -200,7 +274,10 @@ pub struct Replayed {
 /// valid record, and a whole record whose edits do not decode or do not fit the state, are
 /// errors. A bit flip inside the last committed record is indistinguishable from a torn
 /// append and is dropped the same way (as RocksDB's manifest recovery would fail instead;
-/// see `docs/reliability.md`).
+/// see `docs/reliability.md`); the open then sets aside the segment files it cannot prove
+/// are garbage. The first record is the snapshot that was synced before `CURRENT` named
+/// the file, so a manifest without a whole first record (empty, cut short, damaged at
+/// byte 0) is damage, never a torn append.
 ///
 /// # Errors
 /// A `(byte offset, reason)` pair for damage followed by a valid record, or for a whole
@@ -237,6 +314,18 @@ pub fn replay(data: &[u8], id: u64) -> Result<Replayed, (u64, String)> {
                 .map_err(|reason| (record.start, reason.to_string()))?;
         }
         out.valid_len = record.end;
+    }
+    if out.valid_len == 0 {
+        return Err(match damage {
+            Some(d) => (
+                d.offset,
+                format!("{} in the first record (the snapshot)", d.reason),
+            ),
+            None => (
+                0,
+                "the manifest holds no record (its first record is the snapshot)".into(),
+            ),
+        });
     }
     out.torn_tail = damage.map(|d| (d.offset, d.reason.to_string()));
     Ok(out)

@@ -15,10 +15,14 @@
 //! 5. Every MemTree of every tenant, read at one snapshot: `MemTree::verify` (key order,
 //!    time ranges, fill, child references and CRCs, dirty flags, summaries' inputs).
 //!
-//! Segment files in the directory that no version lists are not damage (a failed
-//! deletion leaves one; the next open removes it): they are listed in
-//! [`VerifyReport::unlisted_files`], with the files an open quarantined because the
-//! manifest's last record was dropped.
+//! Segment files in the directory that the manifest does not list were settled by the open
+//! (see [`crate::orphans`]): provable garbage is not damage; a quarantined file is
+//! ([`VerifyReport::quarantined`], [`VerifyReport::is_clean`]), and so is a WAL loss that
+//! salvage accepted. On a read-only handle (`Db::open_read_only`, what `memforest verify`
+//! uses) nothing is changed: the files a read-write open would quarantine are reported as
+//! quarantined. A read-only handle beside a running writer checks the state as of its
+//! open; when the writer has since moved the manifest on, the comparison of step 1 is
+//! skipped ([`VerifyReport::store_changed`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -29,11 +33,13 @@ use memforest_wal::recovery::{plan, SegmentImage};
 use memforest_wal::RecoveryMode;
 use serde::Serialize;
 
-use crate::db::{Db, QUARANTINE_SUFFIX, WAL_DIR};
+use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::key::Table;
 use crate::manifest::{self, ManifestState};
 use crate::node_store::SnapshotNodeStore;
+use crate::open::WAL_DIR;
+use crate::orphans::QUARANTINE_SUFFIX;
 use crate::version::{Segment, Version};
 
 /// What a clean [`Db::verify`] checked (counts), and the unlisted files it saw.
@@ -52,9 +58,14 @@ pub struct VerifyReport {
     pub segment_bytes: u64,
     /// Entries read from them (every data block).
     pub entries: u64,
-    /// Segment file names in the directory that no live version lists, and segment files
-    /// quarantined at open (suffix [`crate::QUARANTINE_SUFFIX`]).
-    pub unlisted_files: Vec<String>,
+    /// Segment files set aside as damage (see [`crate::OpenReport::quarantined`]).
+    pub quarantined: Vec<String>,
+    /// The unlisted files the open deleted as garbage or quarantined, with the reason.
+    pub unlisted: Vec<crate::UnlistedFile>,
+    /// Tracked WAL segments found missing or short and accepted by salvage.
+    pub wal_missing: Vec<u64>,
+    /// A read-only handle found that a writer changed the manifest since its open.
+    pub store_changed: bool,
     /// WAL segment files replayed.
     pub wal_files: u64,
     /// WAL batches decoded.
@@ -65,11 +76,23 @@ pub struct VerifyReport {
     pub tree_nodes: u64,
 }
 
+impl VerifyReport {
+    /// True when nothing is damaged: no quarantined segment file, no accepted WAL loss.
+    /// (A torn manifest tail alone is not damage: the open proved what it described
+    /// redundant or quarantined it.)
+    #[must_use]
+    pub fn is_clean(&self) -> bool {
+        self.quarantined.is_empty() && self.wal_missing.is_empty()
+    }
+}
+
 impl Db {
     /// Reads every file of the database back and checks every checksum and invariant
     /// (see the module documentation of `verify.rs` for the list). Writes nothing; safe
     /// while the database is in use (flushes and compactions wait for the manifest
-    /// check, trees are read at one snapshot).
+    /// check, trees are read at one snapshot). Damage that does not stop the store from
+    /// serving (quarantined files, accepted WAL loss) is reported, not returned as an
+    /// error: check [`VerifyReport::is_clean`].
     ///
     /// # Errors
     /// The first damage found: [`Error::Corrupt`] naming the file (manifest, `CURRENT`,
@@ -81,20 +104,26 @@ impl Db {
         let mut r = VerifyReport::default();
         let version = self.verify_manifest(&mut r)?;
         let storage = &*self.core().options.storage;
-        let mut live = BTreeSet::new();
         for (_, seg) in version.all() {
-            check_segment(storage, self.dir(), seg, &mut r)?;
-            live.insert(memforest_sst::file_name(seg.info.id));
+            match check_segment(storage, self.dir(), seg, &mut r) {
+                // A writer compacted it away since this read-only handle opened.
+                Err(e) if r.store_changed && crate::open::vanished(&e) => {}
+                other => other?,
+            }
         }
         let names = storage
             .list_dir(self.dir())
             .map_err(Error::io("read dir", self.dir()))?;
-        r.unlisted_files = names
-            .into_iter()
-            .filter(|n| {
-                n.ends_with(QUARANTINE_SUFFIX) || (n.ends_with(".sst") && !live.contains(n))
-            })
-            .collect();
+        let open = self.open_report();
+        r.quarantined = open.quarantined.clone();
+        for name in names.into_iter().filter(|n| n.ends_with(QUARANTINE_SUFFIX)) {
+            if !r.quarantined.contains(&name) {
+                r.quarantined.push(name);
+            }
+        }
+        r.quarantined.sort();
+        r.unlisted = open.unlisted.clone();
+        r.wal_missing = open.wal_missing.clone();
         self.verify_wal(&mut r)?;
         self.verify_trees(&mut r)?;
         Ok(r)
@@ -113,7 +142,16 @@ impl Db {
         let id = manifest::parse_current(&data)
             .map_err(|(at, reason)| Error::corrupt(&current, at, reason))?;
         let path = m.path();
+        let read_only = self.is_read_only();
         if id != m.id() {
+            if read_only {
+                r.store_changed = true;
+                r.manifest_torn_tail = self.open_report().manifest_torn_tail;
+                drop(m);
+                check_levels(&path, &version)?;
+                r.level_files = version.levels.iter().map(|l| l.len() as u64).collect();
+                return Ok(version);
+            }
             return Err(Error::corrupt(
                 &current,
                 0,
@@ -126,7 +164,8 @@ impl Db {
         r.manifest_bytes = replayed.valid_len;
         r.manifest_torn_tail = replayed.torn_tail.map(|(at, _)| at);
         let in_memory = live_set(m.state());
-        if live_set(&replayed.state) != in_memory {
+        r.store_changed = read_only && live_set(&replayed.state) != in_memory;
+        if live_set(&replayed.state) != in_memory && !r.store_changed {
             return Err(Error::corrupt(
                 &path,
                 replayed.valid_len,

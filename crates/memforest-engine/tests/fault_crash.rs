@@ -329,8 +329,12 @@ fn a_torn_last_manifest_record_opens_but_damage_before_a_valid_record_refuses() 
     let fs = FaultStorage::new(3);
     let dir = tempfile::tempdir().unwrap();
     let (path, bytes, starts) = three_flushes(&fs, dir.path());
-    assert_eq!(starts.len(), 4, "snapshot + three flushes");
-    let last = usize::try_from(starts[3]).unwrap();
+    assert_eq!(
+        starts.len(),
+        5,
+        "snapshot + the first WAL segment + three flushes"
+    );
+    let last = usize::try_from(starts[4]).unwrap();
     let mut torn = bytes.clone();
     torn.extend_from_slice(&bytes[last..]);
     torn[bytes.len()..bytes.len() + 7].fill(0);
@@ -365,7 +369,7 @@ fn a_torn_last_manifest_record_opens_but_damage_before_a_valid_record_refuses() 
     let fs = FaultStorage::new(4);
     let dir = tempfile::tempdir().unwrap();
     let (path, mut bytes, starts) = three_flushes(&fs, dir.path());
-    let second = usize::try_from(starts[2]).unwrap();
+    let second = usize::try_from(starts[3]).unwrap();
     bytes[second + 12] ^= 0x01;
     rewrite(&fs, &path, &bytes);
     match Db::open(
@@ -376,48 +380,87 @@ fn a_torn_last_manifest_record_opens_but_damage_before_a_valid_record_refuses() 
             path: p, offset, ..
         }) => {
             assert_eq!(p, path);
-            assert_eq!(offset, starts[2]);
+            assert_eq!(offset, starts[3]);
         }
         other => panic!("expected a manifest corruption error, got {other:?}"),
     }
 }
 
 /// A bit flip inside the last committed manifest record looks like a torn append and is
-/// dropped; the segment file that record added may then be the only copy of flushed data
-/// (its WAL is purged), so the open sets it aside as `<name>.quarantine` instead of
-/// deleting it, `verify` lists it, and later opens leave it alone.
+/// dropped. Here that record is the last flush's commit: its WAL segment is not purged yet
+/// (purges are recorded in the manifest before any unlink), so every entry of the segment
+/// file it added is also in the replayed WAL, the file is provably garbage and removed, and
+/// nothing is lost.
 #[test]
-fn a_dropped_last_manifest_record_quarantines_its_segment_instead_of_deleting_it() {
+fn a_dropped_last_flush_record_removes_its_redundant_segment_and_loses_nothing() {
     let fs = FaultStorage::new(5);
     let dir = tempfile::tempdir().unwrap();
     let (path, mut bytes, starts) = three_flushes(&fs, dir.path());
-    let sst_before: Vec<String> = fs
-        .list_dir(dir.path())
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.ends_with(".sst"))
-        .collect();
-    let last = usize::try_from(starts[3]).unwrap();
+    let last = usize::try_from(*starts.last().unwrap()).unwrap();
     bytes[last + 12] ^= 0x01;
     rewrite(&fs, &path, &bytes);
+    let db = Db::open(
+        dir.path(),
+        options(&fs, RecoveryMode::TolerateCorruptedTail),
+    )
+    .unwrap();
+    let report = db.open_report().clone();
+    assert_eq!(report.manifest_torn_tail, Some(starts[4]));
+    assert!(report.quarantined.is_empty(), "{report:?}");
+    assert_eq!(report.unlisted.len(), 1, "{report:?}");
+    assert!(report.unlisted[0].garbage, "{report:?}");
+    let want: Model = (0..3u8).map(|k| (scan_key(k), b"v".to_vec())).collect();
+    assert_eq!(dump(&db), want);
+    assert!(db.verify().unwrap().is_clean());
+    db.close().unwrap();
+}
+
+/// A segment file the manifest never listed and whose entries are found nowhere else (the
+/// only copy of flushed data whose manifest record was lost) is set aside as
+/// `<name>.quarantine`, never deleted; the open report and `verify` call it damage, and
+/// later opens leave it alone.
+#[test]
+fn an_unlisted_segment_holding_unique_data_is_quarantined_and_reported() {
+    let fs = FaultStorage::new(5);
+    let donor = tempfile::tempdir().unwrap();
+    let (_, _, _) = three_flushes(&fs, donor.path());
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(
+        dir.path(),
+        options(&fs, RecoveryMode::TolerateCorruptedTail),
+    )
+    .unwrap();
+    db.close().unwrap();
+    let donated = fs
+        .list_dir(donor.path())
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".sst"))
+        .unwrap();
+    let stray = "00000000000000000900.sst";
+    let bytes = fs.read(&donor.path().join(&donated)).unwrap();
+    rewrite(&fs, &dir.path().join(stray), &bytes);
     for round in 0..2 {
         let db = Db::open(
             dir.path(),
             options(&fs, RecoveryMode::TolerateCorruptedTail),
         )
         .unwrap();
-        let quarantined: Vec<String> = fs
-            .list_dir(dir.path())
-            .unwrap()
-            .into_iter()
-            .filter(|n| n.ends_with(memforest_engine::QUARANTINE_SUFFIX))
-            .collect();
-        assert_eq!(quarantined.len(), 1, "round {round}: {quarantined:?}");
-        let original = quarantined[0].trim_end_matches(memforest_engine::QUARANTINE_SUFFIX);
-        assert!(sst_before.iter().any(|n| n == original));
-        assert!(fs.file_len(&dir.path().join(&quarantined[0])).unwrap() > 0);
+        let name = format!("{stray}{}", memforest_engine::QUARANTINE_SUFFIX);
+        assert_eq!(
+            db.open_report().quarantined,
+            vec![name.clone()],
+            "round {round}"
+        );
+        assert!(db.open_report().is_damaged());
+        assert_eq!(
+            fs.read(&dir.path().join(&name)).unwrap(),
+            bytes,
+            "kept whole"
+        );
         let report = db.verify().unwrap();
-        assert!(report.unlisted_files.contains(&quarantined[0]));
+        assert!(!report.is_clean());
+        assert_eq!(report.quarantined, vec![name]);
         db.put(&tenant(), Table::Facts, &[7], b"v", Durability::SyncData)
             .unwrap();
         db.flush().unwrap();

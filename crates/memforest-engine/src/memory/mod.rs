@@ -263,12 +263,16 @@ pub struct Runtime {
 
 impl Runtime {
     /// Starts the memory layer for `db`: finds cells whose extraction never committed and
-    /// trees with dirty marks (left by a crash), and starts the scheduler, which resumes
-    /// both.
+    /// trees with dirty marks (left by a crash), and, with `scheduler` (off for a
+    /// read-only handle, which must not write), starts the scheduler, which resumes both.
     ///
     /// # Errors
     /// Engine read errors; corrupt tree pages; thread spawn errors.
-    pub(crate) fn start(db: &Db, opts: MemoryOptions) -> Result<Self, MemoryError> {
+    pub(crate) fn start(
+        db: &Db,
+        opts: MemoryOptions,
+        scheduler: bool,
+    ) -> Result<Self, MemoryError> {
         opts.validate()?;
         let kv = Kv::new(Arc::clone(db.core()));
         let mut forest = Forest::default();
@@ -318,15 +322,17 @@ impl Runtime {
             dirty_estimate: AtomicU64::new(0),
             snapshot_reads: RwLock::new(()),
         });
-        let s = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("mf-scheduler".into())
-            .spawn(move || scheduler::run(&s))
-            .map_err(io)?;
-        Ok(Self {
-            shared,
-            thread: Some(thread),
-        })
+        let thread = if scheduler {
+            let s = Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
+                .name("mf-scheduler".into())
+                .spawn(move || scheduler::run(&s))
+                .map_err(io)?;
+            Some(spawned)
+        } else {
+            None
+        };
+        Ok(Self { shared, thread })
     }
 
     /// The shared state (for ingest).
@@ -368,6 +374,9 @@ impl Db {
     /// # Errors
     /// [`MemoryError::Stopped`] when the runtime stopped or hit a storage error.
     pub fn flush_summaries(&self) -> Result<(), MemoryError> {
+        if self.is_read_only() {
+            return Err(MemoryError::Engine(crate::Error::ReadOnly));
+        }
         let shared = self.memory_shared()?;
         loop {
             if let Some(e) = shared.signal.lock().error.clone() {

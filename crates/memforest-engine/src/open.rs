@@ -1,0 +1,390 @@
+//! Opening a database directory, read-write or read-only: `CURRENT` -> manifest -> segment
+//! files, the WAL checked against the manifest and replayed, the unlisted files surveyed
+//! ([`crate::orphans`]), and what was found gathered in an [`OpenReport`].
+//!
+//! A read-write open creates a new store only in an empty directory (or one left by a
+//! creation that never reached `CURRENT`); a read-only open changes nothing at all.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use memforest_io::Storage;
+use memforest_sst::{BoxedSource, MergeIterator, ScanOptions};
+use memforest_wal::{Durability, Wal, WalOptions};
+use parking_lot::Mutex;
+use serde::Serialize;
+
+use crate::batch::Op;
+use crate::core::{apply_entry, LsmState};
+use crate::error::{Error, Result};
+use crate::lock::LOCK_FILE;
+use crate::manifest::{self, Edit, Manifest, ManifestState};
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::orphans::{self, Fate, Live};
+use crate::range_del::{self, RangeTombstones};
+use crate::version::{Segment, Version};
+use crate::wal_tracking::{self, ManifestLedger};
+
+/// Name of the WAL directory inside the database directory.
+pub const WAL_DIR: &str = "wal";
+
+/// Read-write (the lock is held) or read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Recovery may cut, delete, quarantine and write.
+    ReadWrite,
+    /// Recovery reads only.
+    ReadOnly,
+}
+
+/// One unlisted file an open found, and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnlistedFile {
+    /// File name in the database directory (before any `.quarantine` suffix).
+    pub name: String,
+    /// True when it was deleted as garbage (a read-only open only says it would be);
+    /// false when it was (or would be) quarantined.
+    pub garbage: bool,
+    /// Why.
+    pub reason: String,
+}
+
+/// What an open found and did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OpenReport {
+    /// Segment files set aside as damage, this open or an earlier one: the names in the
+    /// directory ending in [`crate::QUARANTINE_SUFFIX`], plus (read-only) the files a
+    /// read-write open would set aside.
+    pub quarantined: Vec<String>,
+    /// Unlisted files this open deleted or quarantined (a read-only open: would have).
+    pub unlisted: Vec<UnlistedFile>,
+    /// Byte offset of a damaged last manifest record that was dropped as a torn append.
+    pub manifest_torn_tail: Option<u64>,
+    /// WAL segments the manifest tracks that were missing or short, accepted under
+    /// `RecoveryMode::SkipAnyCorrupted` (any other mode refuses to open).
+    pub wal_missing: Vec<u64>,
+}
+
+impl OpenReport {
+    /// True when data may be missing from what the store serves: a quarantined segment
+    /// file or an accepted WAL loss. A torn manifest tail alone is not damage: what its
+    /// record described is either proven redundant or quarantined.
+    #[must_use]
+    pub fn is_damaged(&self) -> bool {
+        !self.quarantined.is_empty() || !self.wal_missing.is_empty()
+    }
+}
+
+/// Everything a `Core` is built from.
+pub(crate) struct Recovered {
+    pub manifest: Arc<Mutex<Manifest>>,
+    pub wal: Wal,
+    pub state: LsmState,
+    pub next_file_id: u64,
+    pub budgets: memforest_sst::ReadBudgets,
+    pub report: OpenReport,
+}
+
+/// Recovers the store in `dir`. Read-write: the caller holds the lock and the directory
+/// exists.
+///
+/// # Errors
+/// [`Error::NotAStore`]; damage the recovery mode refuses (manifest, segment files, WAL,
+/// missing WAL segments); I/O errors.
+pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<Recovered> {
+    let storage = &options.storage;
+    let fs = &**storage;
+    let manifest = match Manifest::load(storage, dir)? {
+        Some(m) => m,
+        None if access == Access::ReadWrite => create_store(storage, dir)?,
+        None => {
+            return Err(Error::NotAStore {
+                path: dir.to_path_buf(),
+                found: entries(fs, dir).unwrap_or_default(),
+            })
+        }
+    };
+    let current = manifest.id();
+    let mstate = manifest.state().clone();
+    let mut report = OpenReport {
+        manifest_torn_tail: manifest.dropped_tail(),
+        ..OpenReport::default()
+    };
+    let budgets = memforest_sst::ReadBudgets {
+        residency: memforest_sst::Residency::new(options.segment_resident_bytes),
+        descriptors: Arc::clone(memforest_sst::DescriptorTable::shared()),
+    };
+    let version = open_segments(storage, &budgets, options, dir, &mstate)?;
+    let wal_dir = dir.join(WAL_DIR);
+    if mstate.wal_tracked {
+        report.wal_missing = wal_tracking::check(fs, &wal_dir, &mstate, options.recovery_mode)?;
+    }
+    let manifest = Arc::new(Mutex::new(manifest));
+    let wal_options = WalOptions {
+        segment_size: options.wal_segment_size,
+        recovery_mode: options.recovery_mode,
+        compression: options.wal_compression,
+    };
+    let wal_storage = Arc::clone(storage);
+    let (wal, recovered) = match access {
+        Access::ReadWrite => {
+            let ledger = Arc::new(ManifestLedger(Arc::clone(&manifest)));
+            Wal::open_tracked(wal_storage, &wal_dir, wal_options, ledger)?
+        }
+        Access::ReadOnly => Wal::open_read_only(wal_storage, &wal_dir, wal_options)?,
+    };
+    if access == Access::ReadWrite {
+        track_wal(&manifest, &wal, &report.wal_missing)?;
+        pad_wal_seqno(&wal, mstate.flushed_seqno)?;
+    }
+    let mem = MemTable::new();
+    for b in &recovered.batches {
+        for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
+            if seqno > mstate.flushed_seqno && apply_entry(&mem, e, seqno).is_none() {
+                let path = memforest_wal::segment::path(&wal_dir, b.segment);
+                return Err(Error::corrupt(
+                    path,
+                    b.offset,
+                    "unknown engine op in a WAL batch",
+                ));
+            }
+        }
+    }
+    let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
+    let live = Live {
+        version: &version,
+        mem: &mem,
+    };
+    let torn = report.manifest_torn_tail.is_some();
+    let unlisted = orphans::survey(fs, dir, &names, &mstate, current, torn, &live)?;
+    report.quarantined = orphans::quarantined(&names);
+    // A read-only open names the files a read-write open would set aside as they are now.
+    let suffix = match access {
+        Access::ReadWrite => {
+            orphans::settle(fs, dir, &unlisted)?;
+            orphans::QUARANTINE_SUFFIX
+        }
+        Access::ReadOnly => "",
+    };
+    for u in unlisted {
+        let (garbage, reason) = match u.fate {
+            Fate::Garbage(reason) => (true, reason),
+            Fate::Quarantine(reason) => (false, reason),
+        };
+        if !garbage {
+            report.quarantined.push(format!("{}{suffix}", u.name));
+        }
+        report.unlisted.push(UnlistedFile {
+            name: u.name,
+            garbage,
+            reason,
+        });
+    }
+    report.quarantined.sort();
+    let mem = Arc::new(mem);
+    let tombstones = load_tombstones(dir, &version, &mem)?;
+    let next_file_id = mstate
+        .next_file_id
+        .max(orphans::max_file_id(&names) + 1)
+        .max(current + 1);
+    Ok(Recovered {
+        manifest,
+        wal,
+        state: LsmState {
+            active: mem,
+            imm: Vec::new(),
+            version: Arc::new(version),
+            tombstones,
+        },
+        next_file_id,
+        budgets,
+        report,
+    })
+}
+
+/// The directory's entries other than the lock file (empty for a missing directory).
+fn entries(fs: &dyn Storage, dir: &Path) -> Result<Vec<String>> {
+    match fs.list_dir(dir) {
+        Ok(mut names) => {
+            names.retain(|n| n != LOCK_FILE);
+            names.sort();
+            Ok(names)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Error::io("read dir", dir)(e)),
+    }
+}
+
+/// Longest manifest a creation that never reached `CURRENT` can leave: its one record is
+/// the snapshot of an empty state, far below one 32 KiB block.
+const UNFINISHED_MANIFEST_MAX: u64 = 32 << 10;
+
+/// Creates a new store in `dir`: its first manifest and `CURRENT`, before anything else
+/// (the WAL is created after, tracked by that manifest). Refuses any directory holding
+/// more than the lock file, an empty `wal` directory, and what a creation that never
+/// reached `CURRENT` leaves (`CURRENT.tmp`, a short manifest describing nothing), which is
+/// removed.
+fn create_store(storage: &Arc<dyn Storage>, dir: &Path) -> Result<Manifest> {
+    let fs = &**storage;
+    let names = entries(fs, dir)?;
+    let leftovers = creatable(fs, dir)?;
+    for name in leftovers.iter().filter(|n| n.as_str() != WAL_DIR) {
+        let path = dir.join(name);
+        fs.remove_file(&path).map_err(Error::io("remove", &path))?;
+    }
+    let id = orphans::max_file_id(&names) + 1;
+    let state = ManifestState {
+        next_file_id: id + 1,
+        ..ManifestState::default()
+    };
+    Manifest::create(storage, dir, id, state)
+}
+
+/// What an interrupted creation left in `dir` (a directory without `CURRENT`), when that
+/// is all it holds besides the lock file: a new store may be created there.
+///
+/// # Errors
+/// [`Error::NotAStore`] naming the other entries; [`Error::Io`].
+pub(crate) fn creatable(fs: &dyn Storage, dir: &Path) -> Result<Vec<String>> {
+    let mut leftovers = Vec::new();
+    let mut foreign = Vec::new();
+    for name in entries(fs, dir)? {
+        if unfinished_creation(fs, dir, &name)? {
+            leftovers.push(name);
+        } else {
+            foreign.push(name);
+        }
+    }
+    if !foreign.is_empty() {
+        return Err(Error::NotAStore {
+            path: dir.to_path_buf(),
+            found: foreign,
+        });
+    }
+    Ok(leftovers)
+}
+
+/// Whether `name` in a directory without `CURRENT` is what an interrupted creation left.
+fn unfinished_creation(fs: &dyn Storage, dir: &Path, name: &str) -> Result<bool> {
+    let path = dir.join(name);
+    if name == "CURRENT.tmp" {
+        return Ok(true);
+    }
+    if name == WAL_DIR {
+        return Ok(fs.list_dir(&path).is_ok_and(|n| n.is_empty()));
+    }
+    let Some(id) = manifest::parse_file_name(name) else {
+        return Ok(false);
+    };
+    let len = fs.file_len(&path).map_err(Error::io("stat", &path))?;
+    if len > UNFINISHED_MANIFEST_MAX {
+        return Ok(false);
+    }
+    let bytes = fs.read(&path).map_err(Error::io("read", &path))?;
+    Ok(match manifest::replay(&bytes, id) {
+        Ok(r) => r.state.segments.is_empty() && r.state.wal.is_empty(),
+        // A torn or empty first record: the creation's snapshot never became durable.
+        Err((0, _)) => true,
+        Err(_) => false,
+    })
+}
+
+/// Opens every segment file the manifest lists.
+fn open_segments(
+    storage: &Arc<dyn Storage>,
+    budgets: &memforest_sst::ReadBudgets,
+    options: &Options,
+    dir: &Path,
+    mstate: &ManifestState,
+) -> Result<Version> {
+    let mut segments = Vec::with_capacity(mstate.segments.len());
+    for (level, info) in &mstate.segments {
+        let level = usize::from(*level);
+        if level >= options.num_levels {
+            return Err(Error::InvalidArgument(
+                "the manifest has more levels than num_levels",
+            ));
+        }
+        let seg = Segment::open(storage, budgets, &options.sst, dir, info.clone())?;
+        segments.push((level, Arc::new(seg)));
+    }
+    Ok(Version::from_segments(options.num_levels, segments))
+}
+
+/// Brings the manifest's WAL tracking up to date after the log opened: segments it keeps
+/// but the manifest does not track (a manifest written before tracking existed, a segment
+/// created just before a crash, a purge whose unlink a crash cut off) are recorded, and
+/// the missing ones salvage accepted are recorded as deleted. Writes only when there is
+/// something to record.
+fn track_wal(manifest: &Mutex<Manifest>, wal: &Wal, missing: &[u64]) -> Result<()> {
+    let mut m = manifest.lock();
+    let mut edits: Vec<Edit> = wal
+        .segment_ids()
+        .into_iter()
+        .filter(|id| !m.state().wal.contains_key(id))
+        .map(|id| Edit::WalCreated { id })
+        .collect();
+    if !missing.is_empty() {
+        edits.push(Edit::WalDeleted {
+            ids: missing.to_vec(),
+        });
+    }
+    if edits.is_empty() {
+        return Ok(());
+    }
+    m.append(&edits)
+}
+
+/// When the recovery mode dropped WAL batches that are already in segment files (damage
+/// before the flushed point), appends no-op entries until the WAL's seqno reaches
+/// `flushed`, so new writes never reuse a seqno that segment files hold.
+fn pad_wal_seqno(wal: &Wal, flushed: u64) -> Result<()> {
+    const CHUNK: u64 = 1 << 20;
+    while wal.last_seqno() < flushed {
+        let mut pad = memforest_wal::WriteBatch::new();
+        for _ in 0..(flushed - wal.last_seqno()).min(CHUNK) {
+            pad.push(Op::Noop as u8, Vec::new(), Vec::new());
+        }
+        wal.append(&pad, Durability::SyncData)?;
+    }
+    Ok(())
+}
+
+/// Every range tombstone stored in the segment files or the replayed memtable.
+fn load_tombstones(dir: &Path, version: &Version, mem: &Arc<MemTable>) -> Result<RangeTombstones> {
+    let lower = Bytes::copy_from_slice(&range_del::PREFIX);
+    let upper = crate::db::successor_bound(&range_del::PREFIX);
+    let mut sources: Vec<BoxedSource> = vec![Box::new(mem.cursor())];
+    sources.extend(version.sources(
+        std::ops::Bound::Included(&lower[..]),
+        std::ops::Bound::Unbounded,
+    )?);
+    let options = ScanOptions {
+        lower: std::ops::Bound::Included(lower),
+        upper,
+        ..ScanOptions::default()
+    };
+    let mut found = Vec::new();
+    for e in MergeIterator::scan(sources, options)? {
+        let e = e?;
+        let t = range_del::RangeTombstone::decode(&e.user_key, &e.value)
+            .ok_or_else(|| Error::corrupt(dir, 0, "a stored range tombstone does not decode"))?;
+        found.push(t);
+    }
+    Ok(RangeTombstones::default().with(found))
+}
+
+/// Whether `e` says a file vanished: a read-only open racing a writer's manifest rewrite,
+/// purge or compaction, which a retry resolves.
+pub(crate) fn vanished(e: &Error) -> bool {
+    let not_found = |source: &std::io::Error| source.kind() == std::io::ErrorKind::NotFound;
+    match e {
+        Error::Io { source, .. } => not_found(source),
+        Error::Wal(memforest_wal::WalError::Io { source, .. }) => not_found(source),
+        Error::Sst(memforest_sst::SstError::Io { source, .. }) => not_found(source),
+        Error::Corrupt { reason, .. } => reason.starts_with("WAL segment recorded"),
+        _ => false,
+    }
+}

@@ -1,0 +1,181 @@
+//! [`Db::repair`]: rebuilds a store's manifest from the segment files and the WAL that are
+//! present (RocksDB `RepairDB`), for a store that lost its `CURRENT` or manifest, holds
+//! quarantined files, or tracks WAL segments that are gone.
+//!
+//! 1. Every segment file (`<id>.sst`, and `<id>.sst.quarantine` set aside by an earlier
+//!    open) is read whole: footer, properties, index, every data block's checksum, and the
+//!    entry count against its properties. A file that reads back is adopted (a quarantined
+//!    one is renamed back to `<id>.sst`); one that does not is set aside (or left) as
+//!    `<id>.sst.quarantine` and reported.
+//! 2. A new manifest lists the adopted files at level 0 (newest first by their largest
+//!    seqno), with the flushed point at the largest seqno any of them holds, and tracks no
+//!    WAL segment; `CURRENT` is pointed at it. The previous manifest stays on disk until a
+//!    later open removes it as superseded.
+//! 3. The store is opened (without its memory layer): the WAL segments present are replayed above the flushed
+//!    point (under the caller's recovery mode) and tracked from then on. WAL segments the
+//!    previous manifest tracked but that are gone are reported: their writes are lost.
+//! 4. Every file is compacted into the deepest level, which resolves level 0's overlapping
+//!    files by seqno.
+//!
+//! Adopting a quarantined file can bring back keys deleted after it was written when it
+//! was a stale compaction input (its newer tombstones were already dropped at the bottom
+//! level); that is why an open never adopts it by itself.
+
+use std::path::Path;
+
+use memforest_sst::{EntrySource, SstReader};
+use serde::Serialize;
+
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::lock::DirLock;
+use crate::manifest::{self, Manifest, ManifestState};
+use crate::open::WAL_DIR;
+use crate::options::Options;
+use crate::orphans::{self, QUARANTINE_SUFFIX};
+use crate::version::SegmentInfo;
+
+/// What [`Db::repair`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RepairReport {
+    /// Segment files now live (file names), including quarantined ones taken back.
+    pub adopted: Vec<String>,
+    /// Of those, the ones that were quarantined.
+    pub unquarantined: Vec<String>,
+    /// Segment files that do not read back, with the reason; they stay (or are now) set
+    /// aside as `<name>.quarantine`.
+    pub unreadable: Vec<(String, String)>,
+    /// The manifest that was replaced, if `CURRENT` named a readable one.
+    pub previous_manifest: Option<String>,
+    /// WAL segments the previous manifest tracked as live that are missing: their
+    /// acknowledged writes are lost.
+    pub wal_lost: Vec<u64>,
+    /// WAL segments present after the repair (replayed above the flushed point, tracked).
+    pub wal_segments: u64,
+    /// Entries in the adopted files.
+    pub entries: u64,
+}
+
+impl Db {
+    /// Rebuilds the manifest of the store in `dir` from the segment files and WAL present,
+    /// then opens it, compacts it and closes it (see the module documentation of
+    /// `repair.rs`). Takes the lock: no other handle may be open. Deletes nothing.
+    ///
+    /// # Errors
+    /// [`Error::Locked`]; [`Error::Io`]; [`Error::InvalidArgument`] for a directory
+    /// holding no segment file and no WAL (nothing to repair); the open's errors (WAL
+    /// damage the recovery mode refuses).
+    pub fn repair(dir: impl AsRef<Path>, options: Options) -> Result<RepairReport> {
+        options.validate()?;
+        let dir = dir.as_ref();
+        let fs = &*options.storage;
+        let mut report = RepairReport::default();
+        {
+            let _lock = DirLock::acquire(dir)?;
+            let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
+            let previous = Manifest::load(&options.storage, dir).ok().flatten();
+            if let Some(m) = &previous {
+                report.previous_manifest = Some(manifest::file_name(m.id()));
+                let wal_dir = dir.join(WAL_DIR);
+                report.wal_lost = m
+                    .state()
+                    .wal
+                    .keys()
+                    .copied()
+                    .filter(|&id| {
+                        fs.file_len(&memforest_wal::segment::path(&wal_dir, id))
+                            .is_err()
+                    })
+                    .collect();
+            }
+            let mut segments = Vec::new();
+            for name in &names {
+                let (base, quarantined) = match name.strip_suffix(QUARANTINE_SUFFIX) {
+                    Some(base) => (base, true),
+                    None => (name.as_str(), false),
+                };
+                let Some(id) = orphans::segment_id(base) else {
+                    continue;
+                };
+                let path = dir.join(name);
+                match read_whole(fs, &path, id) {
+                    Ok(info) => {
+                        report.entries += info.entry_count;
+                        if quarantined {
+                            let to = dir.join(base);
+                            fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
+                            report.unquarantined.push(base.to_string());
+                        }
+                        report.adopted.push(base.to_string());
+                        segments.push((0u8, info));
+                    }
+                    Err(e) => {
+                        if !quarantined {
+                            let to = dir.join(format!("{name}{QUARANTINE_SUFFIX}"));
+                            fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
+                        }
+                        report.unreadable.push((base.to_string(), e.to_string()));
+                    }
+                }
+            }
+            let has_wal = fs.list_dir(&dir.join(WAL_DIR)).is_ok_and(|n| {
+                n.iter()
+                    .any(|n| memforest_wal::segment::parse_file_name(n).is_some())
+            });
+            if segments.is_empty() && !has_wal && previous.is_none() {
+                return Err(Error::InvalidArgument(
+                    "nothing to repair: no segment file, no WAL segment and no manifest",
+                ));
+            }
+            let flushed_seqno = segments.iter().map(|(_, s)| s.max_seqno).max().unwrap_or(0);
+            let id = orphans::max_file_id(&names) + 1;
+            let state = ManifestState {
+                segments,
+                flushed_seqno,
+                next_file_id: id + 1,
+                ..ManifestState::default()
+            };
+            Manifest::create(&options.storage, dir, id, state)?;
+        }
+        // The memory layer stays off until the compaction below has resolved level 0's
+        // overlapping files: a point read of an overlapped key may find an older version.
+        let db = Db::open_with(dir, options, false)?;
+        report.wal_segments = db.core().wal.segment_ids().len() as u64;
+        db.compact_all()?;
+        db.close()?;
+        report.adopted.sort();
+        report.unquarantined.sort();
+        Ok(report)
+    }
+}
+
+/// Reads segment file `path` (id `id`) whole and returns its manifest record.
+fn read_whole(fs: &dyn memforest_io::Storage, path: &Path, id: u64) -> Result<SegmentInfo> {
+    let reader = SstReader::open_with(fs, path)?;
+    let props = reader.properties().clone();
+    let mut it = reader.iter()?;
+    it.seek_to_first()?;
+    let mut count = 0u64;
+    while it.next_entry()?.is_some() {
+        count += 1;
+    }
+    if count != props.entry_count || count == 0 {
+        return Err(Error::corrupt(
+            path,
+            0,
+            format!(
+                "holds {count} entries, its properties record {}",
+                props.entry_count
+            ),
+        ));
+    }
+    Ok(SegmentInfo {
+        id,
+        file_size: reader.file_size(),
+        smallest: props.smallest_user_key,
+        largest: props.largest_user_key,
+        min_seqno: props.min_seqno,
+        max_seqno: props.max_seqno,
+        entry_count: count,
+    })
+}

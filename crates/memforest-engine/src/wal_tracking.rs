@@ -1,0 +1,86 @@
+//! The WAL segments the manifest tracks (RocksDB `track_and_verify_wals_in_manifest`): the
+//! [`ManifestLedger`] the log reports its segment changes to, and the check an open makes
+//! before replaying, so a deleted or cut-short segment refuses to open instead of being
+//! served as a shorter history.
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+use memforest_io::Storage;
+use memforest_wal::{RecoveryMode, SegmentLedger};
+use parking_lot::Mutex;
+
+use crate::error::{Error, Result};
+use crate::manifest::{Edit, Manifest, ManifestState};
+
+/// Records the log's segment changes in the manifest, each made durable before the log
+/// relies on it.
+#[derive(Debug)]
+pub(crate) struct ManifestLedger(pub Arc<Mutex<Manifest>>);
+
+impl ManifestLedger {
+    fn append(&self, edits: &[Edit]) -> io::Result<()> {
+        self.0.lock().append(edits).map_err(io::Error::other)
+    }
+}
+
+impl SegmentLedger for ManifestLedger {
+    fn created(&self, id: u64, sealed: Option<(u64, u64)>) -> io::Result<()> {
+        let mut edits = Vec::with_capacity(2);
+        if let Some((id, size)) = sealed {
+            edits.push(Edit::WalSealed { id, size });
+        }
+        edits.push(Edit::WalCreated { id });
+        self.append(&edits)
+    }
+
+    fn deleting(&self, ids: &[u64]) -> io::Result<()> {
+        self.append(&[Edit::WalDeleted { ids: ids.to_vec() }])
+    }
+}
+
+/// Checks that every WAL segment `state` tracks is in `wal_dir` and at least as long as
+/// its synced length. Under [`RecoveryMode::SkipAnyCorrupted`] (salvage) what is missing is
+/// returned instead of refused.
+///
+/// # Errors
+/// [`Error::Corrupt`] naming the first missing or short segment; [`Error::Io`] when one
+/// cannot be examined.
+pub(crate) fn check(
+    fs: &dyn Storage,
+    wal_dir: &Path,
+    state: &ManifestState,
+    mode: RecoveryMode,
+) -> Result<Vec<u64>> {
+    let mut missing = Vec::new();
+    for (&id, synced) in &state.wal {
+        let path = memforest_wal::segment::path(wal_dir, id);
+        let problem = match fs.file_len(&path) {
+            Ok(len) => match synced {
+                Some(size) if len < *size => Some((
+                    len,
+                    format!(
+                        "WAL segment holds {len} bytes, the manifest records {size} synced \
+                         bytes: acknowledged writes are missing"
+                    ),
+                )),
+                _ => None,
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Some((
+                0,
+                "WAL segment recorded in the manifest as live is missing: the writes it \
+                 held are lost unless it is restored (`memforest repair` accepts the loss)"
+                    .to_string(),
+            )),
+            Err(e) => return Err(Error::io("stat", &path)(e)),
+        };
+        if let Some((offset, reason)) = problem {
+            if mode != RecoveryMode::SkipAnyCorrupted {
+                return Err(Error::corrupt(path, offset, reason));
+            }
+            missing.push(id);
+        }
+    }
+    Ok(missing)
+}

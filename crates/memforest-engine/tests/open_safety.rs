@@ -1,0 +1,164 @@
+//! What an open may and may not do to a store: a read-only open writes nothing (so it works
+//! on a full disk and beside a writer), and a manifest that lost records never makes an
+//! open delete the segment files it no longer lists; `Db::repair` brings them back.
+#![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
+
+use std::sync::Arc;
+
+use memforest_engine::{manifest, Db, Durability, Error, Options, Table, TenantId};
+use memforest_io::{Errno, Fault, FaultStorage, OpKind, Storage};
+
+const CHANGES: [OpKind; 5] = [
+    OpKind::Write,
+    OpKind::Sync,
+    OpKind::SetLen,
+    OpKind::Rename,
+    OpKind::Remove,
+];
+
+fn tenant() -> TenantId {
+    TenantId::new("t").unwrap()
+}
+
+fn options(fs: &FaultStorage) -> Options {
+    Options {
+        memtable_size: 1 << 20,
+        // Small WAL segments: flushes purge the older ones, as in a long-lived store.
+        wal_segment_size: 4 << 10,
+        storage: Arc::new(fs.clone()),
+        ..Options::default()
+    }
+}
+
+fn put(db: &Db, i: u32) {
+    let v = format!("value-{i}-{}", "x".repeat(200));
+    db.put(
+        &tenant(),
+        Table::Facts,
+        &i.to_be_bytes(),
+        v.as_bytes(),
+        Durability::SyncData,
+    )
+    .unwrap();
+}
+
+fn count(db: &Db) -> usize {
+    db.scan_tenant(&tenant(), None).unwrap().count()
+}
+
+/// 0..200 written in four flushed rounds, 200..240 left in the WAL.
+fn filled(fs: &FaultStorage, dir: &std::path::Path) {
+    let db = Db::open(dir, options(fs)).unwrap();
+    for i in 0..240 {
+        put(&db, i);
+        if i % 50 == 49 && i < 200 {
+            db.flush().unwrap();
+        }
+    }
+    db.close().unwrap();
+}
+
+#[test]
+fn a_read_only_open_writes_nothing_and_works_on_a_full_disk() {
+    let fs = FaultStorage::new(1);
+    let dir = tempfile::tempdir().unwrap();
+    filled(&fs, dir.path());
+    for kind in CHANGES {
+        fs.inject(Fault {
+            kind,
+            nth: 1,
+            errno: Errno::NoSpace,
+            sticky: true,
+        });
+    }
+    let before = fs.total(&CHANGES);
+    let db = Db::open_read_only(dir.path(), options(&fs)).unwrap();
+    assert!(db.is_read_only());
+    assert_eq!(count(&db), 240);
+    let report = db.verify().unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert!(matches!(
+        db.put(&tenant(), Table::Facts, b"k", b"v", Durability::Buffered),
+        Err(Error::ReadOnly)
+    ));
+    assert!(matches!(db.flush(), Err(Error::ReadOnly)));
+    db.close().unwrap();
+    assert_eq!(
+        fs.total(&CHANGES),
+        before,
+        "no write, sync, cut, rename or removal"
+    );
+}
+
+#[test]
+fn a_read_only_open_beside_a_writer_sees_what_was_written_before_it() {
+    let fs = FaultStorage::new(2);
+    let dir = tempfile::tempdir().unwrap();
+    let writer = Db::open(dir.path(), options(&fs)).unwrap();
+    for i in 0..120 {
+        put(&writer, i);
+        if i == 59 {
+            writer.flush().unwrap();
+        }
+    }
+    let reader = Db::open_read_only(dir.path(), options(&fs)).unwrap();
+    for i in 120..180 {
+        put(&writer, i);
+    }
+    writer.flush().unwrap();
+    assert_eq!(count(&reader), 120, "the state as of the read-only open");
+    assert!(reader.verify().unwrap().is_clean());
+    reader.close().unwrap();
+    let again = Db::open_read_only(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&again), 180);
+    drop(again);
+    writer.close().unwrap();
+}
+
+/// The manifest cut back to its first record (an operator's truncation, a bad restore):
+/// the segment files it no longer lists hold data whose WAL is purged, so the open sets
+/// them aside instead of deleting them and reports the damage; repair adopts them again.
+#[test]
+fn a_manifest_that_lost_records_quarantines_instead_of_deleting_and_repair_restores() {
+    let fs = FaultStorage::new(3);
+    let dir = tempfile::tempdir().unwrap();
+    filled(&fs, dir.path());
+    let current = fs.read(&dir.path().join(manifest::CURRENT)).unwrap();
+    let id = manifest::parse_current(&current).unwrap();
+    let path = dir.path().join(manifest::file_name(id));
+    let bytes = fs.read(&path).unwrap();
+    let first = memforest_wal::LogReader::new(&bytes, id)
+        .next()
+        .unwrap()
+        .unwrap();
+    let mut f = fs.create(&path).unwrap();
+    std::io::Write::write_all(&mut f, &bytes[..usize::try_from(first.end).unwrap()]).unwrap();
+    f.sync_data().unwrap();
+    drop(f);
+    let segment_bytes = |fs: &FaultStorage| -> u64 {
+        fs.list_dir(dir.path())
+            .unwrap()
+            .iter()
+            .filter(|n| n.contains(".sst"))
+            .map(|n| fs.file_len(&dir.path().join(n)).unwrap())
+            .sum()
+    };
+    let on_disk = segment_bytes(&fs);
+    assert!(on_disk > 0);
+    // The first record is the new store's empty snapshot, from before WAL tracking began:
+    // nothing to check the WAL against, so the open proceeds and sets the files aside.
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    let report = db.open_report().clone();
+    assert!(report.is_damaged(), "{report:?}");
+    assert!(!report.quarantined.is_empty());
+    assert!(count(&db) < 240, "the quarantined data is not served");
+    assert!(!db.verify().unwrap().is_clean());
+    db.close().unwrap();
+    assert_eq!(segment_bytes(&fs), on_disk, "not one segment byte deleted");
+    let report = Db::repair(dir.path(), options(&fs)).unwrap();
+    assert!(!report.adopted.is_empty(), "{report:?}");
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), 240);
+    assert!(db.verify().unwrap().is_clean());
+    db.close().unwrap();
+}
