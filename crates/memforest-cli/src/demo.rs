@@ -96,7 +96,7 @@ pub fn run(db: &Path, limit: Option<usize>, k: usize, progress: bool) -> Result<
     }
     .options()?;
     opts.memory.summarize_on_shutdown = true;
-    let handle = store::open(db, opts, false)?;
+    let handle = store::open(db, opts)?;
     let summary = ingest::run(&handle, &data, progress)?;
     let report = eval::run(&handle, &data, k, 5)?;
     let mut examples = Vec::new();

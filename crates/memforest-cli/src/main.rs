@@ -121,8 +121,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check every checksum of every file and every tree's invariants.
+    /// Check every checksum of every file and every tree's invariants (read-only: runs
+    /// beside a writer; exits non-zero when anything is damaged).
     Verify {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild a store's manifest from the segment files and WAL present, taking back
+    /// quarantined files that read whole (for a lost CURRENT or manifest, quarantined
+    /// files, missing WAL segments; see docs/durability.md).
+    Repair {
         /// Store directory.
         #[arg(long)]
         db: PathBuf,
@@ -236,6 +248,28 @@ fn load(format: Format, file: &Path, limit: Option<usize>) -> anyhow::Result<imp
     Ok(d)
 }
 
+/// `memforest repair`'s text output.
+fn repair_text(r: &memforest_engine::RepairReport) -> String {
+    let mut s = format!(
+        "repaired: {} segment files adopted ({} entries; {} taken back from quarantine), {} WAL segments kept\n",
+        r.adopted.len(),
+        r.entries,
+        r.unquarantined.len(),
+        r.wal_segments
+    );
+    for (name, why) in &r.unreadable {
+        s.push_str(&format!(
+            "  not recovered: {name} (left quarantined): {why}\n"
+        ));
+    }
+    for id in &r.wal_lost {
+        s.push_str(&format!(
+            "  lost: WAL segment {id}, tracked by the previous manifest, is missing\n"
+        ));
+    }
+    s
+}
+
 fn is_tty() -> bool {
     use std::io::IsTerminal as _;
     std::io::stderr().is_terminal()
@@ -263,7 +297,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             let options = models.options()?;
             let data = load(format, &file, limit)?;
-            let handle = store::open(&db, options, false)?;
+            let handle = store::open(&db, options)?;
             let s = ingest::run(&handle, &data, is_tty())?;
             handle.close()?;
             print(json, &s, |s| {
@@ -280,7 +314,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             json,
             question,
         } => {
-            let handle = store::open_existing(&db)?;
+            let handle = store::open_read_only(&db)?;
             let r = retrieve::query(&handle, &tenant(&t)?, &question, None, usize::from(k))?;
             handle.close()?;
             print(json, &r, |r| {
@@ -317,7 +351,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let options = models.options()?;
             let data = load(format, &file, limit)?;
             let fresh = std::fs::read_dir(&db).map_or(true, |mut d| d.next().is_none());
-            let handle = store::open(&db, options, false)?;
+            let handle = store::open(&db, options)?;
             if fresh {
                 let s = ingest::run(&handle, &data, is_tty())?;
                 eprintln!(
@@ -330,19 +364,27 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print(json, &r, eval::render)
         }
         Command::Stats { db, json } => {
-            let handle = store::open_existing(&db)?;
+            let handle = store::open_read_only(&db)?;
             let s = stats::collect(&handle)?;
             handle.close()?;
             print(json, &s, stats::render)
         }
         Command::Verify { db, json } => {
             let r = verify::run(&db)?;
-            print(json, &r, |r| {
-                format!(
-                    "clean: {} segment files ({} entries, {} bytes), {} WAL files ({} batches), {} trees ({} nodes)\n",
-                    r.segment_files, r.entries, r.segment_bytes, r.wal_files, r.wal_batches, r.trees, r.tree_nodes
-                )
-            })
+            print(json, &r, verify::render)?;
+            if !r.is_clean() {
+                anyhow::bail!(
+                    "{} is damaged: {} quarantined segment files, {} lost WAL segments",
+                    db.display(),
+                    r.quarantined.len(),
+                    r.wal_missing.len()
+                );
+            }
+            Ok(())
+        }
+        Command::Repair { db, json } => {
+            let r = memforest_engine::Db::repair(&db, memforest_engine::Options::default())?;
+            print(json, &r, repair_text)
         }
         Command::Forget {
             db,

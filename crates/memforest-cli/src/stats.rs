@@ -38,6 +38,9 @@ pub struct StoreStats {
     pub space_amplification: f64,
     /// Last published seqno.
     pub seqno: u64,
+    /// What the open found damaged or set aside (quarantined segment files, WAL loss
+    /// accepted by salvage, a torn manifest tail).
+    pub damage: memforest_engine::OpenReport,
 }
 
 /// Collects the statistics of `db`.
@@ -70,6 +73,7 @@ pub fn collect(db: &Db) -> Result<StoreStats> {
     out.memtable_bytes = s.memtable_bytes;
     out.space_amplification = s.space_amplification;
     out.seqno = db.seqno();
+    out.damage = db.open_report().clone();
     Ok(out)
 }
 
@@ -78,6 +82,16 @@ pub fn collect(db: &Db) -> Result<StoreStats> {
 pub fn render(s: &StoreStats) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
+    if s.damage.is_damaged() {
+        let _ = writeln!(
+            out,
+            "DAMAGED: {} quarantined segment files ({}), {} lost WAL segments: what they \
+             hold is not served; run `memforest verify` and `memforest repair`",
+            s.damage.quarantined.len(),
+            s.damage.quarantined.join(", "),
+            s.damage.wal_missing.len()
+        );
+    }
     let _ = writeln!(out, "tenants: {}  seqno: {}", s.tenants.len(), s.seqno);
     let _ = writeln!(
         out,

@@ -138,30 +138,45 @@ impl ModelArgs {
     }
 }
 
-/// Opens the store in `dir` with `options`. With `must_exist`, a directory that is not a
-/// MemForest store (no `CURRENT` file) is refused instead of created.
+/// Opens the store in `dir` with `options`, creating it when `dir` is absent or empty.
 ///
 /// # Errors
-/// [`CliError::Usage`] for a missing store; the engine's errors (lock held by another
-/// process, corruption naming file and offset).
-pub fn open(dir: &Path, options: Options, must_exist: bool) -> Result<Db> {
-    if must_exist && !dir.join("CURRENT").is_file() {
-        return Err(CliError::Usage(format!(
-            "{} is not a MemForest store (no CURRENT file)",
-            dir.display()
-        )));
-    }
+/// The engine's errors: a directory with files but no `CURRENT` is refused
+/// ([`memforest_engine::Error::NotAStore`], nothing changed), the lock held by another
+/// process, corruption naming file and offset.
+pub fn open(dir: &Path, options: Options) -> Result<Db> {
     Ok(Db::open(dir, options)?)
 }
 
-/// Opens an existing store with default options, for reading and maintenance (small
-/// pools: nothing is extracted).
+/// Opens an existing store read-only, for the commands that only read (`query`, `stats`,
+/// `verify`): no lock, nothing written, so they work beside a running writer, on a full
+/// disk and on a read-only file system. Small pools: nothing is extracted.
 ///
 /// # Errors
-/// As [`open`].
+/// The engine's errors ([`memforest_engine::Error::NotAStore`] for a directory without
+/// `CURRENT`, corruption naming file and offset).
+pub fn open_read_only(dir: &Path) -> Result<Db> {
+    Ok(Db::open_read_only(dir, small_pools())?)
+}
+
+/// Opens an existing store read-write for maintenance (`forget`, `compact`).
+///
+/// # Errors
+/// As [`open_read_only`], and the lock held by another process.
 pub fn open_existing(dir: &Path) -> Result<Db> {
+    if !dir.join(memforest_engine::manifest::CURRENT).is_file() {
+        return Err(CliError::Engine(memforest_engine::Error::NotAStore {
+            path: dir.to_path_buf(),
+            found: Vec::new(),
+        }));
+    }
+    open(dir, small_pools())
+}
+
+/// Default options with one extraction and two summary workers.
+fn small_pools() -> Options {
     let mut o = Options::default();
     o.memory.extract_pool = 1;
     o.memory.summary_pool = 2;
-    open(dir, o, true)
+    o
 }

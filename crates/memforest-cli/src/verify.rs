@@ -7,7 +7,6 @@
 
 use std::path::Path;
 
-use memforest_engine::manifest;
 use memforest_engine::{VerifyReport, WAL_DIR};
 use memforest_sst::SstError;
 use memforest_wal::WalError;
@@ -48,23 +47,83 @@ fn damage(dir: &Path, e: memforest_engine::Error) -> CliError {
     }
 }
 
-/// Checks the store in `dir`.
+/// Checks the store in `dir` through a read-only handle: nothing is written, so it runs
+/// beside a writer and never changes what it checks. Damage that does not stop the store
+/// from opening (quarantined segment files, WAL loss accepted by salvage) is in the report
+/// ([`VerifyReport::is_clean`]); [`render`] and the exit code of `memforest verify` say so.
 ///
 /// # Errors
-/// [`CliError::Damage`] naming the file and byte offset of the first damage;
-/// [`CliError::Usage`] when `dir` is not a store; the engine's errors (lock held).
+/// [`CliError::Damage`] naming the file and byte offset of the first damage that stops
+/// the store from opening or fails a check; the engine's errors (not a store).
 pub fn run(dir: &Path) -> Result<VerifyReport> {
-    if !dir.join(manifest::CURRENT).is_file() {
-        return Err(CliError::Usage(format!(
-            "{} is not a MemForest store (no CURRENT file)",
-            dir.display()
-        )));
-    }
-    let db = store::open_existing(dir).map_err(|e| match e {
+    let db = store::open_read_only(dir).map_err(|e| match e {
         CliError::Engine(e) => damage(dir, e),
         other => other,
     })?;
     let report = db.verify().map_err(|e| damage(dir, e))?;
     db.close()?;
     Ok(report)
+}
+
+/// The report as text: `clean: ...` or `DAMAGED: ...` with what is damaged and what to do.
+#[must_use]
+pub fn render(r: &VerifyReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let counts = format!(
+        "{} segment files ({} entries, {} bytes), {} WAL files ({} batches), {} trees ({} nodes)",
+        r.segment_files,
+        r.entries,
+        r.segment_bytes,
+        r.wal_files,
+        r.wal_batches,
+        r.trees,
+        r.tree_nodes
+    );
+    if r.is_clean() {
+        let _ = writeln!(out, "clean: {counts}");
+    } else {
+        let _ = writeln!(out, "DAMAGED: {counts}");
+        for name in &r.quarantined {
+            let why = r
+                .unlisted
+                .iter()
+                .find(|u| name.starts_with(&u.name))
+                .map_or("set aside by an earlier open", |u| u.reason.as_str());
+            let _ = writeln!(out, "  quarantined segment file {name}: {why}");
+        }
+        for id in &r.wal_missing {
+            let _ = writeln!(
+                out,
+                "  WAL segment {id} missing or short (accepted by salvage)"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  the store serves what is live; `memforest repair --db DIR` adopts the \
+             quarantined files that read back whole"
+        );
+    }
+    if let Some(at) = r.manifest_torn_tail {
+        let _ = writeln!(
+            out,
+            "  note: the manifest's last record (byte {at}) is torn and was dropped; the next \
+             write cuts it off"
+        );
+    }
+    for u in r.unlisted.iter().filter(|u| u.garbage) {
+        let _ = writeln!(
+            out,
+            "  note: unlisted file {} is garbage: {}",
+            u.name, u.reason
+        );
+    }
+    if r.store_changed {
+        let _ = writeln!(
+            out,
+            "  note: a writer changed the store while it was checked; the state as of the \
+             check's start was verified"
+        );
+    }
+    out
 }

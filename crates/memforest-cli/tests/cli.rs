@@ -261,14 +261,20 @@ fn bad_inputs_fail_with_clear_messages() {
     }
 }
 
+/// A writer holds the lock: writes are refused, reads (read-only opens) still work.
 #[test]
-fn a_locked_store_is_refused() {
+fn a_locked_store_refuses_writes_and_serves_reads() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let dbs = db.to_str().unwrap();
     ingest_sessions(dbs);
     let held = memforest_engine::Db::open(&db, memforest_engine::Options::default()).unwrap();
-    let err = fails(&["stats", "--db", dbs]);
+    let out = ok(&["stats", "--db", dbs]);
+    assert!(out.contains("tenants: 2"), "{out}");
+    let out = ok(&["query", "--db", dbs, "--tenant", "alice", "--json", "cat"]);
+    assert!(out.contains("Miso"), "{out}");
+    ok(&["verify", "--db", dbs]);
+    let err = fails(&["forget", "--db", dbs, "--tenant", "bob", "--all"]);
     assert!(err.contains("locked"), "{err}");
     let file = data("sessions.jsonl");
     let err = fails(&[

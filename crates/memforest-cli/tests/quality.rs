@@ -30,7 +30,7 @@ fn locomo_memforest_beats_flat_bm25_in_every_category() {
     }
     let data = import::load(Format::Locomo, &path).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let db = store::open(dir.path(), Options::default(), false).unwrap();
+    let db = store::open(dir.path(), Options::default()).unwrap();
     ingest::run(&db, &data, false).unwrap();
     let r = eval::run(&db, &data, 10, 5).unwrap();
     db.close().unwrap();

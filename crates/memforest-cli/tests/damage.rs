@@ -1,0 +1,303 @@
+//! Damage and operator error through the built `memforest` binary (issue 27's reports): a
+//! lost `CURRENT`, an empty or cut manifest, a damaged manifest snapshot, deleted WAL
+//! segments, a stray segment file, and the read-only commands, which must never change a
+//! store. Each case is refused or reported, never served silently, nothing is deleted, and
+//! `memforest repair` brings the data back where it is on disk.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a panic is a failed assertion"
+)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn memforest(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memforest"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = memforest(args);
+    assert!(
+        out.status.success(),
+        "memforest {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs a failing command; returns its stdout and stderr together.
+fn fails(args: &[&str]) -> String {
+    let out = memforest(args);
+    assert!(!out.status.success(), "memforest {args:?} succeeded");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains("panicked"), "{text}");
+    text
+}
+
+fn sessions() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sessions.jsonl")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// A store holding the sample sessions; with `compact`, all of it in segment files and
+/// the WAL purged.
+fn store(dir: &Path, compact: bool) -> (PathBuf, String) {
+    let db = dir.join("db");
+    let dbs = db.to_str().unwrap().to_owned();
+    ok(&["ingest", "--db", &dbs, "--format", "jsonl", &sessions()]);
+    if compact {
+        ok(&["compact", "--db", &dbs]);
+    }
+    (db, dbs)
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(snapshot(&p));
+        } else {
+            out.insert(p.clone(), std::fs::read(&p).unwrap());
+        }
+    }
+    out
+}
+
+fn names_with(dir: &Path, suffix: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
+}
+
+fn manifest_path(db: &Path) -> PathBuf {
+    let current = std::fs::read_to_string(db.join("CURRENT")).unwrap();
+    db.join(current.lines().next().unwrap())
+}
+
+fn finds_miso(dbs: &str) -> bool {
+    ok(&[
+        "query", "--db", dbs, "--tenant", "alice", "--json", "cat Miso",
+    ])
+    .contains("Miso")
+}
+
+#[test]
+fn a_lost_current_is_refused_by_ingest_and_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, dbs) = store(dir.path(), true);
+    std::fs::remove_file(db.join("CURRENT")).unwrap();
+    let before = snapshot(&db);
+    let err = fails(&["ingest", "--db", &dbs, "--format", "jsonl", &sessions()]);
+    assert!(err.contains("not a MemForest store"), "{err}");
+    assert!(err.contains("memforest repair"), "{err}");
+    assert_eq!(snapshot(&db), before, "the refused ingest changed nothing");
+    for cmd in ["stats", "verify"] {
+        let err = fails(&[cmd, "--db", &dbs]);
+        assert!(err.contains("not a MemForest store"), "{cmd}: {err}");
+    }
+    let out = ok(&["repair", "--db", &dbs]);
+    assert!(out.contains("repaired"), "{out}");
+    assert!(finds_miso(&dbs));
+    ok(&["verify", "--db", &dbs]);
+}
+
+#[test]
+fn a_directory_that_is_not_a_store_is_never_initialised_or_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("mine");
+    std::fs::create_dir(&user).unwrap();
+    for name in [
+        "00000000000000000001.sst",
+        "MANIFEST-000001",
+        "00000000000000000002.sst.tmp",
+        "notes.txt",
+    ] {
+        std::fs::write(user.join(name), format!("the user's own {name}")).unwrap();
+    }
+    let before = snapshot(&user);
+    let users = user.to_str().unwrap();
+    let err = fails(&["ingest", "--db", users, "--format", "jsonl", &sessions()]);
+    assert!(err.contains("not a MemForest store"), "{err}");
+    assert!(err.contains("notes.txt"), "names what it found: {err}");
+    assert_eq!(
+        snapshot(&user),
+        before,
+        "nothing created, changed or deleted"
+    );
+}
+
+#[test]
+fn an_empty_manifest_refuses_and_keeps_the_segment_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, dbs) = store(dir.path(), true);
+    let segments = names_with(&db, ".sst");
+    assert!(!segments.is_empty());
+    let manifest = manifest_path(&db);
+    std::fs::write(&manifest, b"").unwrap();
+    let err = fails(&["verify", "--db", &dbs]);
+    let name = manifest.file_name().unwrap().to_str().unwrap();
+    assert!(err.contains(name), "{err}");
+    assert!(err.contains("no record"), "{err}");
+    fails(&["stats", "--db", &dbs]);
+    fails(&["ingest", "--db", &dbs, "--format", "jsonl", &sessions()]);
+    assert_eq!(names_with(&db, ".sst"), segments, "no segment file deleted");
+    ok(&["repair", "--db", &dbs]);
+    assert!(finds_miso(&dbs));
+    ok(&["verify", "--db", &dbs]);
+}
+
+/// The manifest cut back to its first record. Here the WAL still holds every write (one
+/// small segment, never purged), so the segment files the manifest no longer lists are
+/// provably redundant: the store must serve every record, before and after a writer opens
+/// it, and `verify` names the dropped records' files as garbage. (When the WAL no longer
+/// holds their data they are quarantined: `open_safety.rs` in the engine's tests.)
+#[test]
+fn a_manifest_cut_at_a_record_boundary_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, dbs) = store(dir.path(), true);
+    let tenants = |dbs: &str| {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["stats", "--db", dbs, "--json"])).unwrap();
+        v["tenants"].clone()
+    };
+    let before = tenants(&dbs);
+    let manifest = manifest_path(&db);
+    let id: u64 = manifest
+        .to_str()
+        .unwrap()
+        .rsplit('-')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let bytes = std::fs::read(&manifest).unwrap();
+    let first = memforest_wal::LogReader::new(&bytes, id)
+        .next()
+        .unwrap()
+        .unwrap();
+    std::fs::write(&manifest, &bytes[..usize::try_from(first.end).unwrap()]).unwrap();
+    let out = ok(&["verify", "--db", &dbs]);
+    assert!(out.contains("garbage"), "{out}");
+    assert_eq!(tenants(&dbs), before);
+    ok(&["compact", "--db", &dbs]);
+    assert_eq!(tenants(&dbs), before);
+    assert!(finds_miso(&dbs));
+}
+
+/// After `compact --purge` the manifest is one snapshot record; damage in it is never a
+/// torn append (the snapshot was synced before CURRENT named the file): refused.
+#[test]
+fn a_damaged_manifest_snapshot_refuses_instead_of_hiding_the_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, dbs) = store(dir.path(), true);
+    ok(&["compact", "--db", &dbs, "--purge"]);
+    let manifest = manifest_path(&db);
+    let mut bytes = std::fs::read(&manifest).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x20;
+    std::fs::write(&manifest, &bytes).unwrap();
+    for cmd in ["verify", "stats"] {
+        let err = fails(&[cmd, "--db", &dbs]);
+        assert!(err.contains("first record"), "{cmd}: {err}");
+    }
+    ok(&["repair", "--db", &dbs]);
+    assert!(finds_miso(&dbs));
+}
+
+/// A segment file no manifest record lists, holding data found nowhere else, is
+/// quarantined: `verify` exits non-zero naming it, `stats` says DAMAGED; repair adopts it.
+#[test]
+fn a_quarantined_file_is_damage_in_verify_and_stats_and_repair_adopts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (donor, _) = store(&dir.path().join("donor"), true);
+    let (db, dbs) = store(&dir.path().join("main"), true);
+    let donated = names_with(&donor, ".sst").pop().unwrap();
+    let stray = "00000000000000009999.sst";
+    std::fs::copy(donor.join(&donated), db.join(stray)).unwrap();
+    let out = fails(&["verify", "--db", &dbs]);
+    assert!(out.contains("DAMAGED"), "{out}");
+    assert!(out.contains(stray), "{out}");
+    let stats = ok(&["stats", "--db", &dbs]);
+    assert!(stats.starts_with("DAMAGED"), "{stats}");
+    // The read-only commands only say what a writer would do; a writer sets it aside.
+    assert_eq!(names_with(&db, stray), vec![stray.to_owned()]);
+    ok(&["compact", "--db", &dbs]);
+    assert_eq!(
+        names_with(&db, ".quarantine"),
+        vec![format!("{stray}.quarantine")]
+    );
+    fails(&["verify", "--db", &dbs]);
+    let out = ok(&["repair", "--db", &dbs, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["unquarantined"][0], stray);
+    ok(&["verify", "--db", &dbs]);
+    assert!(names_with(&db, ".quarantine").is_empty());
+}
+
+/// Deleting the WAL (all of it, or its newest segment) after a clean close with nothing
+/// flushed: the manifest tracks the segments, so every command refuses naming what is
+/// missing instead of serving a shorter history; repair accepts the loss and says so.
+#[test]
+fn deleted_wal_segments_refuse_to_open_and_name_the_segment() {
+    for whole in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, dbs) = store(dir.path(), false);
+        let wal = db.join("wal");
+        let newest = names_with(&wal, ".wal").pop().unwrap();
+        if whole {
+            std::fs::remove_dir_all(&wal).unwrap();
+        } else {
+            std::fs::remove_file(wal.join(&newest)).unwrap();
+        }
+        for args in [
+            vec!["verify", "--db", &dbs],
+            vec!["stats", "--db", &dbs],
+            vec!["query", "--db", &dbs, "--tenant", "alice", "cat"],
+        ] {
+            let err = fails(&args);
+            assert!(err.contains(&newest), "{args:?}: {err}");
+            assert!(err.contains("missing"), "{args:?}: {err}");
+        }
+        fails(&["ingest", "--db", &dbs, "--format", "jsonl", &sessions()]);
+        let out = ok(&["repair", "--db", &dbs, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(!v["wal_lost"].as_array().unwrap().is_empty(), "{out}");
+        ok(&["verify", "--db", &dbs]);
+    }
+}
+
+/// `query`, `stats` and `verify` open read-only: repeated, they leave every byte of the
+/// store as it was (no flush, no WAL purge, no manifest write), so `verify` cannot race
+/// its own open.
+#[test]
+fn read_only_commands_never_change_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, dbs) = store(dir.path(), false);
+    let before = snapshot(&db);
+    for _ in 0..3 {
+        ok(&["verify", "--db", &dbs]);
+        ok(&["stats", "--db", &dbs]);
+        assert!(finds_miso(&dbs));
+    }
+    assert_eq!(snapshot(&db), before);
+}
