@@ -25,7 +25,7 @@ use crate::options::Options;
 use crate::orphans::{self, Fate, Live};
 use crate::range_del::{self, RangeTombstones};
 use crate::version::{Segment, Version};
-use crate::wal_tracking::{self, ManifestLedger};
+use crate::wal_tracking::{self, Lost, ManifestLedger};
 
 /// Name of the WAL directory inside the database directory.
 pub const WAL_DIR: &str = "wal";
@@ -118,9 +118,12 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
     };
     let version = open_segments(storage, &budgets, options, dir, &mstate)?;
     let wal_dir = dir.join(WAL_DIR);
-    if mstate.wal_tracked {
-        report.wal_missing = wal_tracking::check(fs, &wal_dir, &mstate, options.recovery_mode)?;
-    }
+    let lost = if mstate.wal_tracked {
+        wal_tracking::check(fs, &wal_dir, &mstate, options.recovery_mode)?
+    } else {
+        Vec::new()
+    };
+    report.wal_missing = lost.iter().map(|l| l.id).collect();
     let manifest = Arc::new(Mutex::new(manifest));
     let wal_options = WalOptions {
         segment_size: options.wal_segment_size,
@@ -136,7 +139,7 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         Access::ReadOnly => Wal::open_read_only(wal_storage, &wal_dir, wal_options)?,
     };
     if access == Access::ReadWrite {
-        track_wal(&manifest, &wal, &report.wal_missing)?;
+        track_wal(&manifest, &wal, &lost)?;
         pad_wal_seqno(&wal, mstate.flushed_seqno)?;
     }
     let mem = MemTable::new();
@@ -316,9 +319,9 @@ fn open_segments(
 /// Brings the manifest's WAL tracking up to date after the log opened: segments it keeps
 /// but the manifest does not track (a manifest written before tracking existed, a segment
 /// created just before a crash, a purge whose unlink a crash cut off) are recorded, and
-/// the missing ones salvage accepted are recorded as deleted. Writes only when there is
-/// something to record.
-fn track_wal(manifest: &Mutex<Manifest>, wal: &Wal, missing: &[u64]) -> Result<()> {
+/// the losses salvage accepted are recorded (a missing segment as deleted, a short one as
+/// sealed at its present length). Writes only when there is something to record.
+fn track_wal(manifest: &Mutex<Manifest>, wal: &Wal, lost: &[Lost]) -> Result<()> {
     let mut m = manifest.lock();
     let mut edits: Vec<Edit> = wal
         .segment_ids()
@@ -326,11 +329,18 @@ fn track_wal(manifest: &Mutex<Manifest>, wal: &Wal, missing: &[u64]) -> Result<(
         .filter(|id| !m.state().wal.contains_key(id))
         .map(|id| Edit::WalCreated { id })
         .collect();
+    let missing: Vec<u64> = lost
+        .iter()
+        .filter(|l| l.len.is_none())
+        .map(|l| l.id)
+        .collect();
     if !missing.is_empty() {
-        edits.push(Edit::WalDeleted {
-            ids: missing.to_vec(),
-        });
+        edits.push(Edit::WalDeleted { ids: missing });
     }
+    edits.extend(
+        lost.iter()
+            .filter_map(|l| l.len.map(|size| Edit::WalSealed { id: l.id, size })),
+    );
     if edits.is_empty() {
         return Ok(());
     }

@@ -40,9 +40,18 @@ impl SegmentLedger for ManifestLedger {
     }
 }
 
+/// A tracked WAL segment found missing or short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Lost {
+    /// Segment id.
+    pub id: u64,
+    /// Its length when it is present but short; `None` when it is missing.
+    pub len: Option<u64>,
+}
+
 /// Checks that every WAL segment `state` tracks is in `wal_dir` and at least as long as
-/// its synced length. Under [`RecoveryMode::SkipAnyCorrupted`] (salvage) what is missing is
-/// returned instead of refused.
+/// its synced length. Under [`RecoveryMode::SkipAnyCorrupted`] (salvage) what is missing or
+/// short is returned instead of refused.
 ///
 /// # Errors
 /// [`Error::Corrupt`] naming the first missing or short segment; [`Error::Io`] when one
@@ -52,14 +61,14 @@ pub(crate) fn check(
     wal_dir: &Path,
     state: &ManifestState,
     mode: RecoveryMode,
-) -> Result<Vec<u64>> {
-    let mut missing = Vec::new();
+) -> Result<Vec<Lost>> {
+    let mut lost = Vec::new();
     for (&id, synced) in &state.wal {
         let path = memforest_wal::segment::path(wal_dir, id);
         let problem = match fs.file_len(&path) {
             Ok(len) => match synced {
                 Some(size) if len < *size => Some((
-                    len,
+                    Some(len),
                     format!(
                         "WAL segment holds {len} bytes, the manifest records {size} synced \
                          bytes: acknowledged writes are missing"
@@ -68,19 +77,19 @@ pub(crate) fn check(
                 _ => None,
             },
             Err(e) if e.kind() == io::ErrorKind::NotFound => Some((
-                0,
+                None,
                 "WAL segment recorded in the manifest as live is missing: the writes it \
                  held are lost unless it is restored (`memforest repair` accepts the loss)"
                     .to_string(),
             )),
             Err(e) => return Err(Error::io("stat", &path)(e)),
         };
-        if let Some((offset, reason)) = problem {
+        if let Some((len, reason)) = problem {
             if mode != RecoveryMode::SkipAnyCorrupted {
-                return Err(Error::corrupt(path, offset, reason));
+                return Err(Error::corrupt(path, len.unwrap_or(0), reason));
             }
-            missing.push(id);
+            lost.push(Lost { id, len });
         }
     }
-    Ok(missing)
+    Ok(lost)
 }

@@ -162,3 +162,48 @@ fn a_manifest_that_lost_records_quarantines_instead_of_deleting_and_repair_resto
     assert!(db.verify().unwrap().is_clean());
     db.close().unwrap();
 }
+
+/// A sealed WAL segment cut below the length the manifest recorded as synced refuses the
+/// open (read-write and read-only), naming the segment; salvage opens and reports it.
+#[test]
+fn a_wal_segment_shorter_than_its_synced_length_refuses_naming_it() {
+    let fs = FaultStorage::new(4);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    for i in 0..80 {
+        put(&db, i);
+    }
+    db.close().unwrap();
+    let wal = dir.path().join(memforest_engine::WAL_DIR);
+    let mut segments = fs.list_dir(&wal).unwrap();
+    segments.sort();
+    assert!(segments.len() > 2, "{segments:?}");
+    let sealed = wal.join(&segments[0]);
+    let bytes = fs.read(&sealed).unwrap();
+    let mut f = fs.create(&sealed).unwrap();
+    std::io::Write::write_all(&mut f, &bytes[..bytes.len() / 2]).unwrap();
+    f.sync_data().unwrap();
+    drop(f);
+    for read_only in [false, true] {
+        let opened = if read_only {
+            Db::open_read_only(dir.path(), options(&fs))
+        } else {
+            Db::open(dir.path(), options(&fs))
+        };
+        match opened {
+            Err(Error::Corrupt { path, reason, .. }) => {
+                assert_eq!(path, sealed);
+                assert!(reason.contains("synced"), "{reason}");
+            }
+            other => panic!("read_only {read_only}: expected a refusal, got {other:?}"),
+        }
+    }
+    let salvage = Options {
+        recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
+        ..options(&fs)
+    };
+    let db = Db::open(dir.path(), salvage).unwrap();
+    assert!(db.open_report().is_damaged());
+    assert!(!db.open_report().wal_missing.is_empty());
+    db.close().unwrap();
+}
