@@ -48,9 +48,10 @@ pub enum CliError {
         path: PathBuf,
         /// Where in it (`line 12`, `sample 3 (conv-26)`, ...).
         at: String,
-        /// The tenant field, or the session, turn and field, and the limit.
+        /// The tenant field, or the session, turn and field, and the limit (boxed: it is
+        /// large and rare).
         #[source]
-        source: crate::import::check::Refused,
+        source: Box<crate::import::check::Refused>,
     },
     /// The storage engine failed (corruption naming file and offset, lock held, I/O).
     #[error(transparent)]

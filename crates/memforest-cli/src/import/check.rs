@@ -44,6 +44,6 @@ pub fn entry(
     Err(CliError::Input {
         path: path.to_path_buf(),
         at: at(),
-        source: refused,
+        source: Box::new(refused),
     })
 }
