@@ -39,9 +39,26 @@ pub enum CliError {
         /// What was expected and not found.
         reason: String,
     },
+    /// An entry of an input file breaks a limit of the store (a tenant name, a session or
+    /// turn id, a turn text, ...); found while reading the file, before anything is
+    /// stored.
+    #[error("{path}: {at}: {source}")]
+    Input {
+        /// The input file.
+        path: PathBuf,
+        /// Where in it (`line 12`, `sample 3 (conv-26)`, ...).
+        at: String,
+        /// The tenant field, or the session, turn and field, and the limit (boxed: it is
+        /// large and rare).
+        #[source]
+        source: Box<crate::import::check::Refused>,
+    },
     /// The storage engine failed (corruption naming file and offset, lock held, I/O).
     #[error(transparent)]
     Engine(#[from] memforest_engine::Error),
+    /// A tenant name is refused (empty, too long, NUL byte).
+    #[error(transparent)]
+    Name(#[from] memforest_engine::InputError),
     /// The memory layer failed.
     #[error(transparent)]
     Memory(#[from] memforest_engine::memory::MemoryError),

@@ -1,9 +1,13 @@
-//! Ingesting a [`Dataset`] into a store: one `Db::ingest_session` per session, a progress
-//! bar on stderr, then `flush_summaries`, and a [`IngestSummary`].
+//! Ingesting a [`Dataset`] into a store: every tenant name and session checked first
+//! (nothing is stored when one is refused), then one `Db::ingest_session` per session (a
+//! session seen again appends its new turns; turns whose ids are stored are skipped and
+//! counted), a progress bar on stderr, then `flush_summaries`, and a [`IngestSummary`].
 
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use memforest_engine::memory::limits::check_session;
+use memforest_engine::memory::MemoryError;
 use memforest_engine::{Db, Table, TenantId};
 use serde::Serialize;
 
@@ -17,14 +21,24 @@ pub struct IngestSummary {
     pub tenants: u64,
     /// Sessions ingested.
     pub sessions: u64,
-    /// Turns newly stored.
+    /// Turns newly stored (appended to their sessions).
     pub turns: u64,
+    /// Turns skipped because a turn with their id was already stored in the session (or
+    /// came earlier in the input) with the same role, speaker and text.
+    pub turns_duplicate: u64,
+    /// Turns skipped because a turn with their id was already stored with a different
+    /// role, speaker or text (the stored one is kept).
+    pub turns_conflicting: u64,
+    /// The first [`MAX_LISTED_CONFLICTS`] of those, as `tenant/session/turn id`.
+    pub conflicts: Vec<String>,
     /// New canonical facts.
     pub facts: u64,
     /// Occurrences merged into existing facts.
     pub facts_merged: u64,
     /// Cells whose extraction failed and stay pending (retried in the background).
     pub cells_pending: u64,
+    /// Cells given up as never extractable (their raw turns are stored; no facts).
+    pub cells_failed: u64,
     /// Trees in the ingested tenants after the run.
     pub trees: u64,
     /// Extractor, summarizer and embedder calls that succeeded (LLM requests with the
@@ -44,17 +58,37 @@ pub struct IngestSummary {
     pub turns_per_sec: f64,
 }
 
+/// Most conflicting turn ids an [`IngestSummary`] lists.
+pub const MAX_LISTED_CONFLICTS: usize = 20;
+
 fn tenant_id(name: &str) -> Result<TenantId> {
     TenantId::new(name).map_err(CliError::from)
 }
 
+/// Checks every tenant name and session of `data` as `Db::ingest_session` will, before
+/// anything is stored (the importers check while reading, naming the line; this covers a
+/// [`Dataset`] built any other way).
+fn check_all(data: &Dataset) -> Result<Vec<TenantId>> {
+    let mut ids = Vec::with_capacity(data.tenants.len());
+    for t in &data.tenants {
+        ids.push(tenant_id(&t.name)?);
+        for session in &t.sessions {
+            check_session(session).map_err(MemoryError::from)?;
+        }
+    }
+    Ok(ids)
+}
+
 /// Ingests every session of `data` into `db`, then waits for the summaries. `progress`
-/// shows a bar on stderr (hidden when stderr is not a terminal).
+/// shows a bar on stderr (hidden when stderr is not a terminal). Skipped duplicate or
+/// conflicting turns and failed cells are also reported on stderr ([`notices`]).
 ///
 /// # Errors
-/// Engine and memory-layer errors; an invalid tenant name.
+/// An invalid tenant name or a session over the limits (before anything is stored);
+/// engine and memory-layer errors.
 pub fn run(db: &Db, data: &Dataset, progress: bool) -> Result<IngestSummary> {
     let started = Instant::now();
+    let tenants = check_all(data)?;
     let bar = ProgressBar::with_draw_target(
         Some(data.turn_count() as u64),
         if progress {
@@ -69,16 +103,25 @@ pub fn run(db: &Db, data: &Dataset, progress: bool) -> Result<IngestSummary> {
         bar.set_style(style);
     }
     let mut s = IngestSummary::default();
-    for t in &data.tenants {
-        let tenant = tenant_id(&t.name)?;
+    for (t, tenant) in data.tenants.iter().zip(&tenants) {
         bar.set_message(t.name.clone());
         for session in &t.sessions {
-            let r = db.ingest_session(&tenant, session)?;
+            let r = db.ingest_session(tenant, session)?;
             s.sessions += 1;
             s.turns += r.turns;
+            s.turns_duplicate += r.turns_duplicate;
+            s.turns_conflicting += r.conflicts.len() as u64;
+            let room = MAX_LISTED_CONFLICTS.saturating_sub(s.conflicts.len());
+            s.conflicts.extend(
+                r.conflicts
+                    .iter()
+                    .take(room)
+                    .map(|id| format!("{}/{}/{id}", t.name, session.id)),
+            );
             s.facts += r.facts_added;
             s.facts_merged += r.facts_merged;
             s.cells_pending += r.cells_pending;
+            s.cells_failed += r.cells_failed;
             bar.inc(session.turns.len() as u64);
         }
         s.tenants += 1;
@@ -88,9 +131,8 @@ pub fn run(db: &Db, data: &Dataset, progress: bool) -> Result<IngestSummary> {
     db.flush_summaries()?;
     s.summary_seconds = summaries.elapsed().as_secs_f64();
     bar.finish_and_clear();
-    for t in &data.tenants {
-        let tenant = tenant_id(&t.name)?;
-        for kv in db.scan_prefix(&tenant, Table::Trees, &[], None)? {
+    for tenant in &tenants {
+        for kv in db.scan_prefix(tenant, Table::Trees, &[], None)? {
             kv?;
             s.trees += 1;
         }
@@ -108,5 +150,61 @@ pub fn run(db: &Db, data: &Dataset, progress: bool) -> Result<IngestSummary> {
     } else {
         0.0
     };
+    for line in notices(&s) {
+        eprintln!("{line}");
+    }
     Ok(s)
+}
+
+/// The lines that tell what an ingest skipped or gave up: duplicate turns, conflicting
+/// turns (with the first ids), failed cells. Empty when there is nothing to tell.
+#[must_use]
+pub fn notices(s: &IngestSummary) -> Vec<String> {
+    let mut out = Vec::new();
+    if s.turns_duplicate > 0 {
+        out.push(format!(
+            "note: {} turns skipped: their ids were already stored with the same text",
+            s.turns_duplicate
+        ));
+    }
+    if s.turns_conflicting > 0 {
+        out.push(format!(
+            "warning: {} turns skipped: their ids were already stored with different text (kept the stored turn): {}{}",
+            s.turns_conflicting,
+            s.conflicts.join(", "),
+            if s.turns_conflicting > s.conflicts.len() as u64 { ", ..." } else { "" }
+        ));
+    }
+    if s.cells_failed > 0 {
+        out.push(format!(
+            "warning: {} cells can never be extracted (raw turns kept, no facts)",
+            s.cells_failed
+        ));
+    }
+    out
+}
+
+/// The text summary of an ingest run: one line of counts, then [`notices`].
+#[must_use]
+pub fn render(s: &IngestSummary) -> String {
+    let mut out = format!(
+        "ingested {} turns ({} sessions, {} tenants; {} duplicate turns skipped, {} conflicting): {} facts, {} trees, {} model calls ({} failed), {:.1} s, {:.0} turns/s, {} warnings\n",
+        s.turns,
+        s.sessions,
+        s.tenants,
+        s.turns_duplicate,
+        s.turns_conflicting,
+        s.facts,
+        s.trees,
+        s.llm_calls,
+        s.llm_errors,
+        s.seconds,
+        s.turns_per_sec,
+        s.warnings
+    );
+    for line in notices(s) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }

@@ -8,7 +8,7 @@
 
 use bytes::Bytes;
 
-use crate::error::{Error, Result};
+use crate::input::{check_len, check_name, InputError};
 
 /// Longest tenant name, in bytes.
 pub const MAX_TENANT_LEN: usize = 1024;
@@ -90,24 +90,43 @@ impl Table {
     }
 }
 
-/// A validated tenant name (1..=[`MAX_TENANT_LEN`] bytes) and its encoded key prefix.
+/// A validated tenant name (1..=[`MAX_TENANT_LEN`] bytes, no NUL byte) and its encoded key
+/// prefix.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TenantId {
     prefix: Bytes,
 }
 
 impl TenantId {
-    /// A tenant named `name`.
+    /// A tenant named `name`: 1..=[`MAX_TENANT_LEN`] bytes (any bytes but NUL: a name
+    /// with a NUL could not be given on a command line, so its data could never be queried
+    /// or forgotten there).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for an empty name or one over [`MAX_TENANT_LEN`] bytes.
-    pub fn new(name: impl AsRef<[u8]>) -> Result<Self> {
+    /// [`InputError`] naming the `tenant name` field: empty, over [`MAX_TENANT_LEN`] bytes,
+    /// or holding a NUL byte. It converts into [`crate::Error::InvalidArgument`].
+    pub fn new(name: impl AsRef<[u8]>) -> Result<Self, InputError> {
         let name = name.as_ref();
-        if name.is_empty() || name.len() > MAX_TENANT_LEN {
-            return Err(Error::InvalidArgument("tenant name must be 1..=1024 bytes"));
+        check_name("tenant name", name, MAX_TENANT_LEN)?;
+        Self::from_stored(name)
+    }
+
+    /// A tenant whose name was read back from a key of the store: 1..=[`MAX_TENANT_LEN`]
+    /// bytes, NUL allowed (stores written before [`TenantId::new`] refused NUL may hold
+    /// such names, and they must stay listable, readable and erasable).
+    ///
+    /// # Errors
+    /// [`InputError`] for an empty name or one over [`MAX_TENANT_LEN`] bytes.
+    pub fn from_stored(name: impl AsRef<[u8]>) -> Result<Self, InputError> {
+        let name = name.as_ref();
+        if name.is_empty() {
+            return Err(InputError::Empty {
+                field: "tenant name",
+            });
         }
-        let len = u16::try_from(name.len())
-            .map_err(|_| Error::InvalidArgument("tenant name must be 1..=1024 bytes"))?;
+        check_len("tenant name", name.len(), MAX_TENANT_LEN)?;
+        // MAX_TENANT_LEN fits a u16.
+        let len = u16::try_from(name.len()).unwrap_or(u16::MAX);
         let mut prefix = Vec::with_capacity(2 + name.len());
         prefix.extend_from_slice(&len.to_be_bytes());
         prefix.extend_from_slice(name);
@@ -215,6 +234,13 @@ mod tests {
         assert!(TenantId::new("").is_err());
         assert!(TenantId::new(vec![b'x'; MAX_TENANT_LEN + 1]).is_err());
         assert!(TenantId::new(vec![b'x'; MAX_TENANT_LEN]).is_ok());
+        assert_eq!(
+            TenantId::new("a\0b"),
+            Err(InputError::Nul {
+                field: "tenant name",
+                at: 1
+            })
+        );
     }
 
     #[test]

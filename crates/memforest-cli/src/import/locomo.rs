@@ -7,6 +7,13 @@
 //! text (skipped unless they carry an image caption), image turns (`blip_caption` appended
 //! as `[image: ...]`), numeric answers, evidence strings holding several ids (`"D8:6; D9:17"`,
 //! `"D9:1 D4:4"`), zero-padded or `D:11:26`-style ids, and ids that match no turn.
+//!
+//! Turn ids are the `dia_id`s (`D<session>:<turn>`, the turn's position when missing). A
+//! `sample_id` repeated in the file is the same tenant (counted): its sessions are
+//! ingested again with `Db::ingest_session`'s append semantics, so turns whose `dia_id` is
+//! already stored are skipped as duplicates (or reported as conflicts when their text
+//! differs) and only new ones are appended. Every entry is checked against the store's
+//! limits while reading (an error names the sample, session and turn).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -14,7 +21,7 @@ use std::path::Path;
 use memforest_engine::memory::session::{Role, Session, Turn};
 use serde_json::Value;
 
-use super::{dates, text_of, Dataset, Question, TenantData, Warnings};
+use super::{check, dates, text_of, Dataset, Question, TenantData, Warnings};
 use crate::error::{CliError, Result};
 
 const DAY_MICROS: i64 = 86_400_000_000;
@@ -36,7 +43,8 @@ pub fn category_name(n: u64) -> &'static str {
 ///
 /// # Errors
 /// [`CliError::Format`] when the top level is not an array of samples with a
-/// `conversation` object.
+/// `conversation` object; [`CliError::Input`] naming the sample (and session, turn and
+/// field) of an entry over a limit of the store.
 pub fn parse(path: &Path, doc: &Value) -> Result<Dataset> {
     let bad = |reason: String| CliError::Format {
         path: path.to_path_buf(),
@@ -68,7 +76,13 @@ pub fn parse(path: &Path, doc: &Value) -> Result<Dataset> {
                 }
             }
         }
-        out.tenants.push(tenant);
+        for session in &tenant.sessions {
+            check::entry(path, || format!("sample {i}"), &name, session)?;
+        }
+        if out.add(&name, tenant.sessions) {
+            out.warnings
+                .add("repeated sample_id (sessions appended to the same tenant)");
+        }
     }
     Ok(out)
 }

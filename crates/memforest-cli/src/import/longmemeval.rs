@@ -6,9 +6,18 @@
 //!
 //! Sessions are ingested in date order (the oracle file does not keep it). Tolerated defects
 //! (counted): missing or unparseable dates (the previous session's time is used), lists of
-//! different lengths (the extra entries are dropped), duplicate session ids (suffixed),
-//! empty turns (skipped), unknown roles (stored as system), numeric answers, answer session
-//! ids that match no session.
+//! different lengths (the extra entries are dropped), repeated session ids and question
+//! ids, empty turns (skipped), unknown roles (stored as system), numeric answers, answer
+//! session ids that match no session.
+//!
+//! Repeats follow `Db::ingest_session`'s append semantics: a `question_id` repeated in the
+//! file is the same tenant, a session id repeated within a tenant the same session. The
+//! file has no turn ids, so a turn's id is `<session id>#turn_<n>`, `n` its index in the
+//! session's list counted on from where the session's previous appearance in the file
+//! ended ([`super::turn_ids::TurnIds`]): a repeated session's turns are appended, nothing
+//! is dropped, and importing the same file again is a no-op. Every entry is checked
+//! against the store's limits while reading (an error names the instance, session and
+//! turn).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -16,14 +25,16 @@ use std::path::Path;
 use memforest_engine::memory::session::{Role, Session, Turn};
 use serde_json::Value;
 
-use super::{dates, text_of, Dataset, Question, TenantData, Warnings};
+use super::turn_ids::TurnIds;
+use super::{check, dates, text_of, Dataset, Question, TenantData, Warnings};
 use crate::error::{CliError, Result};
 
 /// Parses a LongMemEval document.
 ///
 /// # Errors
 /// [`CliError::Format`] when the top level is not an array of objects with a
-/// `haystack_sessions` list.
+/// `haystack_sessions` list; [`CliError::Input`] naming the instance (and session, turn and
+/// field) of an entry over a limit of the store.
 pub fn parse(path: &Path, doc: &Value) -> Result<Dataset> {
     let bad = |reason: String| CliError::Format {
         path: path.to_path_buf(),
@@ -34,6 +45,7 @@ pub fn parse(path: &Path, doc: &Value) -> Result<Dataset> {
         .as_array()
         .ok_or_else(|| bad("the top level is not an array of question instances".into()))?;
     let mut out = Dataset::default();
+    let mut turn_ids = TurnIds::default();
     for (i, item) in items.iter().enumerate() {
         let sessions = item
             .get("haystack_sessions")
@@ -47,7 +59,8 @@ pub fn parse(path: &Path, doc: &Value) -> Result<Dataset> {
                 format!("q-{i}")
             }
         };
-        let (tenant, evidence_turns) = history(&name, item, sessions, &mut out.warnings);
+        let (tenant, evidence_turns) =
+            history(&name, item, sessions, &mut turn_ids, &mut out.warnings);
         let known: HashSet<&str> = tenant.sessions.iter().map(|s| s.id.as_str()).collect();
         let mut evidence_sessions = Vec::new();
         for id in strings(item.get("answer_session_ids")) {
@@ -77,7 +90,13 @@ pub fn parse(path: &Path, doc: &Value) -> Result<Dataset> {
                 .and_then(Value::as_str)
                 .and_then(dates::longmemeval),
         });
-        out.tenants.push(tenant);
+        for session in &tenant.sessions {
+            check::entry(path, || format!("instance {i}"), &name, session)?;
+        }
+        if out.add(&name, tenant.sessions) {
+            out.warnings
+                .add("repeated question_id (sessions appended to the same tenant)");
+        }
     }
     Ok(out)
 }
@@ -96,6 +115,7 @@ fn history(
     name: &str,
     item: &Value,
     sessions: &[Value],
+    turn_ids: &mut TurnIds,
     w: &mut Warnings,
 ) -> (TenantData, Vec<String>) {
     let ids = strings(item.get("haystack_session_ids"));
@@ -103,7 +123,6 @@ fn history(
     if ids.len() != sessions.len() || dates.len() != sessions.len() {
         w.add("haystack lists of different lengths");
     }
-    let mut seen = HashSet::new();
     let mut out = Vec::with_capacity(sessions.len());
     let mut evidence = Vec::new();
     let mut last = 0;
@@ -112,14 +131,13 @@ fn history(
             w.add("session that is not a list (skipped)");
             continue;
         };
-        let mut id = ids.get(i).cloned().unwrap_or_else(|| {
+        let id = ids.get(i).cloned().unwrap_or_else(|| {
             w.add("session without id (named session-<index>)");
             format!("session-{i}")
         });
-        if !seen.insert(id.clone()) {
-            w.add("duplicate session id (suffixed)");
-            id = format!("{id}~{i}");
-            seen.insert(id.clone());
+        let (first, repeated) = turn_ids.reserve(name, &id, turns.len());
+        if repeated {
+            w.add("repeated session id (turns appended to it)");
         }
         let start = dates
             .get(i)
@@ -149,7 +167,7 @@ fn history(
                 }
             };
             let mut turn = Turn::new(role, "", text);
-            let tid = format!("{id}#turn_{j}");
+            let tid = TurnIds::id(&id, first.saturating_add(j));
             if t.get("has_answer").and_then(Value::as_bool) == Some(true) {
                 evidence.push(tid.clone());
             }

@@ -1,11 +1,21 @@
 //! Importers: each turns one file format into a [`Dataset`] of tenants, sessions and
 //! (for benchmarks) questions with their evidence. One module per format; all of them
-//! tolerate the known defects of the real files and count them in [`Warnings`].
+//! tolerate the known defects of the real files and count them in [`Warnings`], and check
+//! every entry against the store's limits while reading ([`check`]), so a bad entry fails
+//! naming its place before anything is stored.
+//!
+//! Repeats follow `Db::ingest_session`'s semantics in every format: a tenant named again
+//! is the same tenant ([`Dataset::add`]); a session id seen again is the same
+//! session, and its turns are appended unless their ids are already stored (then they are
+//! skipped and counted as duplicates, or reported as conflicts when their text differs).
+//! Each format documents how its turn ids are made.
 
+pub mod check;
 pub mod dates;
 pub mod jsonl;
 pub mod locomo;
 pub mod longmemeval;
+pub mod turn_ids;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -100,6 +110,34 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// Appends `sessions` to the tenant named `name`, adding the tenant when the file names
+    /// it for the first time; true when it was named before.
+    pub fn add(&mut self, name: &str, sessions: Vec<Session>) -> bool {
+        match self.tenants.iter_mut().find(|t| t.name == name) {
+            Some(t) => {
+                t.sessions.extend(sessions);
+                true
+            }
+            None => {
+                self.tenants.push(TenantData {
+                    name: name.to_owned(),
+                    sessions,
+                });
+                false
+            }
+        }
+    }
+
+    /// The start of the last session added for tenant `name`, if any.
+    #[must_use]
+    pub fn last_start(&self, name: &str) -> Option<i64> {
+        self.tenants
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.sessions.last())
+            .map(|s| s.start)
+    }
+
     /// Total turns over every tenant.
     #[must_use]
     pub fn turn_count(&self) -> usize {

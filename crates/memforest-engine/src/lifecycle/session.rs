@@ -11,7 +11,7 @@ use crate::lifecycle::ForgetReport;
 use crate::memory::forest::TenantForest;
 use crate::memory::record::{
     self, CellRecord, FactRecord, Occurrence, SessionRecord, TurnRecord, CELL_PREFIX,
-    PENDING_PREFIX, SESSION_PREFIX,
+    FAILED_PREFIX, PENDING_PREFIX, SESSION_PREFIX,
 };
 use crate::memory::store::{Kv, Staged};
 use crate::memory::text::normalize;
@@ -121,10 +121,12 @@ pub(crate) fn forget_session(
             Table::Sessions,
             &record::prefixed(CELL_PREFIX, &id.to_be_bytes()),
         );
-        st.delete(
-            Table::RouterState,
-            &record::prefixed(PENDING_PREFIX, &id.to_be_bytes()),
-        );
+        for mark in [PENDING_PREFIX, FAILED_PREFIX] {
+            st.delete(
+                Table::RouterState,
+                &record::prefixed(mark, &id.to_be_bytes()),
+            );
+        }
     }
     let tree = record::tree_id(TreeKind::Session, session);
     if let Some(t) = tf.tree(st, tree)? {

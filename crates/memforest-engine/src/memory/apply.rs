@@ -4,7 +4,8 @@
 //! session tree and clears the cells' pending marks, all in one batch (ingest commits a
 //! whole session's cells at once: one WAL write, and a tree page rewritten by many facts of
 //! the session is written once). A cell whose pending mark is gone was already committed, so
-//! a replay changes nothing.
+//! a replay changes nothing. [`commit_or_fail`] keeps one cell that can never be committed
+//! (`memory::failed`) from failing the others.
 
 use std::collections::BTreeSet;
 
@@ -13,6 +14,7 @@ use memforest_tree::{Payload, TreeKind};
 use crate::key::{Table, TenantId};
 use crate::memory::extract::{CellTurn, Extraction, ExtractionInput};
 use crate::memory::fact::{self, Upsert};
+use crate::memory::failed;
 use crate::memory::record::{
     self, CellRecord, Occurrence, TurnRecord, CELL_PREFIX, PENDING_PREFIX,
 };
@@ -67,13 +69,16 @@ pub struct Prepared {
     embeddings: Option<Vec<Vec<f32>>>,
 }
 
-/// Extracts and commits cell `cell` of `tenant` on its own.
+/// Extracts and commits cell `cell` of `tenant` on its own (a commit that fails for good
+/// records the cell as failed: [`commit_or_fail`]).
 ///
 /// # Errors
-/// [`MemoryError`]; a model failure leaves the pending mark for a retry.
+/// [`MemoryError`]; a model failure leaves the pending mark for a retry; a permanent
+/// failure of the extraction ([`failed::is_permanent`]) is returned for the caller to
+/// record.
 pub fn process(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<CellOutcome, MemoryError> {
     let prepared = prepare(shared, tenant, cell)?;
-    commit(shared, tenant, std::slice::from_ref(&prepared))
+    commit_or_fail(shared, tenant, std::slice::from_ref(&prepared)).map(|(out, _)| out)
 }
 
 /// Loads cell `cell` of `tenant` and runs the extractor (and the embedder) on it.
@@ -190,6 +195,53 @@ pub fn commit(
         .counters
         .dirty_now(!out.trees.is_empty() || forest.any_dirty());
     Ok(out)
+}
+
+impl CellOutcome {
+    /// Adds what another commit did.
+    fn absorb(&mut self, other: Self) {
+        self.facts_added += other.facts_added;
+        self.facts_merged += other.facts_merged;
+        self.trees.extend(other.trees);
+        self.seqno = self.seqno.max(other.seqno);
+    }
+}
+
+/// [`commit`]s `cells` in one batch; when that fails for a reason that may be one cell's
+/// own ([`failed::is_permanent`]), commits them one at a time instead and records each cell
+/// that fails so as failed ([`failed::record`]). Returns what was committed and how many
+/// cells were recorded as failed.
+///
+/// # Errors
+/// As [`commit`], for failures that are not permanent (nothing of the failing commit is
+/// applied).
+pub fn commit_or_fail(
+    shared: &Shared,
+    tenant: &TenantId,
+    cells: &[Prepared],
+) -> Result<(CellOutcome, u64), MemoryError> {
+    let e = match commit(shared, tenant, cells) {
+        Ok(out) => return Ok((out, 0)),
+        Err(e) if failed::is_permanent(&e) => e,
+        Err(e) => return Err(e),
+    };
+    if let [only] = cells {
+        failed::record(shared, tenant, only.cell, &e)?;
+        return Ok((CellOutcome::default(), 1));
+    }
+    let mut out = CellOutcome::default();
+    let mut gave_up = 0;
+    for p in cells {
+        match commit(shared, tenant, std::slice::from_ref(p)) {
+            Ok(one) => out.absorb(one),
+            Err(e) if failed::is_permanent(&e) => {
+                failed::record(shared, tenant, p.cell, &e)?;
+                gave_up += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((out, gave_up))
 }
 
 /// Stages one cell: its session-tree leaf, its facts and their routing, and the removal

@@ -3,6 +3,8 @@
 
 use memforest_tree::TreeError;
 
+use crate::memory::limits::SessionInputError;
+
 /// Memory-layer failures.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
@@ -20,7 +22,11 @@ pub enum MemoryError {
         /// The decoder's message (with its byte offset).
         detail: String,
     },
-    /// A record failed to encode.
+    /// The session given to `Db::ingest_session` breaks an input limit
+    /// (`memory::limits`); nothing was written.
+    #[error("invalid input: {0}")]
+    Input(#[from] SessionInputError),
+    /// A record failed to encode (or is over the record size limit).
     #[error("encode: {0}")]
     Encode(String),
     /// An internal invariant did not hold (a bug, reported instead of a panic).

@@ -11,8 +11,10 @@ pub mod embed;
 mod error;
 pub mod extract;
 pub mod fact;
+pub mod failed;
 pub mod forest;
 pub mod ingest;
+pub mod limits;
 pub mod model;
 pub mod options;
 pub mod pool;
@@ -46,7 +48,7 @@ use crate::db::Db;
 use crate::key::{Table, TenantId};
 use crate::memory::forest::Forest;
 use crate::memory::pool::Pool;
-use crate::memory::record::PENDING_PREFIX;
+use crate::memory::record::{FAILED_PREFIX, PENDING_PREFIX};
 use crate::memory::stats::Counters;
 use crate::memory::store::{Kv, Staged};
 
@@ -277,6 +279,7 @@ impl Runtime {
         let kv = Kv::new(Arc::clone(db.core()));
         let mut forest = Forest::default();
         let mut cells = Backoff::new();
+        let mut failed = 0u64;
         let now = Instant::now();
         for tenant in db.tenants()? {
             for (k, _) in kv.scan_prefix(&tenant, Table::RouterState, &[PENDING_PREFIX])? {
@@ -284,6 +287,9 @@ impl Runtime {
                     cells.insert((tenant.clone(), cell, 0), (now, 0));
                 }
             }
+            failed += kv
+                .scan_prefix(&tenant, Table::RouterState, &[FAILED_PREFIX])?
+                .len() as u64;
             let marks = kv.scan_prefix(&tenant, Table::DirtyMarks, &[])?;
             if marks.is_empty() {
                 continue;
@@ -304,6 +310,8 @@ impl Runtime {
                 source: e,
             })
         };
+        let counters = Counters::default();
+        counters.cells_failed(failed);
         let shared = Arc::new(Shared {
             kv,
             extract_pool: Pool::new("mf-extract", opts.extract_pool, Some(opts.extract_pool))
@@ -311,7 +319,7 @@ impl Runtime {
             summary_pool: Pool::new("mf-summary", opts.summary_pool, None).map_err(io)?,
             opts,
             forest: Mutex::new(forest),
-            counters: Counters::default(),
+            counters,
             signal: Mutex::new(Signal {
                 wake: true,
                 ..Signal::default()

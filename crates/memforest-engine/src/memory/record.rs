@@ -24,6 +24,9 @@ pub const NEXT_SCENE_KEY: &[u8] = b"n";
 /// `RouterState` key prefix marking a cell whose extraction has not committed
 /// (`p | cell id BE`, empty value).
 pub const PENDING_PREFIX: u8 = b'p';
+/// `RouterState` key prefix of a cell that can never be extracted (`f | cell id BE`,
+/// value a [`FailedCellRecord`]); its raw turns stay stored.
+pub const FAILED_PREFIX: u8 = b'f';
 
 /// A prefix byte followed by `rest`.
 #[must_use]
@@ -62,6 +65,13 @@ pub struct TurnRecord {
     pub text: String,
     /// Resolved time, microseconds since the Unix epoch.
     pub time: i64,
+}
+
+/// Why a cell was given up on (`RouterState`, `f | cell id BE`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCellRecord {
+    /// The error that made it unextractable (no turn text).
+    pub reason: String,
 }
 
 /// A MemCell: turns `first..first + count` of a session.
@@ -161,9 +171,20 @@ pub struct SceneState {
 /// Encodes a record.
 ///
 /// # Errors
-/// [`MemoryError::Encode`] (never for these plain types in practice).
+/// [`MemoryError::Encode`] when the encoding is over the decoder's limit
+/// (`memforest_codec::serde_codec::DECODE_LIMIT`, 16 MiB), so nothing is ever stored that
+/// could not be read back (the serializer itself never fails for these plain types).
 pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, MemoryError> {
-    memforest_codec::serde_codec::encode(value).map_err(|e| MemoryError::Encode(e.to_string()))
+    let limit = memforest_codec::serde_codec::DECODE_LIMIT;
+    let bytes = memforest_codec::serde_codec::encode(value)
+        .map_err(|e| MemoryError::Encode(e.to_string()))?;
+    if bytes.len() > limit {
+        return Err(MemoryError::Encode(format!(
+            "record of {} bytes is over the {limit}-byte record limit",
+            bytes.len()
+        )));
+    }
+    Ok(bytes)
 }
 
 /// Decodes a record of `table`/`key` (named in the error).
@@ -199,6 +220,13 @@ pub fn turn_key(session: &str, index: u32) -> [u8; 12] {
     k[..8].copy_from_slice(&session_hash(session).to_be_bytes());
     k[8..].copy_from_slice(&index.to_be_bytes());
     k
+}
+
+/// The id of a turn given without one: `{session}#turn_{position}`, its position in the
+/// `Session::turns` it came in.
+#[must_use]
+pub fn default_turn_id(session: &str, position: usize) -> String {
+    format!("{session}#turn_{position}")
 }
 
 /// Deterministic cell id: hash of session id and cell index.
@@ -248,4 +276,19 @@ pub fn vector_bytes(v: &[f32]) -> Vec<u8> {
 #[must_use]
 pub fn be_u64(bytes: &[u8]) -> Option<u64> {
     Some(u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_the_decoder_would_refuse_is_never_encoded() {
+        let limit = memforest_codec::serde_codec::DECODE_LIMIT;
+        let fits = "x".repeat(limit - 64);
+        let back: String = decode(&encode(&fits).unwrap(), "turn").unwrap();
+        assert_eq!(back.len(), fits.len());
+        let over = "x".repeat(limit + 1);
+        assert!(matches!(encode(&over), Err(MemoryError::Encode(_))));
+    }
 }

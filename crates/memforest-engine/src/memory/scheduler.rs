@@ -23,7 +23,7 @@ use crate::memory::record;
 use crate::memory::stats::CallKind;
 use crate::memory::store::Staged;
 use crate::memory::summarize::{header, SummaryOutput, SummaryRequest};
-use crate::memory::{apply, MemoryError, Shared};
+use crate::memory::{apply, failed, MemoryError, Shared};
 
 /// A node to summarize: tenant, tree id, node.
 type Item = (TenantId, u64, NodeId);
@@ -70,8 +70,12 @@ pub fn run(shared: &Arc<Shared>) {
 /// Re-runs extraction for pending cells whose retry time has come.
 fn retry_cells(shared: &Shared) {
     for (tenant, cell) in shared.due_cells() {
-        match apply::process(shared, &tenant, cell) {
-            Ok(_) => shared.cell_done(&tenant, cell),
+        let outcome = match apply::process(shared, &tenant, cell) {
+            Err(e) if failed::is_permanent(&e) => failed::record(shared, &tenant, cell, &e),
+            other => other.map(|_| ()),
+        };
+        match outcome {
+            Ok(()) => shared.cell_done(&tenant, cell),
             Err(MemoryError::Model(_)) => shared.retry_cell(&tenant, cell),
             Err(e) => {
                 shared.cell_done(&tenant, cell);

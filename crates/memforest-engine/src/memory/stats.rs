@@ -45,6 +45,9 @@ pub struct MemoryStats {
     pub dirty_by_level: Vec<u64>,
     /// Cells whose extraction has not committed.
     pub pending_cells: u64,
+    /// Cells given up as never extractable (`memory::failed`: their raw turns stay
+    /// stored): those recorded in the store when it was opened plus those since.
+    pub failed_cells: u64,
     /// How long the oldest outstanding dirty mark has waited (zero when nothing is dirty).
     pub summary_lag: Duration,
     /// Summaries reused because the node's input hash was unchanged.
@@ -94,6 +97,16 @@ impl Counters {
         let mut s = self.inner.lock();
         s.summaries_reused += reused;
         s.summaries_stale += stale;
+    }
+
+    /// Counts `n` cells recorded as failed.
+    pub fn cells_failed(&self, n: u64) {
+        self.inner.lock().failed_cells += n;
+    }
+
+    /// Counts one cell recorded as failed.
+    pub fn cell_failed(&self) {
+        self.cells_failed(1);
     }
 
     /// Adds to the single-child copy counter.

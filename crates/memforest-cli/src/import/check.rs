@@ -1,0 +1,49 @@
+//! The importers' up-front check: every tenant name and session of a file is checked
+//! against the store's input limits while the file is read, so that a bad entry fails
+//! naming its place in the file before anything is stored (`memforest ingest` stores
+//! nothing from a file with any bad entry).
+
+use std::path::Path;
+
+use memforest_engine::memory::limits::{check_session, SessionInputError};
+use memforest_engine::memory::session::Session;
+use memforest_engine::{InputError, TenantId};
+
+use crate::error::{CliError, Result};
+
+/// Why an entry of an input file is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// The tenant name is empty, too long or holds a NUL byte.
+    #[error(transparent)]
+    Tenant(#[from] InputError),
+    /// The session breaks a limit (`memforest_engine::memory::limits`).
+    #[error(transparent)]
+    Session(#[from] SessionInputError),
+}
+
+/// Checks `tenant` and `session`, found at `at` in `path` (`line 12`, `sample 3`, ...), as
+/// `Db::ingest_session` will.
+///
+/// # Errors
+/// [`CliError::Input`] naming `path`, `at` and, through [`Refused`], the tenant field or
+/// the session, turn and field.
+pub fn entry(
+    path: &Path,
+    at: impl FnOnce() -> String,
+    tenant: &str,
+    session: &Session,
+) -> Result<()> {
+    let refused = match TenantId::new(tenant) {
+        Err(e) => Refused::from(e),
+        Ok(_) => match check_session(session) {
+            Err(e) => Refused::from(e),
+            Ok(()) => return Ok(()),
+        },
+    };
+    Err(CliError::Input {
+        path: path.to_path_buf(),
+        at: at(),
+        source: Box::new(refused),
+    })
+}
