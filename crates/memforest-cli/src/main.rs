@@ -300,12 +300,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let handle = store::open(&db, options)?;
             let s = ingest::run(&handle, &data, is_tty())?;
             handle.close()?;
-            print(json, &s, |s| {
-                format!(
-                    "ingested {} turns ({} sessions, {} tenants): {} facts, {} trees, {} model calls ({} failed), {:.1} s, {:.0} turns/s, {} warnings\n",
-                    s.turns, s.sessions, s.tenants, s.facts, s.trees, s.llm_calls, s.llm_errors, s.seconds, s.turns_per_sec, s.warnings
-                )
-            })
+            print(json, &s, ingest::render)
         }
         Command::Query {
             db,

@@ -7,40 +7,11 @@
     reason = "test code: a panic is a failed assertion"
 )]
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-fn memforest(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memforest"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = memforest(args);
-    assert!(
-        out.status.success(),
-        "memforest {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Runs a failing command; returns its stderr.
-fn fails(args: &[&str]) -> String {
-    let out = memforest(args);
-    assert!(!out.status.success(), "memforest {args:?} succeeded");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
+use common::{data, fails, ok};
 
 fn ingest_sessions(db: &str) {
     let file = data("sessions.jsonl");

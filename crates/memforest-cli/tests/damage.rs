@@ -11,46 +11,15 @@
     reason = "test code: a panic is a failed assertion"
 )]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn memforest(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memforest"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = memforest(args);
-    assert!(
-        out.status.success(),
-        "memforest {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Runs a failing command; returns its stdout and stderr together.
-fn fails(args: &[&str]) -> String {
-    let out = memforest(args);
-    assert!(!out.status.success(), "memforest {args:?} succeeded");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!text.contains("panicked"), "{text}");
-    text
-}
+use common::{data, fails, ok};
 
 fn sessions() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sessions.jsonl")
-        .to_str()
-        .unwrap()
-        .to_owned()
+    data("sessions.jsonl").to_str().unwrap().to_owned()
 }
 
 /// A store holding the sample sessions; with `compact`, all of it in segment files and

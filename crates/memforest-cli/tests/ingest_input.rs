@@ -10,18 +10,13 @@
     reason = "test code: a panic is a failed assertion"
 )]
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
+use std::path::Path;
+
+use common::memforest;
 use memforest_cli::import::{self, Format};
 use serde_json::{json, Value};
-
-fn memforest(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memforest"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 /// Runs `ingest --json` of `file` (as `format`) into `db`; returns the summary and stderr.
 fn ingest(db: &Path, format: &str, file: &Path) -> (Value, String) {

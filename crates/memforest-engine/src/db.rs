@@ -307,7 +307,7 @@ impl Db {
             let Some(decoded) = key::decode(&k) else {
                 break;
             };
-            let tenant = TenantId::new(decoded.tenant)?;
+            let tenant = TenantId::from_stored(decoded.tenant)?;
             match prefix_successor(tenant.prefix()) {
                 Some(next) => lower = Bytes::from(next),
                 None => break,
