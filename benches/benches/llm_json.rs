@@ -5,8 +5,8 @@
 //! `cargo bench -p memforest-benches --bench llm_json`
 
 use criterion::{black_box, criterion_main, Criterion, Throughput};
-use memforest_engine::llm::items::parse_items;
-use memforest_engine::llm::json::extract_json;
+use memforest_llm::items::parse_items;
+use memforest_llm::json::extract_json;
 use serde_json::{json, Value};
 
 /// A reply of `n` items as a model writes it: prose, a fence, `{"items": [...]}`.

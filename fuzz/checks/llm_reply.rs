@@ -9,9 +9,9 @@
     reason = "a failed expectation is a finding: the fuzzer and the corpus test report it"
 )]
 
-use memforest_engine::llm::items::{parse_items, MAX_KEYS, MAX_TOPICS};
-use memforest_engine::llm::json::{extract_json, JsonExtractError};
-use memforest_engine::llm::reply::{parse_chat_reply, parse_embedding_reply};
+use memforest_llm::items::{parse_items, MAX_KEYS, MAX_TOPICS};
+use memforest_llm::json::{extract_json, JsonExtractError};
+use memforest_llm::reply::{parse_chat_reply, parse_embedding_reply};
 
 /// Runs the check on one input.
 pub fn check(data: &[u8]) {

@@ -64,7 +64,7 @@ pub enum CliError {
     Memory(#[from] memforest_engine::memory::MemoryError),
     /// An LLM client could not be built (bad URL, missing key variable).
     #[error("llm: {0}")]
-    Llm(#[from] memforest_engine::llm::LlmError),
+    Llm(#[from] memforest_llm::LlmError),
     /// A store check found damage.
     #[error("{path}: damage at byte offset {offset}: {reason}")]
     Damage {

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use memforest_engine::llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
+use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
 use memforest_engine::memory::summarize::HeaderOnlySummarizer;
 use memforest_engine::{Db, Durability, Options};
 

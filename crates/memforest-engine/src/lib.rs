@@ -34,7 +34,6 @@ pub mod key;
 pub mod level_cursor;
 pub mod level_targets;
 pub mod lifecycle;
-pub mod llm;
 pub mod lock;
 pub mod manifest;
 pub mod memory;

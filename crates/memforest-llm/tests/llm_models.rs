@@ -8,7 +8,7 @@ mod llm_support;
 use std::time::Duration;
 
 use llm_support::{chat_body, embeddings_body, Reply, TestServer};
-use memforest_engine::llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
+use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
 use memforest_engine::memory::embed::Embedder;
 use memforest_engine::memory::extract::{
     CellTurn, ExtractionInput, Extractor, Origin, SemanticRole,

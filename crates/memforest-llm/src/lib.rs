@@ -13,8 +13,8 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use memforest_engine::llm::{ChatMessage, LlmClient, LlmConfig};
-//! # fn main() -> Result<(), memforest_engine::llm::LlmError> {
+//! use memforest_llm::{ChatMessage, LlmClient, LlmConfig};
+//! # fn main() -> Result<(), memforest_llm::LlmError> {
 //! let config = LlmConfig::new("https://api.openai.com/v1", "gpt-4o-mini")
 //!     .with_api_key_env("OPENAI_API_KEY")
 //!     .with_timeout(Duration::from_secs(30));

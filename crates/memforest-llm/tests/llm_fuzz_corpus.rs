@@ -1,6 +1,6 @@
 //! Runs the `llm_reply` fuzz check (`fuzz/checks/llm_reply.rs`) over its seed corpus, so CI
 //! exercises it on every run. `regenerate_llm_reply_seeds` (ignored) rewrites the seeds:
-//! `cargo test -p memforest-engine --test llm_fuzz_corpus -- --ignored`.
+//! `cargo test -p memforest-llm --test llm_fuzz_corpus -- --ignored`.
 #![allow(clippy::unwrap_used, reason = "test code")]
 
 #[path = "../../../fuzz/checks/llm_reply.rs"]

@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod llm_support;
+#[path = "../../memforest-engine/tests/memory_common/mod.rs"]
 mod memory_common;
 
 use std::collections::BTreeSet;
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use llm_support::{embeddings_body, Reply, TestServer};
 use memforest_engine::lifecycle::Forget;
-use memforest_engine::llm::{LlmConfig, OpenAiEmbedder};
+use memforest_llm::{LlmConfig, OpenAiEmbedder};
 use memforest_engine::memory::embed::{Embedder, Embeddings};
 use memforest_engine::memory::model::{ModelError, Usage};
 use memforest_engine::memory::session::{Role, Session, Turn};

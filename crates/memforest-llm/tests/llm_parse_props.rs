@@ -2,9 +2,9 @@
 //! at any byte yields exactly the complete items before the cut.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use memforest_engine::llm::items::parse_items;
-use memforest_engine::llm::json::{extract_json, JsonExtractError};
-use memforest_engine::llm::reply::{parse_chat_reply, parse_embedding_reply};
+use memforest_llm::items::parse_items;
+use memforest_llm::json::{extract_json, JsonExtractError};
+use memforest_llm::reply::{parse_chat_reply, parse_embedding_reply};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

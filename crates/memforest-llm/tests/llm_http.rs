@@ -8,7 +8,7 @@ mod llm_support;
 use std::time::{Duration, Instant};
 
 use llm_support::{chat_body, embeddings_body, Reply, TestServer};
-use memforest_engine::llm::{ChatMessage, LlmClient, LlmConfig, LlmError};
+use memforest_llm::{ChatMessage, LlmClient, LlmConfig, LlmError};
 use memforest_engine::memory::model::Usage;
 use serde_json::json;
 
@@ -19,7 +19,7 @@ fn config(server: &TestServer, retries: u32) -> LlmConfig {
         .with_retries(retries, Duration::from_millis(1), Duration::from_secs(2))
 }
 
-fn ask(client: &LlmClient) -> Result<memforest_engine::llm::ChatReply, LlmError> {
+fn ask(client: &LlmClient) -> Result<memforest_llm::ChatReply, LlmError> {
     client.chat(&[
         ChatMessage::system("be brief"),
         ChatMessage::user("hello there"),
