@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
 use memforest_engine::memory::summarize::HeaderOnlySummarizer;
 use memforest_engine::{Db, Durability, Options};
+use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
 
 use crate::error::{CliError, Result};
 

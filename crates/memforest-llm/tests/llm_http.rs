@@ -8,8 +8,8 @@ mod llm_support;
 use std::time::{Duration, Instant};
 
 use llm_support::{chat_body, embeddings_body, Reply, TestServer};
-use memforest_llm::{ChatMessage, LlmClient, LlmConfig, LlmError};
 use memforest_engine::memory::model::Usage;
+use memforest_llm::{ChatMessage, LlmClient, LlmConfig, LlmError};
 use serde_json::json;
 
 /// Short timeouts and millisecond backoff so every test finishes quickly.

@@ -18,13 +18,13 @@ use std::time::{Duration, Instant};
 
 use llm_support::{embeddings_body, Reply, TestServer};
 use memforest_engine::lifecycle::Forget;
-use memforest_llm::{LlmConfig, OpenAiEmbedder};
 use memforest_engine::memory::embed::{Embedder, Embeddings};
 use memforest_engine::memory::model::{ModelError, Usage};
 use memforest_engine::memory::session::{Role, Session, Turn};
 use memforest_engine::memory::stats::CallKind;
 use memforest_engine::memory::synth::SynthExtractor;
 use memforest_engine::{Db, Durability, EngineNodeStore, Table};
+use memforest_llm::{LlmConfig, OpenAiEmbedder};
 use memforest_tree::{MemTree, NodeId, TreeId};
 use memory_common::{tenant, trees, T0};
 
