@@ -1,5 +1,5 @@
 //! Memory write path: `Db::ingest_session` of a fixed synthetic corpus
-//! (`memforest_engine::memory::synth`, 2,000 facts in 20 sessions of 100, one fact per
+//! (`memforest::memory::synth`, 2,000 facts in 20 sessions of 100, one fact per
 //! turn) followed by `flush_summaries()`, with the header-only `none` summarizer and with
 //! the default extractive one, against a same-run peer: the engine's raw `write` of the same
 //! turn texts as one batch per session (the storage floor: no cells, facts, trees or
@@ -23,10 +23,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_main, Criterion};
-use memforest_engine::memory::session::Session;
-use memforest_engine::memory::summarize::{ExtractiveSummarizer, HeaderOnlySummarizer, Summarizer};
-use memforest_engine::memory::synth::{SynthConfig, SynthCorpus, SynthExtractor};
-use memforest_engine::{Db, Durability, Options, Table, TenantId, WriteBatch};
+use memforest::memory::session::Session;
+use memforest::memory::summarize::{ExtractiveSummarizer, HeaderOnlySummarizer, Summarizer};
+use memforest::memory::synth::{SynthConfig, SynthCorpus, SynthExtractor};
+use memforest::{Memory, Options};
+use memforest_engine::{Durability, TenantId, WriteBatch};
 
 const SESSIONS: usize = 20;
 
@@ -39,17 +40,17 @@ fn facts(sessions: &[Session]) -> usize {
     sessions.iter().map(|s| s.turns.len()).sum()
 }
 
-fn open(summarizer: Arc<dyn Summarizer>) -> (tempfile::TempDir, Db) {
+fn open(summarizer: Arc<dyn Summarizer>) -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
     let mut o = Options::default();
     o.memory.extractor = Arc::new(SynthExtractor);
     o.memory.summarizer = summarizer;
-    let db = Db::open(dir.path(), o).unwrap();
+    let db = Memory::open(dir.path(), o).unwrap();
     (dir, db)
 }
 
 /// Times `work` on a fresh store per iteration.
-fn timed(iters: u64, summarizer: &Arc<dyn Summarizer>, work: impl Fn(&Db)) -> Duration {
+fn timed(iters: u64, summarizer: &Arc<dyn Summarizer>, work: impl Fn(&Memory)) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
         let (_dir, db) = open(Arc::clone(summarizer));
@@ -60,7 +61,7 @@ fn timed(iters: u64, summarizer: &Arc<dyn Summarizer>, work: impl Fn(&Db)) -> Du
     total
 }
 
-fn ingest_all(db: &Db, sessions: &[Session]) {
+fn ingest_all(db: &Memory, sessions: &[Session]) {
     let tenant = TenantId::new("bench").unwrap();
     for s in sessions {
         db.ingest_session(&tenant, s).unwrap();
@@ -68,16 +69,21 @@ fn ingest_all(db: &Db, sessions: &[Session]) {
     db.flush_summaries().unwrap();
 }
 
-fn raw_put(db: &Db, sessions: &[Session]) {
+fn raw_put(db: &Memory, sessions: &[Session]) {
     let tenant = TenantId::new("bench").unwrap();
     let mut n = 0u64;
     for s in sessions {
         let mut b = WriteBatch::new();
         for t in &s.turns {
-            b.put(&tenant, Table::Facts, &n.to_be_bytes(), t.text.as_bytes());
+            b.put(
+                &tenant,
+                memforest_engine::Table::new(3),
+                &n.to_be_bytes(),
+                t.text.as_bytes(),
+            );
             n += 1;
         }
-        db.write(&b, Durability::Buffered).unwrap();
+        db.db().write(&b, Durability::Buffered).unwrap();
     }
 }
 

@@ -101,11 +101,11 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_main, Criterion};
-use memforest_engine::recall::Query;
+use memforest::recall::Query;
 
 const TIMED_QUERIES: usize = 2_000;
 
-#[path = "../../crates/memforest-engine/examples/query_scale/workload.rs"]
+#[path = "../../crates/memforest/examples/query_scale/workload.rs"]
 mod workload;
 
 use workload::Store;

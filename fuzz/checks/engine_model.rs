@@ -195,7 +195,7 @@ pub fn check(data: &[u8]) -> Summary {
         let value = format!("v{i}").into_bytes();
         let t = tenant();
         let result = match op {
-            Op::Put(k, d) => db.put(&t, Table::Facts, &[k], &value, d).map(|_| {
+            Op::Put(k, d) => db.put(&t, Table::new(3), &[k], &value, d).map(|_| {
                 h.push(|m| drop(m.insert(k, value.clone())));
                 if d == Durability::SyncData {
                     h.mark_durable();
@@ -203,7 +203,7 @@ pub fn check(data: &[u8]) -> Summary {
             }),
             Op::Delete(k) => {
                 let mut b = WriteBatch::new();
-                b.delete(&t, Table::Facts, &[k]);
+                b.delete(&t, Table::new(3), &[k]);
                 db.write(&b, Durability::Buffered)
                     .map(|_| h.push(|m| drop(m.remove(&k))))
             }

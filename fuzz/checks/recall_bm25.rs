@@ -7,9 +7,9 @@
 
 use std::collections::BTreeSet;
 
-use memforest_engine::recall::bm25::{query_terms, term_counts, terms};
-use memforest_engine::recall::page::{term_hash, Terms};
-use memforest_engine::recall::Bm25Index;
+use memforest::recall::bm25::{query_terms, term_counts, terms};
+use memforest::recall::page::{term_hash, Terms};
+use memforest::recall::Bm25Index;
 
 /// Runs the check on one input.
 pub fn check(data: &[u8]) {

@@ -38,7 +38,7 @@ fn setup() -> tempfile::TempDir {
     let db = Db::open(dir.path(), Options::default()).unwrap();
     let t = TenantId::new("t").unwrap();
     for i in 0..20u8 {
-        db.put(&t, Table::Turns, &[i], &[i; 300], Durability::SyncData)
+        db.put(&t, Table::new(2), &[i], &[i; 300], Durability::SyncData)
             .unwrap();
         if i == 9 {
             db.flush().unwrap();
@@ -51,7 +51,7 @@ fn setup() -> tempfile::TempDir {
 fn present(db: &Db) -> Vec<u8> {
     let t = TenantId::new("t").unwrap();
     (0..20u8)
-        .filter(|i| db.get(&t, Table::Turns, &[*i]).unwrap().is_some())
+        .filter(|i| db.get(&t, Table::new(2), &[*i]).unwrap().is_some())
         .collect()
 }
 
@@ -93,13 +93,13 @@ fn flushed_data_survives_a_wal_garbled_mid_log() {
     // New writes get seqnos above everything flushed (the WAL is padded with no-ops), so
     // they win over older versions and survive another reopen.
     let t = TenantId::new("t").unwrap();
-    db.put(&t, Table::Turns, &[0], b"new", Durability::SyncData)
+    db.put(&t, Table::new(2), &[0], b"new", Durability::SyncData)
         .unwrap();
     assert!(db.seqno() > 10);
     db.close().unwrap();
     let db = Db::open(dir.path(), options(RecoveryMode::PointInTime)).unwrap();
     assert_eq!(
-        db.get(&t, Table::Turns, &[0]).unwrap().as_deref(),
+        db.get(&t, Table::new(2), &[0]).unwrap().as_deref(),
         Some(&b"new"[..])
     );
     assert_eq!(present(&db), got);

@@ -24,11 +24,12 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use memforest_engine::memory::record::{self, FactRecord, SessionRecord, TurnRecord};
-use memforest_engine::memory::session::{Role, Session, Turn};
-use memforest_engine::memory::summarize::ExtractiveSummarizer;
-use memforest_engine::memory::MemoryOptions;
-use memforest_engine::{Db, Options, Table, TenantId};
+use memforest::memory::record::{self, FactRecord, SessionRecord, TurnRecord};
+use memforest::memory::session::{Role, Session, Turn};
+use memforest::memory::summarize::ExtractiveSummarizer;
+use memforest::memory::MemoryOptions;
+use memforest::{schema::Table, Memory, Options};
+use memforest_engine::TenantId;
 use rand::Rng;
 
 const CHILD_ENV: &str = "MEMFOREST_KILL_LOOP_DIR";
@@ -39,18 +40,20 @@ const T0: i64 = 1_677_628_800_000_000;
 
 fn options() -> Options {
     Options {
-        memtable_size: 16 << 10,
-        l0_compaction_trigger: 2,
-        l0_stop_writes_trigger: 12,
-        max_bytes_for_level_base: 64 << 10,
-        target_file_size: 16 << 10,
+        engine: memforest_engine::Options {
+            memtable_size: 16 << 10,
+            l0_compaction_trigger: 2,
+            l0_stop_writes_trigger: 12,
+            max_bytes_for_level_base: 64 << 10,
+            target_file_size: 16 << 10,
+            ..memforest_engine::Options::default()
+        },
         memory: MemoryOptions {
             summarizer: Arc::new(ExtractiveSummarizer::default()),
             extract_pool: 1,
             summary_pool: 2,
             ..MemoryOptions::default()
         },
-        ..Options::default()
     }
 }
 
@@ -95,7 +98,7 @@ fn session(i: u64) -> Session {
 /// The child: ingests sessions `from..` for at most 20 s, printing `ack <i>` after each.
 fn child(dir: &str) {
     let from: u64 = std::env::var(FROM_ENV).unwrap().parse().unwrap();
-    let db = Db::open(dir, options()).unwrap();
+    let db = Memory::open(dir, options()).unwrap();
     let start = Instant::now();
     for i in (from..).take_while(|_| start.elapsed() < Duration::from_secs(20)) {
         db.ingest_session(&tenant(), &session(i)).unwrap();
@@ -105,18 +108,24 @@ fn child(dir: &str) {
 
 /// Checks session `i`: its record, each turn exactly once, its own fact exactly once with
 /// this session among its occurrences exactly once.
-fn check_session(db: &Db, facts: &[FactRecord], i: u64, what: &str) {
+fn check_session(db: &Memory, facts: &[FactRecord], i: u64, what: &str) {
     let t = tenant();
     let id = format!("s{i}");
     let rec = db
-        .get(&t, Table::Sessions, &record::prefixed(b's', id.as_bytes()))
+        .db()
+        .get(
+            &t,
+            Table::Sessions.into(),
+            &record::prefixed(b's', id.as_bytes()),
+        )
         .unwrap()
         .unwrap_or_else(|| panic!("{what}: acknowledged session {i} lost"));
     let rec: SessionRecord = record::decode(&rec, "session").unwrap();
     assert_eq!(rec.turns, 4, "{what}: session {i}");
     let prefix = record::turn_key(&id, 0);
     let turns: Vec<TurnRecord> = db
-        .scan_prefix(&t, Table::Turns, &prefix[..8], None)
+        .db()
+        .scan_prefix(&t, Table::Turns.into(), &prefix[..8], None)
         .unwrap()
         .map(|kv| record::decode(&kv.unwrap().1, "turn").unwrap())
         .collect();
@@ -144,9 +153,12 @@ fn check_session(db: &Db, facts: &[FactRecord], i: u64, what: &str) {
     }
 }
 
-fn all_facts(db: &Db) -> Vec<FactRecord> {
+fn all_facts(db: &Memory) -> Vec<FactRecord> {
     let t = tenant();
-    let rows = db.scan_prefix(&t, Table::Facts, &[], None).unwrap();
+    let rows = db
+        .db()
+        .scan_prefix(&t, Table::Facts.into(), &[], None)
+        .unwrap();
     let facts: Vec<FactRecord> = rows
         .map(|kv| record::decode(&kv.unwrap().1, "fact").unwrap())
         .collect();
@@ -214,12 +226,12 @@ fn sigkill_during_ingest_flush_compaction_and_summaries_loses_nothing() {
             acked = Some(acked.map_or(a, |b| b.max(a)));
         }
         let what = format!("round {round} (acknowledged up to {acked:?})");
-        let db = Db::open(dir.path(), options()).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let db = Memory::open(dir.path(), options()).unwrap_or_else(|e| panic!("{what}: {e}"));
         let report = db
             .verify()
             .unwrap_or_else(|e| panic!("{what}: verify: {e}"));
-        segment_files = segment_files.max(report.segment_files);
-        deeper_files = deeper_files.max(report.level_files.iter().skip(1).sum::<u64>());
+        segment_files = segment_files.max(report.store.segment_files);
+        deeper_files = deeper_files.max(report.store.level_files.iter().skip(1).sum::<u64>());
         let facts = all_facts(&db);
         if let Some(a) = acked {
             for i in 0..=a {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use memforest_engine::recall::bm25::Bm25Index;
+use memforest::recall::bm25::Bm25Index;
 
 use crate::import::TenantData;
 

@@ -61,7 +61,7 @@ pub enum CliError {
     Name(#[from] memforest_engine::InputError),
     /// The memory layer failed.
     #[error(transparent)]
-    Memory(#[from] memforest_engine::memory::MemoryError),
+    Memory(#[from] memforest::memory::MemoryError),
     /// An LLM client could not be built (bad URL, missing key variable).
     #[error("llm: {0}")]
     Llm(#[from] memforest_llm::LlmError),

@@ -6,7 +6,7 @@
 //! - turn recall@k of a question = |evidence turns among the first k distinct turns| /
 //!   |evidence turns|;
 //! - the baseline's list is its BM25 ranking of the raw turns;
-//! - MemForest's list is the source turns of the facts `Db::query` returns, in order of
+//! - MemForest's list is the source turns of the facts `Memory::query` returns, in order of
 //!   first appearance (a fact's occurrences' turns in ingest order), cut at k distinct
 //!   turns. Facts are asked `FACTS_PER_TURN * k` at first and the ask doubles until k
 //!   distinct turns come back or the store has no more matching facts, so MemForest is
@@ -19,7 +19,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use memforest_engine::{Db, TenantId};
+use memforest::Memory;
+use memforest_engine::TenantId;
 use serde::Serialize;
 
 use crate::baseline::{session_of, Baseline};
@@ -117,7 +118,7 @@ fn sessions(turns: &[String], of: &HashMap<String, String>, k: usize) -> Vec<Str
 
 /// MemForest's ranked distinct turns for `q`: at least `want` of them unless the store
 /// has no more matching facts (see the module docs).
-fn ranked_turns(db: &Db, tenant: &TenantId, q: &Question, want: usize) -> Result<Vec<String>> {
+fn ranked_turns(db: &Memory, tenant: &TenantId, q: &Question, want: usize) -> Result<Vec<String>> {
     let mut depth = want.saturating_mul(FACTS_PER_TURN).clamp(1, MAX_FACTS);
     loop {
         let r = retrieve::query(db, tenant, &q.text, q.time, depth)?;
@@ -136,7 +137,7 @@ fn abstention(q: &Question) -> bool {
 ///
 /// # Errors
 /// Retrieval errors; an invalid tenant name.
-pub fn run(db: &Db, data: &Dataset, k: usize, session_k: usize) -> Result<EvalReport> {
+pub fn run(db: &Memory, data: &Dataset, k: usize, session_k: usize) -> Result<EvalReport> {
     let started = std::time::Instant::now();
     let mut by_tenant: HashMap<&str, Vec<&Question>> = HashMap::new();
     for q in &data.questions {

@@ -1,14 +1,16 @@
 //! Ingesting a [`Dataset`] into a store: every tenant name and session checked first
-//! (nothing is stored when one is refused), then one `Db::ingest_session` per session (a
+//! (nothing is stored when one is refused), then one `Memory::ingest_session` per session (a
 //! session seen again appends its new turns; turns whose ids are stored are skipped and
 //! counted), a progress bar on stderr, then `flush_summaries`, and a [`IngestSummary`].
 
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use memforest_engine::memory::limits::check_session;
-use memforest_engine::memory::MemoryError;
-use memforest_engine::{Db, Table, TenantId};
+use memforest::memory::limits::check_session;
+use memforest::memory::MemoryError;
+use memforest::schema::Table;
+use memforest::Memory;
+use memforest_engine::TenantId;
 use serde::Serialize;
 
 use crate::error::{CliError, Result};
@@ -65,7 +67,7 @@ fn tenant_id(name: &str) -> Result<TenantId> {
     TenantId::new(name).map_err(CliError::from)
 }
 
-/// Checks every tenant name and session of `data` as `Db::ingest_session` will, before
+/// Checks every tenant name and session of `data` as `Memory::ingest_session` will, before
 /// anything is stored (the importers check while reading, naming the line; this covers a
 /// [`Dataset`] built any other way).
 fn check_all(data: &Dataset) -> Result<Vec<TenantId>> {
@@ -86,7 +88,7 @@ fn check_all(data: &Dataset) -> Result<Vec<TenantId>> {
 /// # Errors
 /// An invalid tenant name or a session over the limits (before anything is stored);
 /// engine and memory-layer errors.
-pub fn run(db: &Db, data: &Dataset, progress: bool) -> Result<IngestSummary> {
+pub fn run(db: &Memory, data: &Dataset, progress: bool) -> Result<IngestSummary> {
     let started = Instant::now();
     let tenants = check_all(data)?;
     let bar = ProgressBar::with_draw_target(
@@ -132,7 +134,10 @@ pub fn run(db: &Db, data: &Dataset, progress: bool) -> Result<IngestSummary> {
     s.summary_seconds = summaries.elapsed().as_secs_f64();
     bar.finish_and_clear();
     for tenant in &tenants {
-        for kv in db.scan_prefix(tenant, Table::Trees, &[], None)? {
+        for kv in db
+            .db()
+            .scan_prefix(tenant, Table::Trees.into(), &[], None)?
+        {
             kv?;
             s.trees += 1;
         }

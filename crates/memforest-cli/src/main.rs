@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use memforest::lifecycle::Forget;
 use memforest_cli::import::{self, Format};
 use memforest_cli::store::{self, ModelArgs};
 use memforest_cli::{demo, eval, ingest, retrieve, stats, verify, walcmd};
-use memforest_engine::lifecycle::Forget;
 use memforest_engine::TenantId;
 use serde::Serialize;
 
@@ -367,12 +367,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Verify { db, json } => {
             let r = verify::run(&db)?;
             print(json, &r, verify::render)?;
-            if !r.is_clean() {
+            if !r.store.is_clean() {
                 anyhow::bail!(
                     "{} is damaged: {} quarantined segment files, {} lost WAL segments",
                     db.display(),
-                    r.quarantined.len(),
-                    r.wal_missing.len()
+                    r.store.quarantined.len(),
+                    r.store.wal_missing.len()
                 );
             }
             Ok(())
@@ -425,7 +425,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     "wal_segments_removed": r.wal_segments_removed,
                 })
             } else {
-                handle.compact_all()?;
+                handle.db().compact_all()?;
                 serde_json::to_value(stats::collect(&handle)?)?
             };
             handle.close()?;

@@ -1,8 +1,9 @@
-//! MemForest retrieval for the CLI: [`Db::query`] (lexical mode) mapped to what `query`
+//! MemForest retrieval for the CLI: [`Memory::query`] (lexical mode) mapped to what `query`
 //! prints and what `eval` scores: the source turns of the retrieved facts.
 
-use memforest_engine::recall::Query;
-use memforest_engine::{Db, TenantId};
+use memforest::recall::Query;
+use memforest::Memory;
+use memforest_engine::TenantId;
 use serde::Serialize;
 
 use crate::error::Result;
@@ -39,7 +40,7 @@ pub struct Recall {
 /// # Errors
 /// The engine's query errors (storage, corrupt records).
 pub fn query(
-    db: &Db,
+    db: &Memory,
     tenant: &TenantId,
     question: &str,
     time: Option<i64>,

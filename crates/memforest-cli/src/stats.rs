@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use memforest_engine::{Db, Table};
+use memforest::schema::Table;
+use memforest::Memory;
 use serde::Serialize;
 
 use crate::error::Result;
@@ -47,7 +48,7 @@ pub struct StoreStats {
 ///
 /// # Errors
 /// Engine read errors.
-pub fn collect(db: &Db) -> Result<StoreStats> {
+pub fn collect(db: &Memory) -> Result<StoreStats> {
     let mut out = StoreStats::default();
     for tenant in db.tenants()? {
         let mut t = TenantStats {
@@ -55,7 +56,7 @@ pub fn collect(db: &Db) -> Result<StoreStats> {
             keys: BTreeMap::new(),
             bytes: BTreeMap::new(),
         };
-        for kv in db.scan_tenant(&tenant, None)? {
+        for kv in db.db().scan_tenant(&tenant, None)? {
             let (k, v) = kv?;
             let table = k
                 .first()
@@ -66,13 +67,13 @@ pub fn collect(db: &Db) -> Result<StoreStats> {
         }
         out.tenants.push(t);
     }
-    let s = db.stats();
+    let s = db.db().stats();
     out.level_files = s.levels.iter().map(|l| l.files).collect();
     out.level_bytes = s.levels.iter().map(|l| l.bytes).collect();
     out.wal_bytes = s.wal_bytes;
     out.memtable_bytes = s.memtable_bytes;
     out.space_amplification = s.space_amplification;
-    out.seqno = db.seqno();
+    out.seqno = db.db().seqno();
     out.damage = db.open_report().clone();
     Ok(out)
 }

@@ -1,11 +1,12 @@
 //! Opening a store from command-line settings: durability, extractor, summarizer,
-//! embedder and pool sizes become [`memforest_engine::Options`].
+//! embedder and pool sizes become [`memforest::Options`].
 
 use std::path::Path;
 use std::sync::Arc;
 
-use memforest_engine::memory::summarize::HeaderOnlySummarizer;
-use memforest_engine::{Db, Durability, Options};
+use memforest::memory::summarize::HeaderOnlySummarizer;
+use memforest::{Memory, Options};
+use memforest_engine::Durability;
 use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
 
 use crate::error::{CliError, Result};
@@ -144,8 +145,8 @@ impl ModelArgs {
 /// The engine's errors: a directory with files but no `CURRENT` is refused
 /// ([`memforest_engine::Error::NotAStore`], nothing changed), the lock held by another
 /// process, corruption naming file and offset.
-pub fn open(dir: &Path, options: Options) -> Result<Db> {
-    Ok(Db::open(dir, options)?)
+pub fn open(dir: &Path, options: Options) -> Result<Memory> {
+    Ok(Memory::open(dir, options)?)
 }
 
 /// Opens an existing store read-only, for the commands that only read (`query`, `stats`,
@@ -155,15 +156,15 @@ pub fn open(dir: &Path, options: Options) -> Result<Db> {
 /// # Errors
 /// The engine's errors ([`memforest_engine::Error::NotAStore`] for a directory without
 /// `CURRENT`, corruption naming file and offset).
-pub fn open_read_only(dir: &Path) -> Result<Db> {
-    Ok(Db::open_read_only(dir, small_pools())?)
+pub fn open_read_only(dir: &Path) -> Result<Memory> {
+    Ok(Memory::open_read_only(dir, small_pools())?)
 }
 
 /// Opens an existing store read-write for maintenance (`forget`, `compact`).
 ///
 /// # Errors
 /// As [`open_read_only`], and the lock held by another process.
-pub fn open_existing(dir: &Path) -> Result<Db> {
+pub fn open_existing(dir: &Path) -> Result<Memory> {
     if !dir.join(memforest_engine::manifest::CURRENT).is_file() {
         return Err(CliError::Engine(memforest_engine::Error::NotAStore {
             path: dir.to_path_buf(),

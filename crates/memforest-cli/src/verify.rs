@@ -1,13 +1,14 @@
-//! `verify`: opens the store and runs the engine's [`memforest_engine::Db::verify`]
-//! (manifest against the live version, level invariants, every segment file's checksums,
-//! sizes and key ranges, the WAL, every MemTree's invariants).
+//! `verify`: opens the store read-only and runs [`memforest::Memory::verify`] (manifest
+//! against the live version, level invariants, every segment file's checksums, sizes and
+//! key ranges, the WAL, every MemTree's invariants).
 //!
 //! Damage that stops the store from opening, and the first damage the check finds, is
 //! returned as [`CliError::Damage`] naming the file and byte offset.
 
 use std::path::Path;
 
-use memforest_engine::{VerifyReport, WAL_DIR};
+use memforest::{MemoryError, MemoryVerifyReport};
+use memforest_engine::WAL_DIR;
 use memforest_sst::SstError;
 use memforest_wal::WalError;
 
@@ -50,26 +51,28 @@ fn damage(dir: &Path, e: memforest_engine::Error) -> CliError {
 /// Checks the store in `dir` through a read-only handle: nothing is written, so it runs
 /// beside a writer and never changes what it checks. Damage that does not stop the store
 /// from opening (quarantined segment files, WAL loss accepted by salvage) is in the report
-/// ([`VerifyReport::is_clean`]); [`render`] and the exit code of `memforest verify` say so.
+/// ([`memforest_engine::VerifyReport::is_clean`]); [`render`] and the exit code of `memforest verify` say so.
 ///
 /// # Errors
 /// [`CliError::Damage`] naming the file and byte offset of the first damage that stops
 /// the store from opening or fails a check; the engine's errors (not a store).
-pub fn run(dir: &Path) -> Result<VerifyReport> {
-    let db = store::open_read_only(dir).map_err(|e| match e {
-        CliError::Engine(e) => damage(dir, e),
+pub fn run(dir: &Path) -> Result<MemoryVerifyReport> {
+    let located = |e: CliError| match e {
+        CliError::Engine(e) | CliError::Memory(MemoryError::Engine(e)) => damage(dir, e),
         other => other,
-    })?;
-    let report = db.verify().map_err(|e| damage(dir, e))?;
+    };
+    let db = store::open_read_only(dir).map_err(located)?;
+    let report = db.verify().map_err(|e| located(e.into()))?;
     db.close()?;
     Ok(report)
 }
 
 /// The report as text: `clean: ...` or `DAMAGED: ...` with what is damaged and what to do.
 #[must_use]
-pub fn render(r: &VerifyReport) -> String {
+pub fn render(report: &MemoryVerifyReport) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
+    let r = &report.store;
     let counts = format!(
         "{} segment files ({} entries, {} bytes), {} WAL files ({} batches), {} trees ({} nodes)",
         r.segment_files,
@@ -77,8 +80,8 @@ pub fn render(r: &VerifyReport) -> String {
         r.segment_bytes,
         r.wal_files,
         r.wal_batches,
-        r.trees,
-        r.tree_nodes
+        report.trees,
+        report.tree_nodes
     );
     if r.is_clean() {
         let _ = writeln!(out, "clean: {counts}");

@@ -77,7 +77,8 @@ pub struct DumpEntry {
     pub op: String,
     /// Tenant name (lossy UTF-8), empty for reserved keys.
     pub tenant: String,
-    /// Table name, empty for reserved keys.
+    /// Table name (the memory store's schema; `Table(tag)` for a tag it does not define),
+    /// empty for reserved keys.
     pub table: String,
     /// Key length in bytes.
     pub key_len: usize,
@@ -104,7 +105,8 @@ pub fn dump(dir: &Path) -> Result<Vec<DumpEntry>> {
             let (tenant, table) = key::decode(&e.key).map_or_else(Default::default, |k| {
                 (
                     String::from_utf8_lossy(k.tenant).into_owned(),
-                    format!("{:?}", k.table),
+                    memforest::schema::Table::from_tag(k.table.tag())
+                        .map_or_else(|| format!("{:?}", k.table), |t| format!("{t:?}")),
                 )
             });
             out.push(DumpEntry {

@@ -10,9 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
+use memforest::memory::session::Role;
 use memforest_cli::import::{self, Format};
 use memforest_cli::CliError;
-use memforest_engine::memory::session::Role;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

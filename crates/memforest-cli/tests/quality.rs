@@ -15,9 +15,9 @@
 
 use std::path::Path;
 
+use memforest::Options;
 use memforest_cli::import::{self, Format};
 use memforest_cli::{eval, ingest, store};
-use memforest_engine::Options;
 
 #[test]
 #[ignore = "real data, ~25 s in release: cargo test --release -p memforest-cli --test quality -- --ignored"]

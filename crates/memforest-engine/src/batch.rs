@@ -117,6 +117,20 @@ impl WriteBatch {
         self.user_bytes
     }
 
+    /// What this batch last did to `key` of `table` in `tenant` (read-your-own-writes for a
+    /// batch being built): `Some(Some(value))` a put, `Some(None)` a delete, `None` no op
+    /// on that key. Range deletes are not considered. Costs a scan of the batch.
+    #[must_use]
+    pub fn staged(&self, tenant: &TenantId, table: Table, key: &[u8]) -> Option<Option<&[u8]>> {
+        let full = tenant.key(table, key);
+        let e = self.inner.entries().iter().rev().find(|e| e.key == full)?;
+        match Op::from_byte(e.kind) {
+            Some(Op::Put) => Some(Some(&e.value)),
+            Some(Op::Delete) => Some(None),
+            _ => None,
+        }
+    }
+
     /// The WAL representation.
     pub(crate) fn wal_batch(&self) -> &WalBatch {
         &self.inner

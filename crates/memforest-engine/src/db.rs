@@ -31,10 +31,6 @@ use crate::stats::Stats;
 pub struct Db {
     core: Arc<Core>,
     threads: Vec<JoinHandle<()>>,
-    /// The memory layer (scheduler + worker pools); `None` only while opening or closing.
-    memory: Option<crate::memory::Runtime>,
-    /// The read path's heat and page cache.
-    pub(crate) recall: crate::recall::RecallState,
     /// What the open found and did.
     report: OpenReport,
     /// `None` for a read-only handle.
@@ -60,11 +56,6 @@ impl Db {
     /// [`Error::Wal`] for WAL damage the recovery mode refuses; [`Error::Io`];
     /// [`Error::InvalidArgument`] for bad options.
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
-        Self::open_with(dir, options, true)
-    }
-
-    /// [`Db::open`], starting the memory layer only with `memory`.
-    pub(crate) fn open_with(dir: impl AsRef<Path>, options: Options, memory: bool) -> Result<Self> {
         options.validate()?;
         let dir = dir.as_ref().to_path_buf();
         let fs = &*options.storage;
@@ -81,9 +72,6 @@ impl Db {
         db.core.seal(false);
         db.core.request_compaction();
         db.threads = background::spawn(&db.core)?;
-        if memory {
-            db.start_memory(true)?;
-        }
         Ok(db)
     }
 
@@ -109,9 +97,7 @@ impl Db {
                 other => break other?,
             }
         };
-        let mut db = Self::assemble(dir, options, recovered, None)?;
-        db.start_memory(false)?;
-        Ok(db)
+        Self::assemble(dir, options, recovered, None)
     }
 
     fn assemble(
@@ -134,23 +120,9 @@ impl Db {
         Ok(Self {
             core,
             threads: Vec::new(),
-            memory: None,
-            recall: crate::recall::RecallState::default(),
             report: recovered.report,
             _lock: lock,
         })
-    }
-
-    /// Starts the memory layer; `scheduler` off for a read-only handle.
-    fn start_memory(&mut self, scheduler: bool) -> Result<()> {
-        let options = self.core.options.memory.clone();
-        let runtime =
-            crate::memory::Runtime::start(self, options, scheduler).map_err(|e| match e {
-                crate::memory::MemoryError::Engine(e) => e,
-                other => Error::corrupt(self.dir(), 0, other.to_string()),
-            })?;
-        self.memory = Some(runtime);
-        Ok(())
     }
 
     /// What the open found and did: quarantined and removed files, a dropped torn
@@ -262,7 +234,7 @@ impl Db {
     }
 
     /// Every key of `tenant`, all tables, at `snapshot`. Keys are yielded as
-    /// `table tag | key` (see [`Table::from_tag`]).
+    /// `table tag | key` (see [`Table::tag`]).
     ///
     /// # Errors
     /// As [`Db::scan`].
@@ -323,6 +295,37 @@ impl Db {
         self.core.snapshots.acquire(|| self.core.visible())
     }
 
+    /// Another handle on the snapshot at `seqno`: `Some` while a snapshot at exactly that
+    /// seqno is live (its versions are kept), or for a seqno at or past the latest published
+    /// one (then a snapshot of the latest state); `None` when the versions at `seqno` may be
+    /// gone.
+    #[must_use]
+    pub fn pin_snapshot(&self, seqno: u64) -> Option<Snapshot> {
+        self.core.snapshots.pin(seqno, || self.core.visible())
+    }
+
+    /// Makes deleted and overwritten bytes leave the directory: rotates the WAL, compacts
+    /// every segment file into the deepest level (dropping every version no snapshot
+    /// needs), deletes the WAL segments the rotation closed, and rewrites the manifest as a
+    /// snapshot (its edit log names the key ranges of deleted files). With no snapshot held
+    /// and no concurrent writer, no file holds a value deleted or overwritten before the
+    /// call once it returns. Returns the number of WAL segments deleted.
+    ///
+    /// # Errors
+    /// [`Error::ReadOnly`]; flush, compaction, WAL and manifest errors.
+    pub fn purge(&self) -> Result<u64> {
+        let core = &self.core;
+        if core.read_only {
+            return Err(Error::ReadOnly);
+        }
+        core.wal.rotate()?;
+        let rotated = core.wal.last_seqno();
+        self.compact_all()?;
+        let removed = core.wal.purge_up_to(rotated)?;
+        core.rewrite_manifest()?;
+        Ok(removed as u64)
+    }
+
     /// Deletes every key of `tenant` (one range delete).
     ///
     /// # Errors
@@ -330,21 +333,6 @@ impl Db {
     pub fn drop_tenant(&self, tenant: &TenantId, durability: Durability) -> Result<u64> {
         let mut b = WriteBatch::new();
         b.delete_tenant(tenant);
-        self.write(&b, durability)
-    }
-
-    /// Deletes the derived tables ([`Table::DERIVED`]) of every tenant, in one batch of
-    /// range deletes, so they can be regenerated.
-    ///
-    /// # Errors
-    /// As [`Db::write`] and [`Db::tenants`].
-    pub fn drop_derived(&self, durability: Durability) -> Result<u64> {
-        let mut b = WriteBatch::new();
-        for tenant in self.tenants()? {
-            for table in Table::DERIVED {
-                b.delete_table(&tenant, table);
-            }
-        }
         self.write(&b, durability)
     }
 
@@ -391,14 +379,9 @@ impl Db {
         self.core.visible()
     }
 
-    /// The engine core (for the memory layer's scheduler thread).
+    /// The engine core.
     pub(crate) fn core(&self) -> &Arc<Core> {
         &self.core
-    }
-
-    /// The memory layer, while running.
-    pub(crate) fn memory_runtime(&self) -> Option<&crate::memory::Runtime> {
-        self.memory.as_ref()
     }
 
     /// The database directory.
@@ -407,15 +390,28 @@ impl Db {
         &self.core.dir
     }
 
+    /// Makes every acknowledged write durable (`fdatasync` of the WAL, RocksDB
+    /// `SyncWAL`) and reports a background error recorded earlier. A read-only handle has
+    /// nothing to sync.
+    ///
+    /// # Errors
+    /// [`Error::Background`]; the WAL sync's error.
+    pub fn sync(&self) -> Result<()> {
+        if let Some(e) = self.core.bg_error() {
+            return Err(Error::Background(e));
+        }
+        if !self.core.read_only {
+            self.core.wal.sync()?;
+        }
+        Ok(())
+    }
+
     /// Stops the background threads (letting a running flush or compaction finish), syncs
     /// the WAL, and releases the lock.
     ///
     /// # Errors
     /// A background error recorded earlier; the WAL sync's error.
     pub fn close(mut self) -> Result<()> {
-        if let Some(mut m) = self.memory.take() {
-            m.stop(true);
-        }
         background::shutdown(&self.core, std::mem::take(&mut self.threads));
         if let Some(e) = self.core.bg_error() {
             return Err(Error::Background(e));
@@ -429,9 +425,6 @@ impl Db {
 
 impl Drop for Db {
     fn drop(&mut self) {
-        if let Some(mut m) = self.memory.take() {
-            m.stop(false);
-        }
         background::shutdown(&self.core, std::mem::take(&mut self.threads));
     }
 }
@@ -455,7 +448,7 @@ mod tests {
         let t = TenantId::new("t").unwrap();
         for round in 0..2u8 {
             for i in 0..50u8 {
-                db.put(&t, Table::Facts, &[i], &[round], Durability::Buffered)
+                db.put(&t, Table::new(3), &[i], &[round], Durability::Buffered)
                     .unwrap();
             }
             db.flush().unwrap();
@@ -469,7 +462,7 @@ mod tests {
         assert_eq!(stats.compaction_count, 1, "{stats:?}");
         for i in 0..50u8 {
             assert_eq!(
-                db.get(&t, Table::Facts, &[i]).unwrap().as_deref(),
+                db.get(&t, Table::new(3), &[i]).unwrap().as_deref(),
                 Some(&[1u8][..])
             );
         }

@@ -16,77 +16,23 @@ pub const MAX_TENANT_LEN: usize = 1024;
 /// First byte of every engine-internal key; no tenant key starts with it.
 pub const RESERVED_PREFIX: u8 = 0xFF;
 
-/// The engine's tables. The tag byte follows the tenant in every key.
+/// A table: an opaque tag byte that follows the tenant in every key. The engine gives tags
+/// no meaning; the layer above defines its tables (the memory store's schema lives in the
+/// `memforest` crate). One tenant's table is one contiguous key range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[repr(u8)]
-pub enum Table {
-    /// Conversation sessions.
-    Sessions = 0x01,
-    /// Conversation turns.
-    Turns = 0x02,
-    /// Canonical facts.
-    Facts = 0x03,
-    /// Fact time index (time -> fact id).
-    FactTimeIndex = 0x04,
-    /// MemTree descriptors (one per scope).
-    Trees = 0x05,
-    /// MemTree node pages ([`crate::node_store`]).
-    NodePages = 0x06,
-    /// Fact-to-tree memberships.
-    Memberships = 0x07,
-    /// Router state.
-    RouterState = 0x08,
-    /// Derived: summaries (regenerable).
-    Summaries = 0x40,
-    /// Derived: embeddings (regenerable).
-    Embeddings = 0x41,
-    /// Derived: dirty-mark bookkeeping (regenerable).
-    DirtyMarks = 0x42,
-    /// Derived: the read path's lexical postings and fact slots (`crate::recall::index`).
-    Postings = 0x43,
-}
+pub struct Table(u8);
 
 impl Table {
-    /// Every table, in tag order.
-    pub const ALL: [Self; 12] = [
-        Self::Sessions,
-        Self::Turns,
-        Self::Facts,
-        Self::FactTimeIndex,
-        Self::Trees,
-        Self::NodePages,
-        Self::Memberships,
-        Self::RouterState,
-        Self::Summaries,
-        Self::Embeddings,
-        Self::DirtyMarks,
-        Self::Postings,
-    ];
-
-    /// The derived tables, which `Db::drop_derived` drops for every tenant.
-    pub const DERIVED: [Self; 4] = [
-        Self::Summaries,
-        Self::Embeddings,
-        Self::DirtyMarks,
-        Self::Postings,
-    ];
+    /// The table with tag `tag`.
+    #[must_use]
+    pub const fn new(tag: u8) -> Self {
+        Self(tag)
+    }
 
     /// The tag byte.
     #[must_use]
-    pub fn tag(self) -> u8 {
-        self as u8
-    }
-
-    /// The table with tag `tag`, if any.
-    #[must_use]
-    pub fn from_tag(tag: u8) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.tag() == tag)
-    }
-
-    /// True for tables that can be dropped and regenerated.
-    #[must_use]
-    pub fn is_derived(self) -> bool {
-        Self::DERIVED.contains(&self)
+    pub const fn tag(self) -> u8 {
+        self.0
     }
 }
 
@@ -187,7 +133,7 @@ pub fn decode(full: &[u8]) -> Option<DecodedKey<'_>> {
         return None;
     }
     let tenant = full.get(2..2 + len)?;
-    let table = Table::from_tag(*full.get(2 + len)?)?;
+    let table = Table::new(*full.get(2 + len)?);
     let key = full.get(3 + len..)?;
     Some(DecodedKey { tenant, table, key })
 }
@@ -214,8 +160,8 @@ mod tests {
     fn tenants_are_disjoint_contiguous_prefixes() {
         let a = TenantId::new("a").unwrap();
         let ab = TenantId::new("ab").unwrap();
-        let k1 = a.key(Table::Facts, b"\xff\xff");
-        let k2 = ab.key(Table::Sessions, b"");
+        let k1 = a.key(Table::new(3), b"\xff\xff");
+        let k2 = ab.key(Table::new(1), b"");
         assert!(!k2.starts_with(a.prefix()));
         assert!(!k1.starts_with(ab.prefix()));
         let end = prefix_successor(a.prefix()).unwrap();
@@ -224,7 +170,7 @@ mod tests {
         let d = decode(&k1).unwrap();
         assert_eq!(
             (d.tenant, d.table, d.key),
-            (&b"a"[..], Table::Facts, &b"\xff\xff"[..])
+            (&b"a"[..], Table::new(3), &b"\xff\xff"[..])
         );
         assert!(decode(&[RESERVED_PREFIX, 1, 2]).is_none());
     }
@@ -241,13 +187,5 @@ mod tests {
                 at: 1
             })
         );
-    }
-
-    #[test]
-    fn tags_round_trip() {
-        for t in Table::ALL {
-            assert_eq!(Table::from_tag(t.tag()), Some(t));
-        }
-        assert_eq!(Table::from_tag(0), None);
     }
 }

@@ -12,10 +12,11 @@
 //! # fn main() -> memforest_engine::Result<()> {
 //! let db = Db::open("/tmp/db", Options::default())?;
 //! let alice = TenantId::new("alice")?;
+//! const NOTES: Table = Table::new(1); // tables are tags the application defines
 //! let mut batch = WriteBatch::new();
-//! batch.put(&alice, Table::Facts, b"fact-1", b"likes tea");
+//! batch.put(&alice, NOTES, b"note-1", b"likes tea");
 //! db.write(&batch, Durability::SyncData)?;
-//! assert_eq!(db.get(&alice, Table::Facts, b"fact-1")?.as_deref(), Some(&b"likes tea"[..]));
+//! assert_eq!(db.get(&alice, NOTES, b"note-1")?.as_deref(), Some(&b"likes tea"[..]));
 //! db.close()
 //! # }
 //! ```
@@ -27,23 +28,18 @@ pub mod compaction;
 mod core;
 mod db;
 mod error;
-pub mod filter_scope;
 pub mod flush;
 mod input;
 pub mod key;
 pub mod level_cursor;
 pub mod level_targets;
-pub mod lifecycle;
 pub mod lock;
 pub mod manifest;
-pub mod memory;
 pub mod memtable;
-pub mod node_store;
 mod open;
 mod options;
 pub mod orphans;
 pub mod range_del;
-pub mod recall;
 mod repair;
 pub mod retention;
 mod scan;
@@ -62,7 +58,6 @@ pub use error::{Error, Result};
 pub use input::{check_len, check_name, InputError};
 pub use key::{Table, TenantId};
 pub use memforest_wal::{Compression as WalCompression, Durability, RecoveryMode};
-pub use node_store::{EngineNodeStore, SnapshotNodeStore, StagedNodeStore};
 pub use open::{OpenReport, UnlistedFile, WAL_DIR};
 pub use options::Options;
 pub use orphans::QUARANTINE_SUFFIX;

@@ -7,7 +7,6 @@ use memforest_sst::SstOptions;
 use memforest_wal::{Compression, RecoveryMode};
 
 use crate::compaction::CompactionPri;
-use crate::filter_scope::PointReadKeys;
 
 /// Options for [`crate::Db::open`].
 #[derive(Debug, Clone)]
@@ -75,9 +74,9 @@ pub struct Options {
     /// and segment files tolerate no corruption whatever this says.
     pub recovery_mode: RecoveryMode,
     /// How segment files are built (block size, compression, bloom bits) and which keys
-    /// their bloom filters hold: by default [`PointReadKeys`], every key but the scan-only
-    /// ones (segment format version 3; files of older versions keep filters over every
-    /// key and stay readable). Lookups read each file's filter under this scope.
+    /// their bloom filters hold (`filter_scope`: every key by default; the memory store
+    /// sets a scope that leaves out the keys it only ever scans, segment format version
+    /// 3). Lookups read each file's filter under this scope.
     pub sst: SstOptions,
     /// Bytes of mapped segment-file pages (data blocks and index partitions, charged per
     /// 2 MiB window) the process keeps resident: past it the least recently read files are
@@ -94,8 +93,6 @@ pub struct Options {
     /// the likely cause, not profiled, is index and data pages released at 256 MiB and
     /// faulted back in by the next point reads.
     pub segment_resident_bytes: u64,
-    /// The memory layer (extractor, summarizer, pools, routing thresholds).
-    pub memory: crate::memory::MemoryOptions,
     /// Where every file operation goes: the WAL, segment files, the manifest and
     /// `CURRENT` (RocksDB `Env` / `FileSystem`). Default: the real filesystem
     /// ([`memforest_io::StdStorage`]); tests pass a [`memforest_io::FaultStorage`]. The
@@ -121,12 +118,8 @@ impl Default for Options {
             wal_segment_size: 64 << 20,
             wal_compression: Compression::default(),
             recovery_mode: RecoveryMode::default(),
-            sst: SstOptions {
-                filter_scope: Some(Arc::new(PointReadKeys)),
-                ..SstOptions::default()
-            },
+            sst: SstOptions::default(),
             segment_resident_bytes: 512 << 20,
-            memory: crate::memory::MemoryOptions::default(),
             storage: memforest_io::default_storage(),
         }
     }

@@ -11,7 +11,7 @@
 //!    seqno), with the flushed point at the largest seqno any of them holds, and tracks no
 //!    WAL segment; `CURRENT` is pointed at it. The previous manifest stays on disk until a
 //!    later open removes it as superseded.
-//! 3. The store is opened (without its memory layer): the WAL segments present are replayed above the flushed
+//! 3. The store is opened: the WAL segments present are replayed above the flushed
 //!    point (under the caller's recovery mode) and tracked from then on. WAL segments the
 //!    previous manifest tracked but that are gone are reported: their writes are lost.
 //! 4. Every file is compacted into the deepest level, which resolves level 0's overlapping
@@ -137,9 +137,9 @@ impl Db {
             };
             Manifest::create(&options.storage, dir, id, state)?;
         }
-        // The memory layer stays off until the compaction below has resolved level 0's
+        // Nothing may read by key until the compaction below has resolved level 0's
         // overlapping files: a point read of an overlapped key may find an older version.
-        let db = Db::open_with(dir, options, false)?;
+        let db = Db::open(dir, options)?;
         report.wal_segments = db.core().wal.segment_ids().len() as u64;
         db.compact_all()?;
         db.close()?;

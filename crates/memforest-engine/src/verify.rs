@@ -1,5 +1,6 @@
 //! [`Db::verify`]: a read-only scan of every checksum and invariant of an open database
-//! (RocksDB `VerifyChecksum` plus `ldb checkconsistency`, plus the MemTree checks).
+//! (RocksDB `VerifyChecksum` plus `ldb checkconsistency`). The memory store adds its
+//! MemTree checks on top (`memforest`'s `Memory::verify`).
 //!
 //! 1. `CURRENT` and the manifest are read back and replayed; the replayed segment set must
 //!    equal the engine's (the manifest lock is held so no flush or compaction commits).
@@ -12,8 +13,6 @@
 //!    keys equal the manifest's record.
 //! 4. The WAL: every segment replayed (`TolerateCorruptedTail`: appends may be in flight
 //!    at the end of the last segment; damage anywhere else is reported).
-//! 5. Every MemTree of every tenant, read at one snapshot: `MemTree::verify` (key order,
-//!    time ranges, fill, child references and CRCs, dirty flags, summaries' inputs).
 //!
 //! Segment files in the directory that the manifest does not list were settled by the open
 //! (see [`crate::orphans`]): provable garbage is not damage; a quarantined file is
@@ -28,16 +27,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use memforest_sst::{EntrySource, SstReader};
-use memforest_tree::{MemTree, TreeId};
 use memforest_wal::recovery::{plan, SegmentImage};
 use memforest_wal::RecoveryMode;
 use serde::Serialize;
 
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::key::Table;
 use crate::manifest::{self, ManifestState};
-use crate::node_store::SnapshotNodeStore;
 use crate::open::WAL_DIR;
 use crate::orphans::QUARANTINE_SUFFIX;
 use crate::version::{Segment, Version};
@@ -70,10 +66,6 @@ pub struct VerifyReport {
     pub wal_files: u64,
     /// WAL batches decoded.
     pub wal_batches: u64,
-    /// Trees opened and verified.
-    pub trees: u64,
-    /// Tree nodes visited.
-    pub tree_nodes: u64,
 }
 
 impl VerifyReport {
@@ -90,14 +82,13 @@ impl Db {
     /// Reads every file of the database back and checks every checksum and invariant
     /// (see the module documentation of `verify.rs` for the list). Writes nothing; safe
     /// while the database is in use (flushes and compactions wait for the manifest
-    /// check, trees are read at one snapshot). Damage that does not stop the store from
+    /// check). Damage that does not stop the store from
     /// serving (quarantined files, accepted WAL loss) is reported, not returned as an
     /// error: check [`VerifyReport::is_clean`].
     ///
     /// # Errors
     /// The first damage found: [`Error::Corrupt`] naming the file (manifest, `CURRENT`,
-    /// segment file, or the database directory for a tree) and the byte offset (0 for a
-    /// tree, whose reason names the tenant and tree), [`Error::Sst`] for a segment file
+    /// segment file) and the byte offset, [`Error::Sst`] for a segment file
     /// that does not open or a block that does not verify, [`Error::Wal`] for WAL damage;
     /// [`Error::Io`] when a file cannot be read.
     pub fn verify(&self) -> Result<VerifyReport> {
@@ -125,7 +116,6 @@ impl Db {
         r.unlisted = open.unlisted.clone();
         r.wal_missing = open.wal_missing.clone();
         self.verify_wal(&mut r)?;
-        self.verify_trees(&mut r)?;
         Ok(r)
     }
 
@@ -210,36 +200,6 @@ impl Db {
         let p = plan(&images, RecoveryMode::TolerateCorruptedTail)?;
         r.wal_files = files.len() as u64;
         r.wal_batches = p.batches.len() as u64;
-        Ok(())
-    }
-
-    /// Step 5: every tree of every tenant, at one snapshot.
-    fn verify_trees(&self, r: &mut VerifyReport) -> Result<()> {
-        let snapshot = self.snapshot();
-        for tenant in self.tenants()? {
-            let store = SnapshotNodeStore::new(self, &tenant, &snapshot);
-            for kv in self.scan_prefix(&tenant, Table::Trees, &[], Some(&snapshot))? {
-                let (k, _) = kv?;
-                let tree_error = |reason: String| {
-                    Error::corrupt(
-                        self.dir(),
-                        0,
-                        format!(
-                            "tenant {:?} tree record {k:02x?}: {reason}",
-                            String::from_utf8_lossy(tenant.name())
-                        ),
-                    )
-                };
-                let id = <[u8; 8]>::try_from(k.as_ref())
-                    .map(u64::from_be_bytes)
-                    .map_err(|_| tree_error("the key is not 8 bytes".into()))?;
-                let tree =
-                    MemTree::open(&store, TreeId(id)).map_err(|e| tree_error(e.to_string()))?;
-                let shape = tree.verify(&store).map_err(|e| tree_error(e.to_string()))?;
-                r.trees += 1;
-                r.tree_nodes += shape.nodes.iter().sum::<u64>();
-            }
-        }
         Ok(())
     }
 }

@@ -39,29 +39,29 @@ fn write_read_delete_and_reopen() {
     {
         let db = Db::open(dir.path(), small_options()).unwrap();
         let mut b = WriteBatch::new();
-        b.put(&t, Table::Facts, b"a", b"1");
-        b.put(&t, Table::Facts, b"b", b"2");
-        b.put(&t, Table::Turns, b"a", b"turn");
+        b.put(&t, Table::new(3), b"a", b"1");
+        b.put(&t, Table::new(3), b"b", b"2");
+        b.put(&t, Table::new(2), b"a", b"turn");
         db.write(&b, Durability::Buffered).unwrap();
         assert_eq!(
-            db.get(&t, Table::Facts, b"a").unwrap().as_deref(),
+            db.get(&t, Table::new(3), b"a").unwrap().as_deref(),
             Some(&b"1"[..])
         );
-        assert_eq!(db.get(&t, Table::Sessions, b"a").unwrap(), None);
+        assert_eq!(db.get(&t, Table::new(1), b"a").unwrap(), None);
         let mut d = WriteBatch::new();
-        d.delete(&t, Table::Facts, b"a");
+        d.delete(&t, Table::new(3), b"a");
         db.write(&d, Durability::SyncData).unwrap();
-        assert_eq!(db.get(&t, Table::Facts, b"a").unwrap(), None);
+        assert_eq!(db.get(&t, Table::new(3), b"a").unwrap(), None);
         db.close().unwrap();
     }
     let db = Db::open(dir.path(), small_options()).unwrap();
-    assert_eq!(db.get(&t, Table::Facts, b"a").unwrap(), None);
+    assert_eq!(db.get(&t, Table::new(3), b"a").unwrap(), None);
     assert_eq!(
-        db.get(&t, Table::Facts, b"b").unwrap().as_deref(),
+        db.get(&t, Table::new(3), b"b").unwrap().as_deref(),
         Some(&b"2"[..])
     );
     let all = collect(
-        db.scan(&t, Table::Facts, Bound::Unbounded, Bound::Unbounded, None)
+        db.scan(&t, Table::new(3), Bound::Unbounded, Bound::Unbounded, None)
             .unwrap(),
     );
     assert_eq!(all, vec![(b"b".to_vec(), b"2".to_vec())]);
@@ -86,7 +86,7 @@ fn wait_for_compact_returns_with_no_compaction_due() {
         let k = format!("key{:06}", (i * 7919) % 3000);
         db.put(
             &t,
-            Table::Facts,
+            Table::new(3),
             k.as_bytes(),
             &[b'v'; 100],
             Durability::Buffered,
@@ -99,7 +99,7 @@ fn wait_for_compact_returns_with_no_compaction_due() {
     assert_eq!(s.levels[0].files, 0, "{s:?}");
     assert!(s.compaction_count >= 1, "{s:?}");
     let all = collect(
-        db.scan(&t, Table::Facts, Bound::Unbounded, Bound::Unbounded, None)
+        db.scan(&t, Table::new(3), Bound::Unbounded, Bound::Unbounded, None)
             .unwrap(),
     );
     assert_eq!(all.len(), 3000);
@@ -117,7 +117,7 @@ fn many_writes_flush_compact_and_reopen() {
             let k = format!("key{:06}", (i * 7919) % n);
             db.put(
                 &t,
-                Table::Facts,
+                Table::new(3),
                 k.as_bytes(),
                 format!("v{i}").as_bytes(),
                 Durability::Buffered,
@@ -134,7 +134,7 @@ fn many_writes_flush_compact_and_reopen() {
         for i in (0..n).step_by(97) {
             let k = format!("key{:06}", (i * 7919) % n);
             assert_eq!(
-                db.get(&t, Table::Facts, k.as_bytes()).unwrap().unwrap(),
+                db.get(&t, Table::new(3), k.as_bytes()).unwrap().unwrap(),
                 format!("v{i}").as_bytes()
             );
         }
@@ -142,53 +142,11 @@ fn many_writes_flush_compact_and_reopen() {
     }
     let db = Db::open(dir.path(), small_options()).unwrap();
     let all = collect(
-        db.scan(&t, Table::Facts, Bound::Unbounded, Bound::Unbounded, None)
+        db.scan(&t, Table::new(3), Bound::Unbounded, Bound::Unbounded, None)
             .unwrap(),
     );
     assert_eq!(all.len(), n as usize);
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
-}
-
-/// The default filter scope leaves scan-only keys (lexical postings, the fact time index)
-/// out of segment filters; point reads of them still find them from the index, with the
-/// engine's scope and with a store reopened without one.
-#[test]
-fn keys_left_out_of_filters_are_still_found() {
-    let dir = tempfile::tempdir().unwrap();
-    let t = TenantId::new("t").unwrap();
-    let keys: Vec<(Table, Vec<u8>)> = (0..200u32)
-        .flat_map(|i| {
-            [
-                (Table::Postings, format!("tword{i}\0").into_bytes()),
-                (Table::Postings, format!("o{i:08}").into_bytes()),
-                (Table::FactTimeIndex, i.to_be_bytes().to_vec()),
-                (Table::Facts, i.to_be_bytes().to_vec()),
-            ]
-        })
-        .collect();
-    let all_found = |db: &Db| {
-        for (table, key) in &keys {
-            assert_eq!(
-                db.get(&t, *table, key).unwrap().as_deref(),
-                Some(&key[..]),
-                "{table:?} {key:?}"
-            );
-        }
-    };
-    {
-        let db = Db::open(dir.path(), small_options()).unwrap();
-        for (table, key) in &keys {
-            db.put(&t, *table, key, key, Durability::Buffered).unwrap();
-        }
-        db.flush().unwrap();
-        assert!(db.stats().flush_count >= 1);
-        all_found(&db);
-        db.close().unwrap();
-    }
-    let mut unscoped = small_options();
-    unscoped.sst.filter_scope = None;
-    let db = Db::open(dir.path(), unscoped).unwrap();
-    all_found(&db);
 }
 
 /// `Options::wal_compression`: off by default (RocksDB `wal_compression`), zstd for large
@@ -207,7 +165,7 @@ fn wal_compression_is_an_option_and_both_logs_replay() {
             let db = Db::open(dir.path(), options.clone()).unwrap();
             let mut b = WriteBatch::new();
             for i in 0..100u32 {
-                b.put(&t, Table::Facts, &i.to_be_bytes(), &[b'x'; 1000]);
+                b.put(&t, Table::new(3), &i.to_be_bytes(), &[b'x'; 1000]);
             }
             db.write(&b, Durability::SyncData).unwrap();
             let wal = std::fs::read_dir(dir.path().join(WAL_DIR)).unwrap();
@@ -219,7 +177,10 @@ fn wal_compression_is_an_option_and_both_logs_replay() {
         }
         let db = Db::open(dir.path(), options).unwrap();
         for i in 0..100u32 {
-            let v = db.get(&t, Table::Facts, &i.to_be_bytes()).unwrap().unwrap();
+            let v = db
+                .get(&t, Table::new(3), &i.to_be_bytes())
+                .unwrap()
+                .unwrap();
             assert_eq!(&v[..], &[b'x'; 1000][..]);
         }
         db.close().unwrap();

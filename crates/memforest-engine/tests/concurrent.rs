@@ -22,7 +22,7 @@ const PER_WRITER: u32 = 3000;
 
 fn count(db: &Db, t: &TenantId, snap: Option<&memforest_engine::Snapshot>) -> Vec<u32> {
     let keys: Vec<Vec<u8>> = db
-        .scan(t, Table::Turns, Bound::Unbounded, Bound::Unbounded, snap)
+        .scan(t, Table::new(2), Bound::Unbounded, Bound::Unbounded, snap)
         .unwrap()
         .map(|r| r.unwrap().0.to_vec())
         .collect();
@@ -60,7 +60,7 @@ fn writers_readers_and_snapshots_agree() {
                         let last = [w as u8, 0, 0, 0];
                         let mut k = last;
                         k[1..].copy_from_slice(&(n - 1).to_be_bytes()[1..]);
-                        assert!(db.get_at(&snap, &t, Table::Turns, &k).unwrap().is_some());
+                        assert!(db.get_at(&snap, &t, Table::new(2), &k).unwrap().is_some());
                     }
                 }
                 assert_eq!(count(&db, &t, Some(&snap)), a, "a snapshot changed");
@@ -75,7 +75,7 @@ fn writers_readers_and_snapshots_agree() {
                     let mut k = i.to_be_bytes();
                     k[0] = w as u8;
                     let mut b = WriteBatch::new();
-                    b.put(&t, Table::Turns, &k, &[1u8; 64]);
+                    b.put(&t, Table::new(2), &k, &[1u8; 64]);
                     db.write(&b, Durability::Buffered).unwrap();
                 }
             })
@@ -105,7 +105,7 @@ fn writers_wait_for_queued_flushes_and_the_stall_is_recorded() {
     for i in 0..2000u32 {
         db.put(
             &t,
-            Table::Turns,
+            Table::new(2),
             &i.to_be_bytes(),
             &[7u8; 1024],
             Durability::Buffered,
@@ -119,7 +119,7 @@ fn writers_wait_for_queued_flushes_and_the_stall_is_recorded() {
     assert!(s.stall_memtable_micros > 0, "{s:?}");
     assert!(s.immutable_memtables <= 1, "{s:?}");
     let n = db
-        .scan(&t, Table::Turns, Bound::Unbounded, Bound::Unbounded, None)
+        .scan(&t, Table::new(2), Bound::Unbounded, Bound::Unbounded, None)
         .unwrap()
         .count();
     assert_eq!(n, 2000);

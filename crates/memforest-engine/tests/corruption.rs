@@ -22,7 +22,7 @@ fn populated() -> tempfile::TempDir {
     for i in 0..200u32 {
         db.put(
             &t,
-            Table::Facts,
+            Table::new(3),
             &i.to_be_bytes(),
             &[7u8; 100],
             Durability::Buffered,
@@ -104,7 +104,7 @@ fn open_and_read_all(dir: &Path) -> Result<usize, Error> {
     let t = TenantId::new("t").unwrap();
     let scan = db.scan(
         &t,
-        Table::Facts,
+        Table::new(3),
         std::ops::Bound::Unbounded,
         std::ops::Bound::Unbounded,
         None,

@@ -57,14 +57,24 @@ fn present(db: &Db, table: Table) -> Vec<u64> {
 
 fn child(dir: &str) {
     let db = Db::open(dir, options()).unwrap();
-    let mut next = present(&db, Table::Facts).len() as u64;
+    let mut next = present(&db, Table::new(3)).len() as u64;
     loop {
         let mut b = WriteBatch::new();
         let value = format!("value-{next}");
         // Three ops in two tables: the batch must appear whole or not at all.
-        b.put(&tenant(), Table::Facts, &number_key(next), value.as_bytes());
-        b.put(&tenant(), Table::Turns, &number_key(next), value.as_bytes());
-        b.put(&tenant(), Table::Sessions, b"last", &number_key(next));
+        b.put(
+            &tenant(),
+            Table::new(3),
+            &number_key(next),
+            value.as_bytes(),
+        );
+        b.put(
+            &tenant(),
+            Table::new(2),
+            &number_key(next),
+            value.as_bytes(),
+        );
+        b.put(&tenant(), Table::new(1), b"last", &number_key(next));
         db.write(&b, Durability::SyncData).unwrap();
         println!("{next}");
         next += 1;
@@ -115,8 +125,8 @@ fn sigkill_never_loses_acknowledged_batches() {
             max_acked = Some(max_acked.map_or(last, |m| m.max(last)));
         }
         let db = Db::open(dir.path(), options()).unwrap();
-        let facts = present(&db, Table::Facts);
-        let turns = present(&db, Table::Turns);
+        let facts = present(&db, Table::new(3));
+        let turns = present(&db, Table::new(2));
         assert_eq!(facts, turns, "round {round}: a batch appeared in part");
         let expected: Vec<u64> = (0..facts.len() as u64).collect();
         assert_eq!(facts, expected, "round {round}: holes in the sequence");
@@ -127,7 +137,7 @@ fn sigkill_never_loses_acknowledged_batches() {
                 facts.len()
             );
         }
-        let last = db.get(&tenant(), Table::Sessions, b"last").unwrap();
+        let last = db.get(&tenant(), Table::new(1), b"last").unwrap();
         let want = facts.last().map(|n| number_key(*n).to_vec());
         assert_eq!(last.map(|v| v.to_vec()), want, "round {round}");
         db.close().unwrap();

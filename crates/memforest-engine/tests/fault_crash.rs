@@ -59,9 +59,9 @@ fn workload() -> Vec<Step> {
     steps
 }
 
-/// Key `k` of `Table::Facts` as `Db::scan_tenant` returns it (table byte, then the key).
+/// Key `k` of `Table::new(3)` as `Db::scan_tenant` returns it (table byte, then the key).
 fn scan_key(k: u8) -> Vec<u8> {
-    vec![Table::Facts as u8, k]
+    vec![Table::new(3).tag(), k]
 }
 
 /// Models after 0, 1, ... n steps.
@@ -115,10 +115,10 @@ fn run(fs: &FaultStorage, dir: &Path, steps: &[Step]) -> Outcome {
     for (i, s) in steps.iter().enumerate() {
         out.attempted = i + 1;
         let ok = match s {
-            Step::Put(k, v, d) => db.put(&t, Table::Facts, &[*k], v, *d).is_ok(),
+            Step::Put(k, v, d) => db.put(&t, Table::new(3), &[*k], v, *d).is_ok(),
             Step::Delete(k) => {
                 let mut b = memforest_engine::WriteBatch::new();
-                b.delete(&t, Table::Facts, &[*k]);
+                b.delete(&t, Table::new(3), &[*k]);
                 db.write(&b, Durability::Buffered).is_ok()
             }
             Step::Flush => db.flush().is_ok(),
@@ -247,7 +247,7 @@ fn crash_at_every(kinds: &[OpKind], modes: &[CrashMode]) -> Tally {
                 // The recovered engine takes writes that survive a clean reopen.
                 db.put(
                     &tenant(),
-                    Table::Facts,
+                    Table::new(3),
                     b"after",
                     b"crash",
                     Durability::SyncData,
@@ -256,7 +256,7 @@ fn crash_at_every(kinds: &[OpKind], modes: &[CrashMode]) -> Tally {
                 db.close().unwrap();
                 let db = Db::open(dir.path(), options(&fs, used)).unwrap();
                 assert_eq!(
-                    db.get(&tenant(), Table::Facts, b"after")
+                    db.get(&tenant(), Table::new(3), b"after")
                         .unwrap()
                         .as_deref(),
                     Some(&b"crash"[..]),
@@ -296,7 +296,7 @@ fn three_flushes(fs: &FaultStorage, dir: &Path) -> (std::path::PathBuf, Vec<u8>,
     for round in 0..3u8 {
         db.put(
             &tenant(),
-            Table::Facts,
+            Table::new(3),
             &[round],
             b"v",
             Durability::SyncData,
@@ -346,7 +346,7 @@ fn a_torn_last_manifest_record_opens_but_damage_before_a_valid_record_refuses() 
     .unwrap();
     let want: Model = (0..3u8).map(|k| (scan_key(k), b"v".to_vec())).collect();
     assert_eq!(dump(&db), want);
-    db.put(&tenant(), Table::Facts, &[9], b"v", Durability::SyncData)
+    db.put(&tenant(), Table::new(3), &[9], b"v", Durability::SyncData)
         .unwrap();
     db.flush().unwrap();
     db.close().unwrap();
@@ -461,7 +461,7 @@ fn an_unlisted_segment_holding_unique_data_is_quarantined_and_reported() {
         let report = db.verify().unwrap();
         assert!(!report.is_clean());
         assert_eq!(report.quarantined, vec![name]);
-        db.put(&tenant(), Table::Facts, &[7], b"v", Durability::SyncData)
+        db.put(&tenant(), Table::new(3), &[7], b"v", Durability::SyncData)
             .unwrap();
         db.flush().unwrap();
         db.close().unwrap();

@@ -27,7 +27,7 @@ fn options(fs: &FaultStorage) -> Options {
 
 fn put(db: &Db, i: u32, d: Durability) -> bool {
     let v = format!("value-{i}");
-    db.put(&tenant(), Table::Facts, &i.to_be_bytes(), v.as_bytes(), d)
+    db.put(&tenant(), Table::new(3), &i.to_be_bytes(), v.as_bytes(), d)
         .is_ok()
 }
 

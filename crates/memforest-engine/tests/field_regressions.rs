@@ -58,8 +58,14 @@ fn field_07_dropped_tenant_stays_dropped_after_reopen_and_crash() {
         let db = Db::open(dir.path(), small()).unwrap();
         for i in 0..300 {
             for t in [&gone, &kept] {
-                db.put(t, Table::Facts, &key(i), &value(i, 0), Durability::Buffered)
-                    .unwrap();
+                db.put(
+                    t,
+                    Table::new(3),
+                    &key(i),
+                    &value(i, 0),
+                    Durability::Buffered,
+                )
+                .unwrap();
             }
             if i == 150 {
                 db.flush().unwrap(); // half flushed to segment files, half in the memtable
@@ -104,7 +110,7 @@ fn field_16_ingest_only_workload_schedules_compaction_and_never_stalls_forever()
             let t = tenant("ingest");
             for i in 0..20_000u64 {
                 let k = key(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                db.put(&t, Table::Turns, &k, &value(i, 1), Durability::Buffered)
+                db.put(&t, Table::new(2), &k, &value(i, 1), Durability::Buffered)
                     .unwrap();
             }
             done.send(()).unwrap();
@@ -145,7 +151,7 @@ fn field_18_drop_tenant_racing_flush_and_compaction_never_poisons_the_store() {
                 for t in victims.iter().chain([&survivor]) {
                     db.put(
                         t,
-                        Table::Facts,
+                        Table::new(3),
                         &key(i % 700),
                         &value(i, 2),
                         Durability::Buffered,
@@ -194,7 +200,7 @@ fn field_18_drop_tenant_racing_flush_and_compaction_never_poisons_the_store() {
         }
         assert_eq!(count(db, &survivor), 700);
         for i in 4_000 - 700..4_000u64 {
-            let got = db.get(&survivor, Table::Facts, &key(i % 700)).unwrap();
+            let got = db.get(&survivor, Table::new(3), &key(i % 700)).unwrap();
             assert_eq!(got.as_deref(), Some(&value(i, 2)[..]));
         }
     };
@@ -222,7 +228,7 @@ fn field_19_levels_are_sorted_and_disjoint_after_recovery() {
                 let k = scrambled(i);
                 db.put(
                     &t,
-                    Table::Facts,
+                    Table::new(3),
                     &key(k),
                     &value(k, round),
                     Durability::Buffered,
@@ -250,7 +256,7 @@ fn field_19_levels_are_sorted_and_disjoint_after_recovery() {
         );
         assert_eq!(report.segment_files, report.level_files.iter().sum::<u64>());
         for k in 0..n {
-            let got = db.get(&t, Table::Facts, &key(k)).unwrap();
+            let got = db.get(&t, Table::new(3), &key(k)).unwrap();
             assert_eq!(got.as_deref(), Some(&value(k, 1)[..]), "key {k}");
         }
         let keys: Vec<Vec<u8>> = db
@@ -266,7 +272,7 @@ fn field_19_levels_are_sorted_and_disjoint_after_recovery() {
         // Compacting after replay must not trip over the recovered levels either.
         db.put(
             &t,
-            Table::Facts,
+            Table::new(3),
             &key(n + extra),
             b"new",
             Durability::Buffered,
@@ -345,7 +351,7 @@ fn field_13_sixty_four_engines_fit_in_256_file_descriptors() {
         for i in 0..200u64 {
             db.put(
                 &t,
-                Table::Facts,
+                Table::new(3),
                 &key(i),
                 &value(i, n as u64),
                 Durability::Buffered,
@@ -356,7 +362,7 @@ fn field_13_sixty_four_engines_fit_in_256_file_descriptors() {
     }
     for (n, db) in dbs.iter().enumerate() {
         for i in 0..200u64 {
-            let got = db.get(&t, Table::Facts, &key(i)).unwrap();
+            let got = db.get(&t, Table::new(3), &key(i)).unwrap();
             assert_eq!(got.as_deref(), Some(&value(i, n as u64)[..]));
         }
     }
@@ -392,7 +398,7 @@ fn field_14_descriptor_exhaustion_is_an_error_not_a_panic() {
         let dir = tempfile::tempdir().unwrap();
         match Db::open(dir.path(), small()) {
             Ok(db) => {
-                db.put(&t, Table::Facts, b"k", b"v", Durability::SyncData)
+                db.put(&t, Table::new(3), b"k", b"v", Durability::SyncData)
                     .unwrap();
                 open.push((dir, db));
             }
@@ -404,7 +410,7 @@ fn field_14_descriptor_exhaustion_is_an_error_not_a_panic() {
     assert!(!open.is_empty());
     for (_, db) in &open {
         assert_eq!(
-            db.get(&t, Table::Facts, b"k").unwrap().as_deref(),
+            db.get(&t, Table::new(3), b"k").unwrap().as_deref(),
             Some(&b"v"[..])
         );
     }
@@ -414,7 +420,7 @@ fn field_14_descriptor_exhaustion_is_an_error_not_a_panic() {
     }
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), small()).unwrap();
-    db.put(&t, Table::Facts, b"k", b"v", Durability::SyncData)
+    db.put(&t, Table::new(3), b"k", b"v", Durability::SyncData)
         .unwrap();
 }
 
@@ -431,7 +437,7 @@ fn verify_names_a_damaged_data_block_and_a_resized_segment_file() {
         for i in 0..2_000 {
             db.put(
                 &t,
-                Table::Facts,
+                Table::new(3),
                 &key(i),
                 &value(i, 0),
                 Durability::Buffered,
@@ -590,7 +596,7 @@ fn stalled_writer(
             for i in 0..n {
                 db.put(
                     &t,
-                    Table::Turns,
+                    Table::new(2),
                     &key(i),
                     &[7u8; 1024],
                     Durability::Buffered,
@@ -724,7 +730,7 @@ fn field_09_mid_log_corruption_is_named_and_salvage_boots_with_every_intact_batc
     for i in 1..=30 {
         db.put(
             &t,
-            Table::Facts,
+            Table::new(3),
             &key(i),
             &value(i, 0),
             Durability::SyncData,
@@ -763,7 +769,7 @@ fn field_09_mid_log_corruption_is_named_and_salvage_boots_with_every_intact_batc
     };
     let db = Db::open(dir.path(), salvage).unwrap();
     for i in 1..=30 {
-        let got = db.get(&t, Table::Facts, &key(i)).unwrap();
+        let got = db.get(&t, Table::new(3), &key(i)).unwrap();
         if i == 15 {
             assert_eq!(got, None, "the damaged batch is dropped");
         } else {

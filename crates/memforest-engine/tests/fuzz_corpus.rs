@@ -40,7 +40,7 @@ fn real_manifest() -> Vec<u8> {
     for i in 0..300u32 {
         db.put(
             &t,
-            Table::Facts,
+            Table::new(3),
             &i.to_be_bytes(),
             &[1; 40],
             Durability::Buffered,

@@ -20,7 +20,7 @@ use memforest_engine::{Db, Durability, Options, Snapshot, Table, TenantId, Write
 use proptest::prelude::*;
 
 const TENANTS: [&str; 3] = ["a", "ab", "b"];
-const TABLES: [Table; 2] = [Table::Facts, Table::Summaries];
+const TABLES: [Table; 2] = [Table::new(3), Table::new(0x40)];
 
 type Model = BTreeMap<(usize, usize, Vec<u8>), Vec<u8>>;
 

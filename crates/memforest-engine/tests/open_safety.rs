@@ -34,7 +34,7 @@ fn put(db: &Db, i: u32) {
     let v = format!("value-{i}-{}", "x".repeat(200));
     db.put(
         &tenant(),
-        Table::Facts,
+        Table::new(3),
         &i.to_be_bytes(),
         v.as_bytes(),
         Durability::SyncData,
@@ -78,7 +78,7 @@ fn a_read_only_open_writes_nothing_and_works_on_a_full_disk() {
     let report = db.verify().unwrap();
     assert!(report.is_clean(), "{report:?}");
     assert!(matches!(
-        db.put(&tenant(), Table::Facts, b"k", b"v", Durability::Buffered),
+        db.put(&tenant(), Table::new(3), b"k", b"v", Durability::Buffered),
         Err(Error::ReadOnly)
     ));
     assert!(matches!(db.flush(), Err(Error::ReadOnly)));

@@ -49,18 +49,18 @@ fn many_operations_match_the_model_after_reopen() {
             match rng.gen_range(0..100) {
                 0..=79 => {
                     let value = format!("v{done}").into_bytes();
-                    b.put(&tenants[t], Table::Facts, &key, &value);
+                    b.put(&tenants[t], Table::new(3), &key, &value);
                     model.insert((t, key), value);
                 }
                 80..=98 => {
-                    b.delete(&tenants[t], Table::Facts, &key);
+                    b.delete(&tenants[t], Table::new(3), &key);
                     model.remove(&(t, key));
                 }
                 _ => {
                     let end =
                         format!("{:08}", rng.gen_range(0..(ops as u32 / 4).max(1000))).into_bytes();
                     let (lo, hi) = if key < end { (key, end) } else { (end, key) };
-                    b.delete_range(&tenants[t], Table::Facts, &lo, &hi);
+                    b.delete_range(&tenants[t], Table::new(3), &lo, &hi);
                     model.retain(|(mt, k), _| !(*mt == t && *k >= lo && *k < hi));
                 }
             }
@@ -77,7 +77,7 @@ fn many_operations_match_the_model_after_reopen() {
         let got: Vec<(Vec<u8>, Vec<u8>)> = db
             .scan(
                 tenant,
-                Table::Facts,
+                Table::new(3),
                 Bound::Unbounded,
                 Bound::Unbounded,
                 None,

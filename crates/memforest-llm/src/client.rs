@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::reply::{parse_chat_reply, parse_embedding_reply, ChatReply, EmbeddingReply};
 use super::retry::{backoff, retry_after};
 use super::{LlmConfig, LlmError};
-use memforest_engine::memory::model::estimate_tokens;
+use memforest::memory::model::estimate_tokens;
 
 /// Bytes of an error reply's body kept in [`LlmError::Status`].
 const ERROR_SNIPPET_BYTES: usize = 512;

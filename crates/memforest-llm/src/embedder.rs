@@ -1,8 +1,8 @@
 //! [`OpenAiEmbedder`]: the `Embedder` backed by an OpenAI-compatible `/v1/embeddings`.
 
 use super::{LlmClient, LlmConfig, LlmError};
-use memforest_engine::memory::embed::{Embedder, Embeddings};
-use memforest_engine::memory::model::{ModelError, Usage};
+use memforest::memory::embed::{Embedder, Embeddings};
+use memforest::memory::model::{ModelError, Usage};
 
 /// Default number of texts sent per request.
 pub const DEFAULT_BATCH: usize = 64;

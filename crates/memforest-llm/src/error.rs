@@ -126,13 +126,13 @@ impl LlmError {
     }
 }
 
-impl From<LlmError> for memforest_engine::memory::model::ModelError {
+impl From<LlmError> for memforest::memory::model::ModelError {
     /// Timeouts stay timeouts (also after retries); reply-content problems become
     /// `Malformed` with their byte offset (0 when the problem is a field, named in `what`);
     /// everything else (HTTP status, transport, configuration) is `Backend`.
     fn from(error: LlmError) -> Self {
         use super::json::JsonExtractError;
-        use memforest_engine::memory::model::ModelError;
+        use memforest::memory::model::ModelError;
         match error {
             LlmError::Timeout { timeout } => ModelError::Timeout(timeout),
             LlmError::GaveUp { last, .. } if matches!(*last, LlmError::Timeout { .. }) => {

@@ -6,10 +6,10 @@ use parking_lot::Mutex;
 
 use super::items::{parse_items, MAX_KEYS, MAX_TOPICS};
 use super::{ChatMessage, LlmClient, LlmConfig, LlmError};
-use memforest_engine::memory::extract::{Extraction, ExtractionInput, Extractor};
-use memforest_engine::memory::model::ModelError;
-use memforest_engine::memory::session::Role;
-use memforest_engine::memory::time::to_datetime;
+use memforest::memory::extract::{Extraction, ExtractionInput, Extractor};
+use memforest::memory::model::ModelError;
+use memforest::memory::session::Role;
+use memforest::memory::time::to_datetime;
 
 /// Diagnostics kept from recent calls (dropped items, cleared fields, truncations).
 const MAX_RECENT_NOTES: usize = 256;

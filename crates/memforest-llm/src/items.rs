@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::json::{extract_json, Truncation};
 use super::LlmError;
-use memforest_engine::memory::extract::{ExtractedItem, Origin, SemanticRole};
-use memforest_engine::memory::time::{date_start, day_span};
+use memforest::memory::extract::{ExtractedItem, Origin, SemanticRole};
+use memforest::memory::time::{date_start, day_span};
 
 /// Most topics kept per item (paper: <= 3).
 pub const MAX_TOPICS: usize = 3;

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::LlmError;
-use memforest_engine::memory::model::{estimate_tokens, Usage};
+use memforest::memory::model::{estimate_tokens, Usage};
 
 /// The useful part of a chat completion.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,9 +4,9 @@ use memforest_tree::TreeKind;
 
 use super::json::extract_json;
 use super::{ChatMessage, LlmClient, LlmConfig, LlmError};
-use memforest_engine::memory::model::ModelError;
-use memforest_engine::memory::summarize::{header, Summarizer, SummaryOutput, SummaryRequest};
-use memforest_engine::memory::time::to_datetime;
+use memforest::memory::model::ModelError;
+use memforest::memory::summarize::{header, Summarizer, SummaryOutput, SummaryRequest};
+use memforest::memory::time::to_datetime;
 
 /// Default word budget of a summary (paper: about 200-250).
 pub const DEFAULT_WORD_BUDGET: usize = 220;

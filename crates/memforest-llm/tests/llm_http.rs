@@ -8,7 +8,7 @@ mod llm_support;
 use std::time::{Duration, Instant};
 
 use llm_support::{chat_body, embeddings_body, Reply, TestServer};
-use memforest_engine::memory::model::Usage;
+use memforest::memory::model::Usage;
 use memforest_llm::{ChatMessage, LlmClient, LlmConfig, LlmError};
 use serde_json::json;
 

@@ -8,13 +8,11 @@ mod llm_support;
 use std::time::Duration;
 
 use llm_support::{chat_body, embeddings_body, Reply, TestServer};
-use memforest_engine::memory::embed::Embedder;
-use memforest_engine::memory::extract::{
-    CellTurn, ExtractionInput, Extractor, Origin, SemanticRole,
-};
-use memforest_engine::memory::model::{ModelError, Usage};
-use memforest_engine::memory::session::Role;
-use memforest_engine::memory::summarize::{Summarizer, SummaryRequest};
+use memforest::memory::embed::Embedder;
+use memforest::memory::extract::{CellTurn, ExtractionInput, Extractor, Origin, SemanticRole};
+use memforest::memory::model::{ModelError, Usage};
+use memforest::memory::session::Role;
+use memforest::memory::summarize::{Summarizer, SummaryRequest};
 use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
 use memforest_tree::refresh::ChildSummary;
 use memforest_tree::{TimeRange, TreeKind};

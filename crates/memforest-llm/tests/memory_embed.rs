@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 mod llm_support;
-#[path = "../../memforest-engine/tests/memory_common/mod.rs"]
+#[path = "../../memforest/tests/memory_common/mod.rs"]
 mod memory_common;
 
 use std::collections::BTreeSet;
@@ -17,13 +17,14 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use llm_support::{embeddings_body, Reply, TestServer};
-use memforest_engine::lifecycle::Forget;
-use memforest_engine::memory::embed::{Embedder, Embeddings};
-use memforest_engine::memory::model::{ModelError, Usage};
-use memforest_engine::memory::session::{Role, Session, Turn};
-use memforest_engine::memory::stats::CallKind;
-use memforest_engine::memory::synth::SynthExtractor;
-use memforest_engine::{Db, Durability, EngineNodeStore, Table};
+use memforest::lifecycle::Forget;
+use memforest::memory::embed::{Embedder, Embeddings};
+use memforest::memory::model::{ModelError, Usage};
+use memforest::memory::session::{Role, Session, Turn};
+use memforest::memory::stats::CallKind;
+use memforest::memory::synth::SynthExtractor;
+use memforest::{schema::Table, EngineNodeStore, Memory};
+use memforest_engine::Durability;
 use memforest_llm::{LlmConfig, OpenAiEmbedder};
 use memforest_tree::{MemTree, NodeId, TreeId};
 use memory_common::{tenant, trees, T0};
@@ -37,7 +38,7 @@ fn ok_reply(i: usize) -> Reply {
     Reply::json(200, &embeddings_body(&[v]))
 }
 
-fn open(dir: &std::path::Path, server: &TestServer) -> Db {
+fn open(dir: &std::path::Path, server: &TestServer) -> Memory {
     let config = LlmConfig::new(server.base_url(), "embed-test").with_retries(
         0,
         Duration::from_millis(1),
@@ -54,11 +55,11 @@ fn open(dir: &std::path::Path, server: &TestServer) -> Db {
     o.memory.cells.max_turns = 1;
     o.memory.retry_backoff = Duration::from_millis(5);
     o.memory.max_backoff = Duration::from_millis(20);
-    Db::open(dir, o).unwrap()
+    Memory::open(dir, o).unwrap()
 }
 
 /// One session of `FACTS` user facts.
-fn ingest(db: &Db) {
+fn ingest(db: &Memory) {
     let turns = (0..FACTS)
         .map(|i| Turn {
             time: Some(T0 + i as i64 * 60_000_000),
@@ -79,7 +80,7 @@ fn ingest(db: &Db) {
 }
 
 /// A store at `dir` with [`ingest`]'s session in it and every summary made (and embedded).
-fn summarized(dir: &std::path::Path, server: &TestServer) -> Db {
+fn summarized(dir: &std::path::Path, server: &TestServer) -> Memory {
     let db = open(dir, server);
     ingest(&db);
     db.flush_summaries().unwrap();
@@ -87,8 +88,8 @@ fn summarized(dir: &std::path::Path, server: &TestServer) -> Db {
 }
 
 /// Every internal node (tree, node) of every tree.
-fn internal_nodes(db: &Db) -> BTreeSet<(u64, u64)> {
-    let store = EngineNodeStore::new(db, tenant(), Durability::Buffered);
+fn internal_nodes(db: &Memory) -> BTreeSet<(u64, u64)> {
+    let store = EngineNodeStore::new(db.db(), tenant(), Durability::Buffered);
     let mut out = BTreeSet::new();
     for (id, _) in trees(db) {
         let tree = MemTree::open(&store, TreeId(id)).unwrap();
@@ -107,30 +108,31 @@ fn internal_nodes(db: &Db) -> BTreeSet<(u64, u64)> {
 }
 
 /// The embedding rows: (tree, node) -> dimension.
-fn embeddings(db: &Db) -> Vec<((u64, u64), usize)> {
-    db.scan(
-        &tenant(),
-        Table::Embeddings,
-        Bound::Unbounded,
-        Bound::Unbounded,
-        None,
-    )
-    .unwrap()
-    .map(|r| {
-        let (k, v) = r.unwrap();
-        assert_eq!(v.len() % 4, 0);
-        (
-            (
-                u64::from_be_bytes(k[..8].try_into().unwrap()),
-                u64::from_be_bytes(k[8..16].try_into().unwrap()),
-            ),
-            v.len() / 4,
+fn embeddings(db: &Memory) -> Vec<((u64, u64), usize)> {
+    db.db()
+        .scan(
+            &tenant(),
+            Table::Embeddings.into(),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            None,
         )
-    })
-    .collect()
+        .unwrap()
+        .map(|r| {
+            let (k, v) = r.unwrap();
+            assert_eq!(v.len() % 4, 0);
+            (
+                (
+                    u64::from_be_bytes(k[..8].try_into().unwrap()),
+                    u64::from_be_bytes(k[8..16].try_into().unwrap()),
+                ),
+                v.len() / 4,
+            )
+        })
+        .collect()
 }
 
-fn assert_every_node_embedded(db: &Db) -> usize {
+fn assert_every_node_embedded(db: &Memory) -> usize {
     let nodes = internal_nodes(db);
     let rows = embeddings(db);
     let keys: BTreeSet<(u64, u64)> = rows.iter().map(|r| r.0).collect();
@@ -223,7 +225,7 @@ fn embeddings_of_a_tenant_forgotten_during_the_rebuild_are_dropped() {
     let mut o = memory_common::options(None);
     o.memory.extractor = Arc::new(SynthExtractor);
     o.memory.embedder = Some(Arc::clone(&gate) as Arc<dyn Embedder>);
-    let db = Db::open(dir.path(), o).unwrap();
+    let db = Memory::open(dir.path(), o).unwrap();
     ingest(&db);
     db.flush_summaries().unwrap();
     assert!(!embeddings(&db).is_empty());

@@ -23,7 +23,7 @@ pub trait FilterScope: Send + Sync + Debug {
     /// file's filter for the keys its own scope of the same id includes, so a key the new
     /// rule includes and the old one left out would be reported absent. Ids are global to
     /// the files a reader opens; the engine's scope uses 1
-    /// (`memforest_engine::filter_scope::PointReadKeys`).
+    /// (`memforest::filter_scope::PointReadKeys`).
     fn id(&self) -> NonZeroU32;
 
     /// Whether filters built under this scope hold `user_key`.

@@ -1,4 +1,4 @@
-//! `memforest bench ingest`: the full memory write path (`Db::ingest_session`: WAL, turns,
+//! `memforest bench ingest`: the full memory write path (`Memory::ingest_session`: WAL, turns,
 //! cells, facts, routing, tree inserts, dirty marks) on synthetic multi-tenant facts
 //! ([`crate::bench::synth`]), extraction excluded ([`SynthExtractor`]), summarizer `none`
 //! (a node's summary is its header; the refresh machinery still runs).
@@ -10,13 +10,13 @@
 //! (microseconds per fact between 10^(d-1) and 10^d facts, in wall time and in process CPU
 //! time, every thread: ingest, flush, compaction, summary scheduler) with the ratio of the
 //! last decade's cost to 10^4's. On a shared machine the CPU figure is the one other
-//! processes do not inflate. The CPU of the thread calling `Db::ingest_session` is also
+//! processes do not inflate. The CPU of the thread calling `Memory::ingest_session` is also
 //! reported alone: the write's critical path, without the background flush, compaction and
 //! summary refresh (it also runs the synthetic extractor, which runs inline and does
 //! almost nothing).
 //!
 //! At the end of each decade the run settles: it waits until no node is dirty
-//! (`Db::flush_summaries`), every write is in a segment file (`Db::flush`) and no
+//! (`Memory::flush_summaries`), every write is in a segment file (`Db::flush`) and no
 //! compaction is due (`Db::wait_for_compact`), so each decade is also reported *settled*:
 //! its cost including the summary refresh, the flushes and the compactions its own inserts
 //! made due. Without it the first decades look cheap because their summary refresh and
@@ -29,7 +29,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use memforest_engine::{Db, TenantId};
+use memforest::Memory;
+use memforest_engine::TenantId;
 use serde::{Deserialize, Serialize};
 
 use crate::bench::measure::{
@@ -91,7 +92,7 @@ pub struct Decade {
     pub us_per_fact: f64,
     /// Mean process CPU microseconds (all threads) per fact over the same facts.
     pub cpu_us_per_fact: f64,
-    /// Mean CPU microseconds per fact of the thread calling `Db::ingest_session` alone: the
+    /// Mean CPU microseconds per fact of the thread calling `Memory::ingest_session` alone: the
     /// write's critical path (WAL, memtable, routing, tree inserts, dirty marks), without
     /// the flush, compaction and summary refresh that run on background threads (0 in
     /// reports from before it was recorded).
@@ -144,7 +145,7 @@ struct Sample {
 impl Sample {
     /// Reads the clocks; `settle_cpu` is the CPU seconds the settling threads have used so
     /// far (they have exited, so `/proc` no longer lists them).
-    fn take(db: &Db, start: Instant, settle_cpu: f64) -> Self {
+    fn take(db: &Memory, start: Instant, settle_cpu: f64) -> Self {
         let mut groups = thread_group_cpu_seconds();
         groups.insert(SETTLE_THREAD.to_owned(), settle_cpu);
         Self {
@@ -358,8 +359,8 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     }
     .options()?;
     options.memory.extractor = Arc::new(SynthExtractor);
-    args.resident.apply(&mut options);
-    let db = Db::open(dir.path(), options)?;
+    args.resident.apply(&mut options.engine);
+    let db = Memory::open(dir.path(), options)?;
     let tenants = (0..args.tenants.max(1))
         .map(|t| TenantId::new(format!("tenant{t:03}")))
         .collect::<Result<Vec<_>, _>>()?;
@@ -410,7 +411,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
         }
     }
     let seconds = start.elapsed().as_secs_f64().max(1e-9);
-    let written = WrittenPerFact::new(&db.stats(), made);
+    let written = WrittenPerFact::new(&db.db().stats(), made);
     let closing = Instant::now();
     db.close()?;
     let close_seconds = closing.elapsed().as_secs_f64();
@@ -451,8 +452,8 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
 
 /// Microseconds writers of `db` have stalled so far: on sealed memtables, on level 0 and
 /// on the summary backlog.
-fn stall_micros(db: &Db) -> u64 {
-    let s = db.stats();
+fn stall_micros(db: &Memory) -> u64 {
+    let s = db.db().stats();
     s.stall_memtable_micros
         .saturating_add(s.stall_l0_micros)
         .saturating_add(db.memory_stats().stall_micros)
@@ -512,14 +513,14 @@ const SETTLE_THREAD: &str = "bench-settle";
 /// thread of its own ([`SETTLE_THREAD`]): `Db::wait_for_compact` runs due compactions on
 /// the calling thread, which would otherwise count as the ingesting thread's CPU. Returns
 /// the CPU seconds that thread used.
-fn settle(db: &Db) -> anyhow::Result<f64> {
+fn settle(db: &Memory) -> anyhow::Result<f64> {
     std::thread::scope(|s| {
         let waiter = std::thread::Builder::new()
             .name(SETTLE_THREAD.to_owned())
             .spawn_scoped(s, || -> anyhow::Result<f64> {
                 db.flush_summaries()?;
-                db.flush()?;
-                db.wait_for_compact()?;
+                db.db().flush()?;
+                db.db().wait_for_compact()?;
                 Ok(thread_cpu_seconds())
             })
             .context("spawn the settling thread")?;

@@ -35,7 +35,7 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The memory write path (`Db::ingest_session`) on synthetic multi-tenant facts.
+    /// The memory write path (`Memory::ingest_session`) on synthetic multi-tenant facts.
     Ingest {
         #[command(flatten)]
         args: ingest::IngestArgs,

@@ -1,4 +1,4 @@
-//! `memforest bench query`: lexical `Db::query` latency (k = 10, beam 10) at several
+//! `memforest bench query`: lexical `Memory::query` latency (k = 10, beam 10) at several
 //! facts-per-tenant sizes against a flat in-memory BM25 ([`Bm25Index`]) over the same facts,
 //! in the same run. One tenant, synthetic facts of [`crate::bench::synth`] (extraction
 //! excluded), the default extractive summarizer; all summaries are made before timing.
@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use memforest_engine::recall::{Bm25Index, Query};
-use memforest_engine::{Db, Options, TenantId};
+use memforest::recall::{Bm25Index, Query};
+use memforest::{Memory, Options};
+use memforest_engine::TenantId;
 use serde::Serialize;
 
 use crate::bench::measure::{nanos, Percentiles};
@@ -41,7 +42,7 @@ pub struct Row {
     pub facts: u64,
     /// Seconds to ingest and summarize them.
     pub build_seconds: f64,
-    /// MemForest `Db::query` latency.
+    /// MemForest `Memory::query` latency.
     pub memforest: Percentiles,
     /// Flat BM25 latency.
     pub flat_bm25: Percentiles,
@@ -77,8 +78,8 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     let dir = super::measure::scratch_dir(args.dir.as_deref())?;
     let mut options = Options::default();
     options.memory.extractor = Arc::new(SynthExtractor);
-    args.resident.apply(&mut options);
-    let db = Db::open(dir.path(), options)?;
+    args.resident.apply(&mut options.engine);
+    let db = Memory::open(dir.path(), options)?;
     let tenant = TenantId::new("bench")?;
     let mut corpus = Corpus::new(
         Shape {
@@ -96,7 +97,7 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
         docs.extend(g.facts);
     }
     db.flush_summaries()?;
-    db.flush()?;
+    db.db().flush()?;
     let build_seconds = started.elapsed().as_secs_f64();
     eprintln!("bench query: {n} facts built in {build_seconds:.1} s");
     let flat = Bm25Index::build((0u64..).zip(docs.iter().map(String::as_str)));

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use memforest_engine::memory::limits::{check_session, SessionInputError};
-use memforest_engine::memory::session::Session;
+use memforest::memory::limits::{check_session, SessionInputError};
+use memforest::memory::session::Session;
 use memforest_engine::{InputError, TenantId};
 
 use crate::error::{CliError, Result};
@@ -17,13 +17,13 @@ pub enum Refused {
     /// The tenant name is empty, too long or holds a NUL byte.
     #[error(transparent)]
     Tenant(#[from] InputError),
-    /// The session breaks a limit (`memforest_engine::memory::limits`).
+    /// The session breaks a limit (`memforest::memory::limits`).
     #[error(transparent)]
     Session(#[from] SessionInputError),
 }
 
 /// Checks `tenant` and `session`, found at `at` in `path` (`line 12`, `sample 3`, ...), as
-/// `Db::ingest_session` will.
+/// `Memory::ingest_session` will.
 ///
 /// # Errors
 /// [`CliError::Input`] naming `path`, `at` and, through [`Refused`], the tenant field or

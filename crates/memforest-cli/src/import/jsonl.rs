@@ -30,7 +30,7 @@
 
 use std::path::Path;
 
-use memforest_engine::memory::session::{Role, Session, Turn};
+use memforest::memory::session::{Role, Session, Turn};
 use serde_json::Value;
 
 use super::turn_ids::TurnIds;

@@ -10,7 +10,7 @@
 //!
 //! Turn ids are the `dia_id`s (`D<session>:<turn>`, the turn's position when missing). A
 //! `sample_id` repeated in the file is the same tenant (counted): its sessions are
-//! ingested again with `Db::ingest_session`'s append semantics, so turns whose `dia_id` is
+//! ingested again with `Memory::ingest_session`'s append semantics, so turns whose `dia_id` is
 //! already stored are skipped as duplicates (or reported as conflicts when their text
 //! differs) and only new ones are appended. Every entry is checked against the store's
 //! limits while reading (an error names the sample, session and turn).
@@ -18,7 +18,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use memforest_engine::memory::session::{Role, Session, Turn};
+use memforest::memory::session::{Role, Session, Turn};
 use serde_json::Value;
 
 use super::{check, dates, text_of, Dataset, Question, TenantData, Warnings};

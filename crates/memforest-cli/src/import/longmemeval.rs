@@ -10,7 +10,7 @@
 //! ids, empty turns (skipped), unknown roles (stored as system), numeric answers, answer
 //! session ids that match no session.
 //!
-//! Repeats follow `Db::ingest_session`'s append semantics: a `question_id` repeated in the
+//! Repeats follow `Memory::ingest_session`'s append semantics: a `question_id` repeated in the
 //! file is the same tenant, a session id repeated within a tenant the same session. The
 //! file has no turn ids, so a turn's id is `<session id>#turn_<n>`, `n` its index in the
 //! session's list counted on from where the session's previous appearance in the file
@@ -22,7 +22,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use memforest_engine::memory::session::{Role, Session, Turn};
+use memforest::memory::session::{Role, Session, Turn};
 use serde_json::Value;
 
 use super::turn_ids::TurnIds;

@@ -4,7 +4,7 @@
 //! every entry against the store's limits while reading ([`check`]), so a bad entry fails
 //! naming its place before anything is stored.
 //!
-//! Repeats follow `Db::ingest_session`'s semantics in every format: a tenant named again
+//! Repeats follow `Memory::ingest_session`'s semantics in every format: a tenant named again
 //! is the same tenant ([`Dataset::add`]); a session id seen again is the same
 //! session, and its turns are appended unless their ids are already stored (then they are
 //! skipped and counted as duplicates, or reported as conflicts when their text differs).
@@ -20,7 +20,7 @@ pub mod turn_ids;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use memforest_engine::memory::session::Session;
+use memforest::memory::session::Session;
 
 use crate::error::{CliError, Result};
 

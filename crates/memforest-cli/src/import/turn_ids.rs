@@ -4,9 +4,9 @@ use std::collections::HashMap;
 
 /// Numbers the turns of each (tenant, session) over a whole file, so that a session that
 /// appears again later in the file continues its numbering: its turns get new ids and
-/// are appended by `Db::ingest_session` instead of being taken for the first appearance's
+/// are appended by `Memory::ingest_session` instead of being taken for the first appearance's
 /// turns. The first appearance of a session is numbered from 0, so its ids are
-/// `Db::ingest_session`'s own default ids, and importing the same file again gives the
+/// `Memory::ingest_session`'s own default ids, and importing the same file again gives the
 /// same ids (a no-op).
 #[derive(Debug, Default)]
 pub struct TurnIds(HashMap<(String, String), usize>);
@@ -25,7 +25,7 @@ impl TurnIds {
     /// The id of the turn at position `position` of `session`: `{session}#turn_{position}`.
     #[must_use]
     pub fn id(session: &str, position: usize) -> String {
-        memforest_engine::memory::record::default_turn_id(session, position)
+        memforest::memory::record::default_turn_id(session, position)
     }
 }
 

@@ -11,6 +11,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use memforest_engine::{Db, Durability, Options, Table, TenantId};
+
+/// The table every workload writes (tags are the application's).
+const RECORDS: Table = Table::new(1);
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -74,21 +77,18 @@ impl Store for Memforest {
     }
     fn put(&self, key: &[u8], value: &[u8]) {
         self.db
-            .put(&self.tenant, Table::Facts, key, value, Durability::Buffered)
+            .put(&self.tenant, RECORDS, key, value, Durability::Buffered)
             .unwrap();
     }
     fn get(&self, key: &[u8]) -> bool {
-        self.db
-            .get(&self.tenant, Table::Facts, key)
-            .unwrap()
-            .is_some()
+        self.db.get(&self.tenant, RECORDS, key).unwrap().is_some()
     }
     fn scan_all(&self) -> (u64, u64) {
         let scan = self
             .db
             .scan(
                 &self.tenant,
-                Table::Facts,
+                RECORDS,
                 Bound::Unbounded,
                 Bound::Unbounded,
                 None,

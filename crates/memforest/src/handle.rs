@@ -1,0 +1,169 @@
+//! [`Memory`]: the memory store's handle. It owns the engine ([`memforest_engine::Db`]), the
+//! memory layer's runtime (the summary scheduler and the extraction and summary pools) and
+//! the read path's caches.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use memforest_engine::{Db, Durability, OpenReport, Snapshot, TenantId, WriteBatch};
+
+use crate::filter_scope::PointReadKeys;
+use crate::memory::{MemoryError, MemoryOptions, Runtime};
+use crate::recall::RecallState;
+use crate::schema::Table;
+
+/// How a [`Memory`] is opened: the engine's options and the memory layer's.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The storage engine (memtable, WAL, compaction, durability of the engine, file
+    /// system). Its segment files' bloom filters leave out the keys the memory store only
+    /// scans ([`PointReadKeys`]) unless `engine.sst.filter_scope` names another scope.
+    pub engine: memforest_engine::Options,
+    /// The memory layer (extractor, summarizer, embedder, pools, routing thresholds).
+    pub memory: MemoryOptions,
+}
+
+impl Options {
+    /// The engine options with the memory store's filter scope filled in.
+    fn engine(&self) -> memforest_engine::Options {
+        let mut engine = self.engine.clone();
+        if engine.sst.filter_scope.is_none() {
+            engine.sst.filter_scope = Some(Arc::new(PointReadKeys));
+        }
+        engine
+    }
+}
+
+/// An open memory store. `Send + Sync`: share it (e.g. in an `Arc`) between threads.
+///
+/// Dropping it stops the background work without syncing (a crash, as far as unsynced
+/// data goes); [`Memory::close`] also regenerates dirty summaries (when
+/// `MemoryOptions::summarize_on_shutdown`), syncs the WAL and reports background errors.
+#[derive(Debug)]
+pub struct Memory {
+    pub(crate) db: Arc<Db>,
+    /// The memory layer (scheduler + worker pools); `None` only while opening or closing.
+    runtime: Option<Runtime>,
+    /// The read path's heat and page cache.
+    pub(crate) recall: RecallState,
+}
+
+impl Memory {
+    /// Opens (or creates) the memory store in `dir` ([`Db::open`]) and starts the memory
+    /// layer, which resumes extractions and summary refreshes a crash left pending.
+    ///
+    /// # Errors
+    /// [`MemoryError::Engine`] for the engine's open errors (lock held, not a store,
+    /// damage); invalid memory options; corrupt tree pages.
+    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Self, MemoryError> {
+        let db = Db::open(dir, options.engine())?;
+        Self::start(db, options.memory, true)
+    }
+
+    /// Opens the memory store in `dir` read-only ([`Db::open_read_only`]): no lock, nothing
+    /// written, no background work; searches, profiles and statistics work, every change
+    /// fails with `Error::ReadOnly`.
+    ///
+    /// # Errors
+    /// As [`Memory::open`].
+    pub fn open_read_only(dir: impl AsRef<Path>, options: Options) -> Result<Self, MemoryError> {
+        let db = Db::open_read_only(dir, options.engine())?;
+        Self::start(db, options.memory, false)
+    }
+
+    fn start(db: Db, options: MemoryOptions, scheduler: bool) -> Result<Self, MemoryError> {
+        let db = Arc::new(db);
+        let runtime = Runtime::start(&db, options, scheduler)?;
+        Ok(Self {
+            db,
+            runtime: Some(runtime),
+            recall: RecallState::default(),
+        })
+    }
+
+    /// The engine underneath (statistics, snapshots, `verify`).
+    #[must_use]
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// The memory layer, while running.
+    pub(crate) fn runtime(&self) -> Option<&Runtime> {
+        self.runtime.as_ref()
+    }
+
+    /// The store's directory.
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        self.db.dir()
+    }
+
+    /// True for a store opened with [`Memory::open_read_only`].
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.db.is_read_only()
+    }
+
+    /// What the open found and did ([`Db::open_report`]).
+    #[must_use]
+    pub fn open_report(&self) -> &OpenReport {
+        self.db.open_report()
+    }
+
+    /// The tenants holding any record.
+    ///
+    /// # Errors
+    /// Engine read errors.
+    pub fn tenants(&self) -> Result<Vec<TenantId>, MemoryError> {
+        Ok(self.db.tenants()?)
+    }
+
+    /// A snapshot of the current state (queries as of it: `Query::snapshot`).
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        self.db.snapshot()
+    }
+
+    /// Deletes the derived tables ([`Table::DERIVED`]: summaries, embeddings, dirty marks,
+    /// the lexical index) of every tenant in one batch of range deletes, so they can be
+    /// regenerated. Returns the batch's seqno.
+    ///
+    /// # Errors
+    /// Engine read and write errors.
+    pub fn drop_derived(&self, durability: Durability) -> Result<u64, MemoryError> {
+        let mut b = WriteBatch::new();
+        for tenant in self.db.tenants()? {
+            for table in Table::DERIVED {
+                b.delete_table(&tenant, table.into());
+            }
+        }
+        Ok(self.db.write(&b, durability)?)
+    }
+
+    /// Stops the memory layer (regenerating dirty summaries first when
+    /// `MemoryOptions::summarize_on_shutdown`), then closes the engine ([`Db::close`]).
+    ///
+    /// # Errors
+    /// A background error recorded earlier; the WAL sync's error.
+    pub fn close(mut self) -> Result<(), MemoryError> {
+        if let Some(mut r) = self.runtime.take() {
+            r.stop(true);
+        }
+        let db = Arc::clone(&self.db);
+        drop(self);
+        match Arc::try_unwrap(db) {
+            Ok(db) => Ok(db.close()?),
+            // A memory-layer handle still held elsewhere (a worker finishing a job): make
+            // everything durable now; the engine's threads stop with the last handle.
+            Err(shared) => Ok(shared.sync()?),
+        }
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        if let Some(mut r) = self.runtime.take() {
+            r.stop(false);
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! Cell extraction and commit: [`prepare`] loads a cell and its turns and calls the
+//! extractor (and the embedder), off any lock; [`commit`] then, under the forest lock,
+//! upserts the facts of one or more prepared cells, routes them, inserts each cell into its
+//! session tree and clears the cells' pending marks, all in one batch (ingest commits a
+//! whole session's cells at once: one WAL write, and a tree page rewritten by many facts of
+//! the session is written once). A cell whose pending mark is gone was already committed, so
+//! a replay changes nothing. [`commit_or_fail`] keeps one cell that can never be committed
+//! (`memory::failed`) from failing the others.
+
+use std::collections::BTreeSet;
+
+use memforest_tree::{Payload, TreeKind};
+
+use crate::memory::extract::{CellTurn, Extraction, ExtractionInput};
+use crate::memory::fact::{self, Upsert};
+use crate::memory::failed;
+use crate::memory::record::{
+    self, CellRecord, Occurrence, TurnRecord, CELL_PREFIX, PENDING_PREFIX,
+};
+use crate::memory::route::{FactRef, Router};
+use crate::memory::stats::CallKind;
+use crate::memory::store::Staged;
+use crate::memory::{MemoryError, Shared};
+use crate::schema::Table;
+use memforest_engine::TenantId;
+
+/// What committing one cell did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CellOutcome {
+    /// New facts.
+    pub facts_added: u64,
+    /// Occurrences merged into existing facts.
+    pub facts_merged: u64,
+    /// Trees that got a leaf.
+    pub trees: BTreeSet<u64>,
+    /// Seqno of the commit (0 when nothing was written).
+    pub seqno: u64,
+}
+
+/// Loads cell `cell` and its turns.
+fn load(
+    shared: &Shared,
+    tenant: &TenantId,
+    cell: u64,
+) -> Result<(CellRecord, Vec<TurnRecord>), MemoryError> {
+    let key = record::prefixed(CELL_PREFIX, &cell.to_be_bytes());
+    let bytes = shared
+        .kv
+        .get(tenant, Table::Sessions, &key)?
+        .ok_or(MemoryError::Invariant("pending cell has no cell record"))?;
+    let rec: CellRecord = record::decode(&bytes, "cell")?;
+    let mut turns = Vec::with_capacity(rec.count as usize);
+    for i in rec.first..rec.first + rec.count {
+        let b = shared
+            .kv
+            .get(tenant, Table::Turns, &record::turn_key(&rec.session, i))?
+            .ok_or(MemoryError::Invariant("cell turn missing"))?;
+        turns.push(record::decode(&b, "turn")?);
+    }
+    Ok((rec, turns))
+}
+
+/// A cell whose extraction is done, ready for [`commit`].
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    cell: u64,
+    rec: CellRecord,
+    turns: Vec<TurnRecord>,
+    extraction: Extraction,
+    embeddings: Option<Vec<Vec<f32>>>,
+}
+
+/// Extracts and commits cell `cell` of `tenant` on its own (a commit that fails for good
+/// records the cell as failed: [`commit_or_fail`]).
+///
+/// # Errors
+/// [`MemoryError`]; a model failure leaves the pending mark for a retry; a permanent
+/// failure of the extraction ([`failed::is_permanent`]) is returned for the caller to
+/// record.
+pub fn process(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<CellOutcome, MemoryError> {
+    let prepared = prepare(shared, tenant, cell)?;
+    commit_or_fail(shared, tenant, std::slice::from_ref(&prepared)).map(|(out, _)| out)
+}
+
+/// Loads cell `cell` of `tenant` and runs the extractor (and the embedder) on it.
+///
+/// # Errors
+/// [`MemoryError::Model`] when the extractor fails (the cell stays pending); engine and
+/// record errors.
+pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared, MemoryError> {
+    let (rec, turns) = load(shared, tenant, cell)?;
+    let input = ExtractionInput {
+        session_id: rec.session.clone(),
+        session_start: rec.session_start,
+        turns: turns
+            .iter()
+            .map(|t| CellTurn {
+                turn_id: t.id.clone(),
+                role: t.role,
+                speaker: t.speaker.clone(),
+                text: t.text.clone(),
+                time: t.time,
+            })
+            .collect(),
+    };
+    let name = String::from_utf8_lossy(tenant.name()).into_owned();
+    let extraction = match shared.opts.extractor.extract(&input) {
+        Ok(x) => {
+            shared
+                .counters
+                .call(&name, CallKind::Extraction, Ok(x.usage));
+            x
+        }
+        Err(e) => {
+            shared.counters.call(&name, CallKind::Extraction, Err(()));
+            return Err(MemoryError::Model(e.to_string()));
+        }
+    };
+    let embeddings = match &shared.opts.embedder {
+        Some(emb) if !extraction.items.is_empty() => {
+            let texts: Vec<String> = extraction
+                .items
+                .iter()
+                .map(|i| i.fact_text.clone())
+                .collect();
+            match emb.embed(&texts) {
+                Ok(e) => {
+                    shared
+                        .counters
+                        .call(&name, CallKind::Embedding, Ok(e.usage));
+                    Some(e.vectors)
+                }
+                Err(_) => {
+                    shared.counters.call(&name, CallKind::Embedding, Err(()));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    Ok(Prepared {
+        cell,
+        rec,
+        turns,
+        extraction,
+        embeddings,
+    })
+}
+
+/// Commits the facts and routing of `cells` (prepared by [`prepare`]) in one batch, in
+/// order; cells already committed (no pending mark) are skipped.
+///
+/// # Errors
+/// Engine, tree and record errors (nothing is committed; the tenant's cache is dropped).
+pub fn commit(
+    shared: &Shared,
+    tenant: &TenantId,
+    cells: &[Prepared],
+) -> Result<CellOutcome, MemoryError> {
+    let mut forest = shared.forest.lock();
+    let mut st = Staged::new(&shared.kv, tenant.clone());
+    let tf = forest.tenants.entry(tenant.clone()).or_default();
+    let mut out = CellOutcome::default();
+    let mut router = Router {
+        st: &mut st,
+        forest: tf,
+        kv: &shared.kv,
+        opts: &shared.opts,
+        touched: BTreeSet::new(),
+        fresh: std::collections::HashSet::new(),
+        dirtied: 0,
+    };
+    let result = cells
+        .iter()
+        .try_for_each(|p| commit_cell(&mut router, p, &mut out));
+    out.trees = std::mem::take(&mut router.touched);
+    let dirtied = router.dirtied;
+    if let Err(e) = result {
+        forest.tenants.remove(tenant);
+        return Err(e);
+    }
+    match st.commit(shared.opts.durability) {
+        Ok(seqno) => {
+            out.seqno = seqno;
+            shared.add_dirty_estimate(dirtied);
+            if let Some(tf) = forest.tenants.get_mut(tenant) {
+                tf.trim(shared.opts.tree_cache_per_tenant);
+            }
+        }
+        Err(e) => {
+            forest.tenants.remove(tenant);
+            return Err(e.into());
+        }
+    }
+    shared
+        .counters
+        .dirty_now(!out.trees.is_empty() || forest.any_dirty());
+    Ok(out)
+}
+
+impl CellOutcome {
+    /// Adds what another commit did.
+    fn absorb(&mut self, other: Self) {
+        self.facts_added += other.facts_added;
+        self.facts_merged += other.facts_merged;
+        self.trees.extend(other.trees);
+        self.seqno = self.seqno.max(other.seqno);
+    }
+}
+
+/// [`commit`]s `cells` in one batch; when that fails for a reason that may be one cell's
+/// own ([`failed::is_permanent`]), commits them one at a time instead and records each cell
+/// that fails so as failed ([`failed::record`]). Returns what was committed and how many
+/// cells were recorded as failed.
+///
+/// # Errors
+/// As [`commit`], for failures that are not permanent (nothing of the failing commit is
+/// applied).
+pub fn commit_or_fail(
+    shared: &Shared,
+    tenant: &TenantId,
+    cells: &[Prepared],
+) -> Result<(CellOutcome, u64), MemoryError> {
+    let e = match commit(shared, tenant, cells) {
+        Ok(out) => return Ok((out, 0)),
+        Err(e) if failed::is_permanent(&e) => e,
+        Err(e) => return Err(e),
+    };
+    if let [only] = cells {
+        failed::record(shared, tenant, only.cell, &e)?;
+        return Ok((CellOutcome::default(), 1));
+    }
+    let mut out = CellOutcome::default();
+    let mut gave_up = 0;
+    for p in cells {
+        match commit(shared, tenant, std::slice::from_ref(p)) {
+            Ok(one) => out.absorb(one),
+            Err(e) if failed::is_permanent(&e) => {
+                failed::record(shared, tenant, p.cell, &e)?;
+                gave_up += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((out, gave_up))
+}
+
+/// Stages one cell: its session-tree leaf, its facts and their routing, and the removal
+/// of its pending mark.
+fn commit_cell(
+    router: &mut Router<'_, '_>,
+    p: &Prepared,
+    out: &mut CellOutcome,
+) -> Result<(), MemoryError> {
+    let (cell, rec, turns) = (p.cell, &p.rec, &p.turns);
+    let pending = record::prefixed(PENDING_PREFIX, &cell.to_be_bytes());
+    if router.st.get(Table::RouterState, &pending)?.is_none() {
+        return Ok(());
+    }
+    let text: Vec<String> = turns
+        .iter()
+        .map(|t| format!("{}: {}", t.speaker, t.text))
+        .collect();
+    router.insert(
+        TreeKind::Session,
+        &rec.session,
+        Payload::cell(cell),
+        rec.time,
+        &text.join("\n"),
+    )?;
+    for (i, item) in p.extraction.items.iter().enumerate() {
+        let turn_time = item
+            .source_turns
+            .first()
+            .and_then(|id| turns.iter().find(|t| &t.id == id))
+            .map(|t| (t.time, t.time));
+        let time = match (item.time_start, item.time_end) {
+            (Some(s), e) => (s, e.unwrap_or(s).max(s)),
+            _ => turn_time.unwrap_or(rec.time),
+        };
+        let occ = Occurrence {
+            session: rec.session.clone(),
+            cell,
+            turns: item.source_turns.clone(),
+            time,
+        };
+        let Some((id, fact_rec, what)) = fact::upsert(router.st, item, occ)? else {
+            continue;
+        };
+        match what {
+            Upsert::Added => {
+                out.facts_added += 1;
+                router.fresh.insert(id);
+                crate::recall::index::add_fact(router.st, id, &fact_rec)?;
+            }
+            Upsert::Merged => {
+                out.facts_merged += 1;
+                crate::recall::index::note_occurrence(router.st, &rec.session, id);
+            }
+            Upsert::Unchanged => continue,
+        }
+        router.route_fact(FactRef {
+            id,
+            rec: &fact_rec,
+            new: what == Upsert::Added,
+            session: &rec.session,
+            embedding: p
+                .embeddings
+                .as_ref()
+                .and_then(|e| e.get(i))
+                .map(Vec::as_slice),
+        })?;
+    }
+    router.st.delete(Table::RouterState, &pending);
+    Ok(())
+}

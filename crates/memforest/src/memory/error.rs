@@ -1,0 +1,48 @@
+//! [`MemoryError`]: what the memory layer fails with (`Memory::ingest_session`,
+//! `Memory::flush_summaries`).
+
+use memforest_tree::TreeError;
+
+use crate::memory::limits::SessionInputError;
+
+/// Memory-layer failures.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// An engine read or write failed.
+    #[error(transparent)]
+    Engine(#[from] memforest_engine::Error),
+    /// A MemTree operation failed (corrupt page, store error).
+    #[error("memtree: {0}")]
+    Tree(#[from] TreeError),
+    /// A stored record failed to decode.
+    #[error("corrupt {what} record: {detail}")]
+    Corrupt {
+        /// Which record.
+        what: &'static str,
+        /// The decoder's message (with its byte offset).
+        detail: String,
+    },
+    /// The session given to `Memory::ingest_session` breaks an input limit
+    /// (`memory::limits`); nothing was written.
+    #[error("invalid input: {0}")]
+    Input(#[from] SessionInputError),
+    /// A record failed to encode (or is over the record size limit).
+    #[error("encode: {0}")]
+    Encode(String),
+    /// An internal invariant did not hold (a bug, reported instead of a panic).
+    #[error("memory invariant: {0}")]
+    Invariant(&'static str),
+    /// A model (extractor, summarizer, embedder) call failed; the work stays queued.
+    #[error("model call failed: {0}")]
+    Model(String),
+    /// The memory runtime has stopped (the database is closing).
+    #[error("the memory runtime has stopped")]
+    Stopped,
+    /// A read as of `seqno` (`Query::snapshot`) without a live snapshot at that seqno: hold
+    /// the `Db::snapshot()` whose seqno you pass while reading at it.
+    #[error("no live snapshot at seqno {seqno}: its versions may already be compacted away")]
+    SnapshotNotHeld {
+        /// The seqno asked for.
+        seqno: u64,
+    },
+}

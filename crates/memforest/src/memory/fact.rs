@@ -1,0 +1,107 @@
+//! Canonical facts: deterministic ids from normalized text, and exact-duplicate merging
+//! (a repeat adds an occurrence instead of a second fact), staged in the same batch as the
+//! routing it causes.
+
+use crate::memory::extract::{ExtractedItem, Origin, SemanticRole};
+use crate::memory::record::{self, FactRecord, Occurrence};
+use crate::memory::store::Staged;
+use crate::memory::text::normalize;
+use crate::memory::MemoryError;
+use crate::schema::Table;
+
+/// What [`upsert`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upsert {
+    /// A new fact.
+    Added,
+    /// An occurrence was added to an existing fact.
+    Merged,
+    /// The fact already had this occurrence (a replay): nothing changed.
+    Unchanged,
+}
+
+/// Keeps at most `n` non-empty strings.
+fn cap(v: &[String], n: usize) -> Vec<String> {
+    v.iter()
+        .filter(|s| !s.trim().is_empty())
+        .take(n)
+        .cloned()
+        .collect()
+}
+
+/// Stores `item` (seen at `occ`) as a canonical fact: a new one, or a new occurrence of
+/// the fact with the same normalized text. Returns the fact id, its record and what
+/// happened; `None` for an item whose text normalizes to nothing.
+///
+/// # Errors
+/// Engine read errors; corrupt fact records.
+pub fn upsert(
+    st: &mut Staged<'_>,
+    item: &ExtractedItem,
+    occ: Occurrence,
+) -> Result<Option<(u64, FactRecord, Upsert)>, MemoryError> {
+    let norm = normalize(&item.fact_text);
+    if norm.is_empty() {
+        return Ok(None);
+    }
+    for probe in 0..64u32 {
+        let id = record::fact_id(&norm, probe);
+        let key = id.to_be_bytes();
+        match st.get(Table::Facts, &key)? {
+            None => {
+                let keys = [
+                    &item.attribute_keys,
+                    &item.domain_keys,
+                    &item.collection_keys,
+                ]
+                .into_iter()
+                .flat_map(|k| cap(k, 2))
+                .collect();
+                let rec = FactRecord {
+                    text: item.fact_text.trim().to_owned(),
+                    norm,
+                    origin: item.origin.unwrap_or(Origin::Unknown),
+                    role: item.semantic_role.unwrap_or(SemanticRole::Detail),
+                    participants: item.participants.clone(),
+                    entities: item.entities.clone(),
+                    topics: cap(&item.topics, 3),
+                    keys,
+                    time: occ.time,
+                    occurrences: vec![occ],
+                };
+                st.put(Table::Facts, &key, record::encode(&rec)?);
+                st.put(
+                    Table::FactTimeIndex,
+                    &record::time_index_key(rec.time.0, id),
+                    Vec::new(),
+                );
+                return Ok(Some((id, rec, Upsert::Added)));
+            }
+            Some(bytes) => {
+                let mut rec: FactRecord = record::decode(&bytes, "fact")?;
+                if rec.norm != norm {
+                    continue;
+                }
+                if rec.occurrences.iter().any(|o| o.cell == occ.cell) {
+                    return Ok(Some((id, rec, Upsert::Unchanged)));
+                }
+                let old_start = rec.time.0;
+                rec.time = (rec.time.0.min(occ.time.0), rec.time.1.max(occ.time.1));
+                rec.occurrences.push(occ);
+                if rec.time.0 != old_start {
+                    st.delete(Table::FactTimeIndex, &record::time_index_key(old_start, id));
+                    st.put(
+                        Table::FactTimeIndex,
+                        &record::time_index_key(rec.time.0, id),
+                        Vec::new(),
+                    );
+                }
+                st.put(Table::Facts, &key, record::encode(&rec)?);
+                return Ok(Some((id, rec, Upsert::Merged)));
+            }
+        }
+    }
+    Err(MemoryError::Invariant(
+        "64 fact-id hash collisions in a row",
+    ))
+}

@@ -1,0 +1,122 @@
+//! [`MemoryOptions`]: the memory layer's settings, a field of [`crate::Options`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use memforest_tree::TreeConfig;
+use memforest_wal::Durability;
+
+use crate::memory::cell::CellLimits;
+use crate::memory::embed::Embedder;
+use crate::memory::extract::{Extractor, HeuristicExtractor};
+use crate::memory::summarize::{ExtractiveSummarizer, Summarizer};
+
+/// Memory-layer settings. Defaults follow the MemForest paper where it gives a value.
+#[derive(Debug, Clone)]
+pub struct MemoryOptions {
+    /// Turns cells into items. Default [`HeuristicExtractor`].
+    pub extractor: Arc<dyn Extractor>,
+    /// Summarizes dirty tree nodes. Default [`ExtractiveSummarizer`].
+    pub summarizer: Arc<dyn Summarizer>,
+    /// Embeds facts (scene scoring) and summaries (derived data). Default none.
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// Extraction worker threads. Default 16.
+    pub extract_pool: usize,
+    /// Summary worker threads (concurrent summarizer calls). Default 16.
+    pub summary_pool: usize,
+    /// MemCell limits (b = 2 turns, 8,000 chars, 6 h gap).
+    pub cells: CellLimits,
+    /// Branching factor per tree kind (default 16 each).
+    pub trees: TreeConfig,
+    /// Scene match threshold (MemoryOS: 0.6).
+    pub scene_threshold: f32,
+    /// Facts per scene before a new one is started (paper: 60).
+    pub scene_capacity: usize,
+    /// Scenes open for new facts per tenant; the least recently joined one is closed
+    /// beyond it (MemoryOS's mid-term memory holds at most 200 segments). Bounds routing
+    /// cost and memory whatever the number of facts.
+    pub scene_open_limit: usize,
+    /// Facts an entity needs before its tree is created (paper: 3).
+    pub entity_min_facts: usize,
+    /// Distinct sessions an entity needs before its tree is created (paper: 2).
+    pub entity_min_sessions: usize,
+    /// Trees (meta page and dirty sets, a few hundred bytes each) a tenant keeps cached
+    /// past a commit: beyond it the trees with no dirty node are dropped and reload from
+    /// their meta page on next use, so the cache does not grow with the number of sessions,
+    /// scenes and entities. Default 1,024.
+    pub tree_cache_per_tenant: usize,
+    /// Ingest waits (stall recorded in stats) while more tree nodes than this are dirty,
+    /// as estimated in O(1) from the scheduler's last refresh pass plus what ingest has
+    /// dirtied since (a soft bound). Default 1,000,000.
+    pub backlog_limit: u64,
+    /// Rest between the end of one refresh pass and the start of the next while ingest
+    /// keeps dirtying nodes: the dirty set batches what arrives meanwhile, so a node
+    /// dirtied by several inserts is summarized once (the MemForest paper's batched
+    /// dirty-set refresh). Summaries lag writes by up to this plus two passes.
+    /// `Memory::flush_summaries`, `Db::close`, forgetting, and ingest held back by
+    /// `backlog_limit` start a pass at once; a failed cell or node due for a retry ends
+    /// the rest too. `Duration::MAX` refreshes only when someone waits; zero runs passes
+    /// back to back. Default 1 s: at 5 * 10^5 facts of `memforest bench ingest` (two runs
+    /// each) it took 10% off the process CPU against back-to-back passes, 103 -> 93 s
+    /// (docs/benchmarks.md).
+    pub refresh_interval: Duration,
+    /// Whether `Db::close` summarizes everything dirty before returning. Default true.
+    pub summarize_on_shutdown: bool,
+    /// Durability of memory-layer writes. Default `Buffered` (survives a process crash).
+    pub durability: Durability,
+    /// First retry delay after a failed model call; doubles per failure up to
+    /// `max_backoff`. Default 100 ms.
+    pub retry_backoff: Duration,
+    /// Longest retry delay. Default 30 s.
+    pub max_backoff: Duration,
+}
+
+impl Default for MemoryOptions {
+    fn default() -> Self {
+        Self {
+            extractor: Arc::new(HeuristicExtractor),
+            summarizer: Arc::new(ExtractiveSummarizer::default()),
+            embedder: None,
+            extract_pool: 16,
+            summary_pool: 16,
+            cells: CellLimits::default(),
+            trees: TreeConfig::default(),
+            scene_threshold: 0.6,
+            scene_capacity: 60,
+            scene_open_limit: 200,
+            entity_min_facts: 3,
+            entity_min_sessions: 2,
+            tree_cache_per_tenant: 1024,
+            backlog_limit: 1_000_000,
+            refresh_interval: Duration::from_secs(1),
+            summarize_on_shutdown: true,
+            durability: Durability::Buffered,
+            retry_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+impl MemoryOptions {
+    /// Checks the options.
+    ///
+    /// # Errors
+    /// [`memforest_engine::Error::InvalidArgument`] for an empty pool or a zero cell limit.
+    pub fn validate(&self) -> memforest_engine::Result<()> {
+        if self.extract_pool == 0 || self.summary_pool == 0 {
+            return Err(memforest_engine::Error::InvalidArgument(
+                "memory pools must have a worker",
+            ));
+        }
+        if self.cells.max_turns == 0
+            || self.cells.max_chars == 0
+            || self.scene_capacity == 0
+            || self.scene_open_limit == 0
+        {
+            return Err(memforest_engine::Error::InvalidArgument(
+                "memory limits must be > 0",
+            ));
+        }
+        Ok(())
+    }
+}

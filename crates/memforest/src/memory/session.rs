@@ -1,0 +1,59 @@
+//! [`Session`], [`Turn`] and [`Role`]: the conversation input of `Memory::ingest_session`.
+
+use serde::{Deserialize, Serialize};
+
+/// Who spoke a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Role {
+    /// The human user.
+    User,
+    /// The agent.
+    Assistant,
+    /// A system or tool message.
+    System,
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    /// The speaker's role.
+    pub role: Role,
+    /// The speaker's display name (e.g. "Caroline"), at most 1 KiB; empty when unknown.
+    pub speaker: String,
+    /// The message text: 1..=`memory::limits::MAX_TURN_TEXT_BYTES` (32 KiB) of UTF-8.
+    pub text: String,
+    /// When it was said, microseconds since the Unix epoch; `None` inherits the previous
+    /// turn's time (or the session start).
+    pub time: Option<i64>,
+    /// The caller's turn id (1..=1024 bytes, no NUL), unique within the session: a turn
+    /// whose id is already stored is skipped by `Memory::ingest_session`. `None` gets
+    /// `{session}#turn_{i}`, `i` the turn's position in `Session::turns`.
+    pub id: Option<String>,
+}
+
+impl Turn {
+    /// A turn with no explicit time or id.
+    #[must_use]
+    pub fn new(role: Role, speaker: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            role,
+            speaker: speaker.into(),
+            text: text.into(),
+            time: None,
+            id: None,
+        }
+    }
+}
+
+/// A conversation session: its id, start time and turns in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Session {
+    /// The caller's session id (1..=1024 bytes, no NUL): a session id seen again within a
+    /// tenant is the same session, and its new turns are appended.
+    pub id: String,
+    /// Session start, microseconds since the Unix epoch.
+    pub start: i64,
+    /// The turns in order. `Memory::ingest_session` appends those whose ids are not stored
+    /// yet and skips the others (re-ingesting a session or a prefix of it is a no-op).
+    pub turns: Vec<Turn>,
+}

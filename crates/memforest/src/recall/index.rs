@@ -1,0 +1,368 @@
+//! The persistent per-tenant lexical index (table [`Table::Postings`], derived): postings
+//! `t | term | 0x00 | fact id BE -> tf u32 LE | doc length u32 LE`, collection statistics
+//! under `#`, knowledge-update slots `k | entity | 0x00 | attribute | 0x00 | fact id BE
+//! -> start time i64 LE`, and the occurrence index `o | session hash BE | fact id BE -> ()`
+//! (the facts a session sourced, so forgetting a session reads only its facts). Written in
+//! the same batch as the fact itself (so a fact is searchable the moment its ingest
+//! returns) and removed with it; rebuilt from the facts only when the table was dropped
+//! (`Memory::drop_derived`). Layout: `docs/format/memory.md`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::memory::record::{self, FactRecord, SessionRecord, SESSION_PREFIX};
+use crate::memory::store::{Kv, Staged};
+use crate::memory::text::normalize;
+use crate::memory::MemoryError;
+use crate::recall::bm25::term_counts;
+use crate::recall::reader::Reader;
+use crate::schema::Table;
+
+/// Key of the collection statistics.
+pub const STATS_KEY: &[u8] = b"#";
+/// Prefix of term postings.
+pub const TERM_PREFIX: u8 = b't';
+/// Prefix of knowledge-update slots.
+pub const SLOT_PREFIX: u8 = b'k';
+/// Key of the tenant's latest session: `(last turn time, session id)`.
+pub const LATEST_SESSION_KEY: &[u8] = b"L";
+/// Prefix of occurrence entries (`o | session hash BE | fact id BE`, empty value).
+pub const OCCURRENCE_PREFIX: u8 = b'o';
+/// Present (empty value) once the occurrence index covers every fact: written with the
+/// first fact of an empty index; a store indexed before the occurrence index existed lacks
+/// it until [`session_facts`] backfills.
+pub const OCCURRENCES_COMPLETE_KEY: &[u8] = b"O";
+
+/// Collection statistics: indexed facts and their total length in terms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexStats {
+    /// Indexed facts.
+    pub docs: u64,
+    /// Sum of their lengths, in terms.
+    pub total_len: u64,
+}
+
+/// One posting: a fact, the term's frequency in it and its length in terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Posting {
+    /// Fact id.
+    pub fact: u64,
+    /// Term frequency.
+    pub tf: u32,
+    /// Fact length, in terms.
+    pub len: u32,
+}
+
+/// `t | term | 0x00` (the prefix of a term's postings).
+#[must_use]
+pub fn term_prefix(term: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(term.len() + 2);
+    k.push(TERM_PREFIX);
+    k.extend_from_slice(term.as_bytes());
+    k.push(0);
+    k
+}
+
+/// The knowledge-update slots of a fact: `(entity, attribute)` for each entity (or
+/// `user` when it names none) and each attribute/domain/collection key, normalized.
+#[must_use]
+pub fn slots(rec: &FactRecord) -> Vec<String> {
+    let mut entities: Vec<String> = rec.entities.iter().map(|e| normalize(e)).collect();
+    if entities.is_empty() {
+        entities.push(memforest_tree::USER_ENTITY.to_owned());
+    }
+    let mut out = Vec::new();
+    for e in entities.iter().filter(|e| !e.is_empty()) {
+        for a in rec
+            .keys
+            .iter()
+            .map(|k| normalize(k))
+            .filter(|k| !k.is_empty())
+        {
+            let s = format!("{e}\0{a}");
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// `k | slot | 0x00`.
+#[must_use]
+pub fn slot_prefix(slot: &str) -> Vec<u8> {
+    let mut k = record::prefixed(SLOT_PREFIX, slot.as_bytes());
+    k.push(0);
+    k
+}
+
+fn with_id(mut prefix: Vec<u8>, id: u64) -> Vec<u8> {
+    prefix.extend_from_slice(&id.to_be_bytes());
+    prefix
+}
+
+/// `o | session hash BE` (the prefix of `session`'s occurrence entries; sessions whose
+/// ids hash alike share it, so callers check each fact's occurrences).
+#[must_use]
+pub fn occurrence_prefix(session: &str) -> Vec<u8> {
+    record::prefixed(
+        OCCURRENCE_PREFIX,
+        &record::session_hash(session).to_be_bytes(),
+    )
+}
+
+/// Stages the occurrence entry saying `session` sourced fact `fact` (called for a fact
+/// that gains an occurrence: [`add_fact`] covers the occurrences of a new fact).
+pub fn note_occurrence(st: &mut Staged<'_>, session: &str, fact: u64) {
+    st.put(
+        Table::Postings,
+        &with_id(occurrence_prefix(session), fact),
+        Vec::new(),
+    );
+}
+
+/// Stages the removal of the entry saying `session` sourced fact `fact`.
+pub fn drop_occurrence(st: &mut Staged<'_>, session: &str, fact: u64) {
+    st.delete(Table::Postings, &with_id(occurrence_prefix(session), fact));
+}
+
+/// The ids of the facts with an occurrence in `session` (a superset when another session
+/// id hashes alike), in id order. Reads the occurrence index; on a store indexed before it
+/// existed, scans every fact once and stages the backfilled index (committed with the
+/// caller's batch). Call with the forest lock held.
+///
+/// # Errors
+/// Engine read errors; corrupt fact records.
+pub fn session_facts(kv: &Kv, st: &mut Staged<'_>, session: &str) -> Result<Vec<u64>, MemoryError> {
+    let tenant = st.tenant().clone();
+    if st.get(Table::Postings, OCCURRENCES_COMPLETE_KEY)?.is_some() {
+        let prefix = occurrence_prefix(session);
+        return kv
+            .scan_prefix(&tenant, Table::Postings, &prefix)?
+            .iter()
+            .map(|(k, _)| {
+                k.get(prefix.len()..)
+                    .and_then(record::be_u64)
+                    .ok_or_else(|| MemoryError::Corrupt {
+                        what: "occurrence entry",
+                        detail: format!("key of {} bytes", k.len()),
+                    })
+            })
+            .collect();
+    }
+    let mut out = Vec::new();
+    for (k, v) in kv.scan_prefix(&tenant, Table::Facts, &[])? {
+        let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
+        let rec: FactRecord = record::decode(&v, "fact")?;
+        for o in &rec.occurrences {
+            note_occurrence(st, &o.session, id);
+        }
+        if rec.occurrences.iter().any(|o| o.session == session) {
+            out.push(id);
+        }
+    }
+    st.put(Table::Postings, OCCURRENCES_COMPLETE_KEY, Vec::new());
+    Ok(out)
+}
+
+fn read_stats(bytes: Option<Vec<u8>>) -> Result<IndexStats, MemoryError> {
+    bytes.map_or(Ok(IndexStats::default()), |b| {
+        record::decode(&b, "postings stats")
+    })
+}
+
+/// Stages the postings, slots and statistics of fact `id` (its text: `rec.text`).
+///
+/// # Errors
+/// Engine read errors; a corrupt statistics record.
+pub fn add_fact(st: &mut Staged<'_>, id: u64, rec: &FactRecord) -> Result<(), MemoryError> {
+    change(st, id, rec, true)
+}
+
+/// Stages the removal of everything [`add_fact`] wrote for fact `id`.
+///
+/// # Errors
+/// As [`add_fact`].
+pub fn remove_fact(st: &mut Staged<'_>, id: u64, rec: &FactRecord) -> Result<(), MemoryError> {
+    change(st, id, rec, false)
+}
+
+fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(), MemoryError> {
+    let counts = term_counts(&rec.text);
+    let len: u32 = counts.iter().map(|c| c.1).sum();
+    for (term, tf) in &counts {
+        crate::recall::postings::bump(st.tenant(), term);
+        let key = with_id(term_prefix(term), id);
+        if add {
+            let mut v = Vec::with_capacity(8);
+            v.extend_from_slice(&tf.to_le_bytes());
+            v.extend_from_slice(&len.to_le_bytes());
+            st.put(Table::Postings, &key, v);
+        } else {
+            st.delete(Table::Postings, &key);
+        }
+    }
+    for slot in slots(rec) {
+        let key = with_id(slot_prefix(&slot), id);
+        if add {
+            st.put(Table::Postings, &key, rec.time.0.to_le_bytes().to_vec());
+        } else {
+            st.delete(Table::Postings, &key);
+        }
+    }
+    for o in &rec.occurrences {
+        if add {
+            note_occurrence(st, &o.session, id);
+        } else {
+            drop_occurrence(st, &o.session, id);
+        }
+    }
+    let mut stats = read_stats(st.get(Table::Postings, STATS_KEY)?)?;
+    if add && stats.docs == 0 {
+        st.put(Table::Postings, OCCURRENCES_COMPLETE_KEY, Vec::new());
+    }
+    if add {
+        stats.docs += 1;
+        stats.total_len += u64::from(len);
+    } else {
+        stats.docs = stats.docs.saturating_sub(1);
+        stats.total_len = stats.total_len.saturating_sub(u64::from(len));
+    }
+    st.put(Table::Postings, STATS_KEY, record::encode(&stats)?);
+    Ok(())
+}
+
+/// Records that `session`'s last turn is at `last_time` (microseconds); keeps the latest
+/// session by `(last_time, id)` under [`LATEST_SESSION_KEY`] (the short-term memory's
+/// session, found without scanning the sessions).
+///
+/// # Errors
+/// Engine read errors; a corrupt record.
+pub fn note_session(st: &mut Staged<'_>, session: &str, last_time: i64) -> Result<(), MemoryError> {
+    let cur: Option<(i64, String)> = st
+        .get(Table::Postings, LATEST_SESSION_KEY)?
+        .map(|b| record::decode(&b, "latest session"))
+        .transpose()?;
+    if cur
+        .as_ref()
+        .is_none_or(|c| (last_time, session) >= (c.0, c.1.as_str()))
+    {
+        let v = record::encode(&(last_time, session.to_owned()))?;
+        st.put(Table::Postings, LATEST_SESSION_KEY, v);
+    }
+    Ok(())
+}
+
+/// The latest session id at the reader's seqno (`None` when no session was recorded).
+///
+/// # Errors
+/// Engine read errors; a corrupt record.
+pub fn latest_session(r: &Reader<'_>) -> Result<Option<String>, MemoryError> {
+    r.get(Table::Postings, LATEST_SESSION_KEY)?
+        .map(|b| record::decode::<(i64, String)>(&b, "latest session").map(|x| x.1))
+        .transpose()
+}
+
+/// The latest session id as staged in `st` (the forget path's view of
+/// [`latest_session`]).
+///
+/// # Errors
+/// Engine read errors; a corrupt record.
+pub fn latest_session_staged(st: &Staged<'_>) -> Result<Option<String>, MemoryError> {
+    st.get(Table::Postings, LATEST_SESSION_KEY)?
+        .map(|b| record::decode::<(i64, String)>(&b, "latest session").map(|x| x.1))
+        .transpose()
+}
+
+/// The collection statistics at the reader's seqno.
+///
+/// # Errors
+/// Engine read errors; a corrupt record.
+pub fn stats(r: &Reader<'_>) -> Result<IndexStats, MemoryError> {
+    read_stats(r.get(Table::Postings, STATS_KEY)?.map(|b| b.to_vec()))
+}
+
+/// Every posting of `term`.
+///
+/// # Errors
+/// Engine read errors; a malformed posting (named by its key length).
+pub fn postings(r: &Reader<'_>, term: &str) -> Result<Vec<Posting>, MemoryError> {
+    let prefix = term_prefix(term);
+    let mut out = Vec::new();
+    for kv in r.scan_prefix(Table::Postings, &prefix)? {
+        let (k, v) = kv?;
+        let fact = k.get(prefix.len()..).and_then(record::be_u64);
+        let tf = v
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes);
+        let len = v
+            .get(4..8)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes);
+        match (fact, tf, len) {
+            (Some(fact), Some(tf), Some(len)) => out.push(Posting { fact, tf, len }),
+            _ => {
+                return Err(MemoryError::Corrupt {
+                    what: "posting",
+                    detail: format!("key of {} bytes, value of {} bytes", k.len(), v.len()),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The facts in `slot` with their start times.
+///
+/// # Errors
+/// As [`postings`].
+pub fn slot_members(r: &Reader<'_>, slot: &str) -> Result<Vec<(u64, i64)>, MemoryError> {
+    let prefix = slot_prefix(slot);
+    let mut out = Vec::new();
+    for kv in r.scan_prefix(Table::Postings, &prefix)? {
+        let (k, v) = kv?;
+        let fact = k.get(prefix.len()..).and_then(record::be_u64);
+        let start = v
+            .get(..8)
+            .and_then(|b| b.try_into().ok())
+            .map(i64::from_le_bytes);
+        match (fact, start) {
+            (Some(f), Some(s)) => out.push((f, s)),
+            _ => {
+                return Err(MemoryError::Corrupt {
+                    what: "slot entry",
+                    detail: format!("key of {} bytes, value of {} bytes", k.len(), v.len()),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Rebuilds `tenant`'s index from its facts when the statistics record is missing but
+/// facts exist (after `Memory::drop_derived`); otherwise reads one key and returns. Call with
+/// the memory layer's forest lock held so no ingest commits meanwhile.
+///
+/// # Errors
+/// Engine errors; corrupt fact records.
+pub fn ensure(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, MemoryError> {
+    if kv.get(tenant, Table::Postings, STATS_KEY)?.is_some() {
+        return Ok(false);
+    }
+    let facts = kv.scan_prefix(tenant, Table::Facts, &[])?;
+    if facts.is_empty() {
+        return Ok(false);
+    }
+    let mut st = Staged::new(kv, tenant.clone());
+    for (_, v) in kv.scan_prefix(tenant, Table::Sessions, &[SESSION_PREFIX])? {
+        let s: SessionRecord = record::decode(&v, "session")?;
+        note_session(&mut st, &s.id, s.last_time)?;
+    }
+    for (k, v) in facts {
+        let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
+        let rec: FactRecord = record::decode(&v, "fact")?;
+        add_fact(&mut st, id, &rec)?;
+    }
+    st.commit(memforest_wal::Durability::Buffered)?;
+    Ok(true)
+}

@@ -1,0 +1,71 @@
+//! The memory read path: `Memory::query` (BM25 postings, forest recall, beam browse,
+//! knowledge updates, time and snapshot filters), `QueryResult::context`, tree heat and
+//! the heat-managed page cache, and `Memory::profile`.
+//!
+//! - [`bm25`]: the one BM25 scorer (and the in-memory [`Bm25Index`] baseline).
+//! - [`accumulate`]: a query's BM25 totals by merging its sorted posting lists.
+//! - [`index`]: the persistent per-tenant postings (table `Postings`); [`postings`]: the
+//!   in-memory cache of decoded posting lists.
+//! - [`search`]: the query pipeline; [`browse`]: beam search in one tree; [`fuse`]: the
+//!   final ranking by source turn (and time, for temporal questions); [`turn_cache`]: the
+//!   in-memory cache of source turns' term counts.
+//! - [`heat`], [`cache`]: MemoryOS heat and the page cache it governs; [`summaries`]: the
+//!   cache of node summaries' term counts (what a browse reads most pages for);
+//!   [`lru`]: the byte-bounded LRU behind the in-memory caches.
+//! - [`update`]: knowledge updates; [`context`]: rendering; [`profile`].
+
+pub mod accumulate;
+pub mod bm25;
+pub mod browse;
+pub mod cache;
+pub mod context;
+pub mod fuse;
+pub mod heat;
+pub mod index;
+pub mod lru;
+pub mod page;
+pub mod postings;
+pub mod profile;
+pub mod query;
+pub mod reader;
+pub mod search;
+pub mod summaries;
+pub mod turn_cache;
+pub mod update;
+
+pub use bm25::Bm25Index;
+pub use profile::{EntityProfile, Profile};
+pub use query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
+
+/// The read path's in-memory state of one open `Db`: tree heat, the page cache, the
+/// postings cache and the turn cache.
+#[derive(Debug, Default)]
+pub struct RecallState {
+    /// Visit counts per tree.
+    pub heat: heat::HeatMap,
+    /// Decoded node pages.
+    pub cache: cache::PageCache,
+    /// Term counts of node summaries.
+    pub summaries: summaries::SummaryCache,
+    /// Decoded posting lists.
+    pub postings: postings::PostingsCache,
+    /// Term counts of source turns.
+    pub turns: turn_cache::TurnCache,
+}
+
+impl RecallState {
+    /// Drops everything cached about `tenant`'s trees (after a forget).
+    pub fn forget_tenant(&self, tenant: &memforest_engine::TenantId) {
+        self.cache.forget_tenant(tenant);
+        self.summaries.forget_tenant(tenant);
+        self.postings.forget_tenant(tenant);
+        self.turns.forget_tenant(tenant);
+    }
+}
+
+impl crate::Memory {
+    /// The read path's state.
+    pub(crate) fn recall_state(&self) -> &RecallState {
+        &self.recall
+    }
+}

@@ -1,0 +1,123 @@
+//! The query and its result: [`Query`] (what to look for, how many, when, as of which
+//! seqno, how to score) and [`QueryResult`] (facts with score, time, provenance and the
+//! trees they came through, plus the short-term memory turns).
+
+use memforest_tree::TimeRange;
+
+/// How facts and tree nodes are scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// BM25 over fact texts and node summaries (no network).
+    #[default]
+    Lexical,
+    /// Cosine similarity of the query's embedding to node embeddings guides the browse;
+    /// facts are still found and ranked lexically (facts carry no stored embedding).
+    /// Needs `MemoryOptions::embedder`.
+    Embedding,
+    /// The sum of both scores for nodes. Needs `MemoryOptions::embedder`.
+    Hybrid,
+}
+
+/// A memory query (`Memory::query`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// The question.
+    pub text: String,
+    /// Facts to return (default 10).
+    pub k: usize,
+    /// Beam width: trees recalled, and nodes kept per level of each tree's browse
+    /// (default 10).
+    pub beam: usize,
+    /// Only facts whose event time overlaps this range (microseconds, inclusive).
+    pub time_range: Option<TimeRange>,
+    /// Read as of this seqno: the seqno of a `Db::snapshot()` held while querying (flushes
+    /// and compactions keep only the versions live snapshots need, so a query at an older
+    /// seqno nobody holds fails with `MemoryError::SnapshotNotHeld`; one at or past the
+    /// latest seqno reads the latest state); `None` reads the latest state.
+    pub snapshot: Option<u64>,
+    /// Scoring mode.
+    pub mode: Mode,
+    /// Only facts that no newer fact about the same entity and attribute supersedes.
+    pub latest_only: bool,
+    /// Turns of the tenant's latest session included as short-term memory (default 7).
+    pub recent_turns: usize,
+    /// Reference time for the context's first line (microseconds since the epoch).
+    pub reference_time: Option<i64>,
+}
+
+impl Query {
+    /// A lexical query for `text` with the defaults.
+    #[must_use]
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            k: 10,
+            beam: 10,
+            time_range: None,
+            snapshot: None,
+            mode: Mode::Lexical,
+            latest_only: false,
+            recent_turns: 7,
+            reference_time: None,
+        }
+    }
+}
+
+/// Where a fact was said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provenance {
+    /// Session id.
+    pub session: String,
+    /// Source turn ids.
+    pub turns: Vec<String>,
+}
+
+/// One returned fact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecalledFact {
+    /// Fact id.
+    pub id: u64,
+    /// Fact text.
+    pub text: String,
+    /// Ranking score: the fused score of its best source turn (`recall::fuse`), at least
+    /// the BM25 score of the fact text for the query.
+    pub score: f32,
+    /// Event time, microseconds.
+    pub time: TimeRange,
+    /// False when a newer fact about the same entity and attribute supersedes it.
+    pub current: bool,
+    /// The superseding fact's start time (the end of this fact's validity), if any.
+    pub valid_until: Option<i64>,
+    /// Every occurrence's session and turns.
+    pub provenance: Vec<Provenance>,
+    /// Labels (`kind:label`) of the recalled trees it was found through: the trees whose
+    /// browse reached it, or, for a lexical query without a time filter (which does not
+    /// browse), every recalled tree that holds it.
+    pub trees: Vec<String>,
+}
+
+/// One short-term-memory turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentTurn {
+    /// Turn id.
+    pub id: String,
+    /// Speaker name.
+    pub speaker: String,
+    /// Text.
+    pub text: String,
+    /// Time, microseconds.
+    pub time: i64,
+}
+
+/// What `Memory::query` returns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct QueryResult {
+    /// The best facts, best first.
+    pub facts: Vec<RecalledFact>,
+    /// The last turns of the tenant's latest session, oldest first.
+    pub recent_turns: Vec<RecentTurn>,
+    /// The session they belong to.
+    pub recent_session: Option<String>,
+    /// The query's reference time.
+    pub reference_time: Option<i64>,
+}

@@ -1,0 +1,335 @@
+//! `Memory::query`: candidate facts from the postings, forest recall, beam browse, knowledge
+//! updates, time filter, short-term memory.
+//!
+//! 1. Every query term's postings give BM25 scores; the best `k + beam` facts (within the
+//!    time range) are the candidates. Only the query terms' postings are read.
+//! 2. Forest recall: the trees holding candidates (from `Memberships`), ranked by hit
+//!    count then heat, plus `entity:user`, plus the hottest visited trees; ranked by hits +
+//!    root-summary score + heat, the best `beam` are browsed.
+//! 3. Each recalled tree is browsed ([`crate::recall::browse`]) when the query has a time
+//!    filter or scores by embedding. A lexical query without a time filter skips it: step 1
+//!    already holds the exact top facts under the same BM25 the browse scores leaves with,
+//!    so the browse could not change the answer (it was 30% of a query's time at 10^6
+//!    facts); its facts are reported through the recalled trees that hold them.
+//! 4. The best `POOL_FACTOR * (k + beam)` facts reached by the browse or the postings
+//!    are loaded, filtered by time range and ranked by [`crate::recall::fuse`] (their
+//!    source turns' text, cell neighbours and best sentence; dated facts first for "when"
+//!    questions); the first `k` that pass `latest_only` are returned, and the recalled
+//!    trees they came through get a visit (heat).
+
+use std::collections::{BTreeSet, HashMap};
+
+use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind, USER_ENTITY};
+
+use crate::memory::record::{self, FactRecord, SessionRecord, TurnRecord, SESSION_PREFIX};
+use crate::memory::MemoryError;
+use crate::recall::bm25::{query_terms, top_k, top_k_of, Bm25};
+use crate::recall::browse::{browse, Scorer, Target};
+use crate::recall::page::term_hash;
+use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
+use crate::recall::reader::Reader;
+use crate::recall::{accumulate, fuse, index, postings, update};
+use crate::schema::Table;
+use crate::Memory;
+use memforest_engine::TenantId;
+
+fn range(t: (i64, i64)) -> TimeRange {
+    TimeRange {
+        start: t.0,
+        end: t.1.max(t.0),
+    }
+}
+
+/// A fact record at the reader's seqno.
+pub(crate) fn load_fact(r: &Reader<'_>, id: u64) -> Result<Option<FactRecord>, MemoryError> {
+    r.get(Table::Facts, &id.to_be_bytes())?
+        .map(|b| record::decode(&b, "fact"))
+        .transpose()
+}
+
+/// The trees fact `id` belongs to.
+pub(crate) fn fact_trees(r: &Reader<'_>, id: u64) -> Result<Vec<u64>, MemoryError> {
+    let mut out = Vec::new();
+    for kv in r.scan_prefix(Table::Memberships, &id.to_be_bytes())? {
+        let (k, _) = kv?;
+        if let Some(t) = k.get(8..).and_then(record::be_u64) {
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+impl Memory {
+    /// Answers `query` from `tenant`'s memory (see the module docs of
+    /// `memforest::recall` for the steps). Reads only `tenant`'s keys.
+    ///
+    /// # Errors
+    /// [`MemoryError::Engine`] for storage errors; [`MemoryError::Corrupt`] for a corrupt
+    /// record or page; [`MemoryError::Model`] when the mode needs an embedder and none is
+    /// configured or it fails; [`MemoryError::SnapshotNotHeld`] for a `query.snapshot` no
+    /// live snapshot holds; [`MemoryError::Stopped`] while closing.
+    pub fn query(&self, tenant: &TenantId, query: &Query) -> Result<QueryResult, MemoryError> {
+        let shared = self.runtime().ok_or(MemoryError::Stopped)?.shared();
+        let embedding = match query.mode {
+            Mode::Lexical => None,
+            Mode::Embedding | Mode::Hybrid => {
+                let emb = shared
+                    .opts
+                    .embedder
+                    .as_ref()
+                    .ok_or_else(|| MemoryError::Model("no embedder configured".into()))?;
+                let mut e = emb
+                    .embed(std::slice::from_ref(&query.text))
+                    .map_err(|e| MemoryError::Model(e.to_string()))?;
+                e.vectors.pop()
+            }
+        };
+        let state = self.recall_state();
+        let query_terms = query_terms(&query.text);
+        // The latest state: the seqno and the postings and turn generations are read
+        // together under the forest lock (no ingest or forget commits meanwhile; see
+        // `recall::postings`, `recall::turn_cache`).
+        let (r, generations, turn_caching) = if query.snapshot.is_none() {
+            let _guard = shared.forest.lock();
+            index::ensure(&shared.kv, tenant)?;
+            let generations: Vec<Option<u64>> = query_terms
+                .iter()
+                .map(|t| Some(postings::generation(tenant, t)))
+                .collect();
+            (
+                Reader::new(&self.db, tenant, None, state)?,
+                generations,
+                Some((&state.turns, state.turns.generation(tenant))),
+            )
+        } else {
+            let r = Reader::new(&self.db, tenant, query.snapshot, state)?;
+            (r, vec![None; query_terms.len()], None)
+        };
+        let mut result = QueryResult {
+            reference_time: query.reference_time,
+            ..QueryResult::default()
+        };
+        recent(&r, query.recent_turns, &mut result)?;
+        if query.k == 0 {
+            return Ok(result);
+        }
+        let st = index::stats(&r)?;
+        let bm = Bm25::new(st.docs, st.total_len);
+        let mut terms = Vec::new();
+        let mut lists = Vec::new();
+        for (t, generation) in query_terms.iter().zip(generations) {
+            let list = state.postings.fetch(&r, t, generation)?;
+            if list.is_empty() {
+                continue;
+            }
+            let idf = bm.idf(list.len() as u64);
+            lists.push((list, idf));
+            terms.push((term_hash(t), idf));
+        }
+        let term_lists: Vec<accumulate::TermList<'_>> =
+            lists.iter().map(|(l, idf)| (&l[..], *idf)).collect();
+        let want = query.k.saturating_add(query.beam);
+        let pool = want.saturating_mul(fuse::POOL_FACTOR);
+        let mut facts: HashMap<u64, (f32, FactRecord)> = HashMap::new();
+        // Without a time filter the best `want` are the candidates; with one, facts are
+        // taken in score order until `want` pass it. The best `pool` join the fusion
+        // (without a filter they are all that is needed: MaxScore, `accumulate::top`).
+        let by_score = if query.time_range.is_some() {
+            top_k_of(accumulate::totals(&bm, &term_lists), usize::MAX)
+        } else {
+            accumulate::top(&bm, &term_lists, pool)
+        };
+        for &(id, score) in &by_score {
+            if facts.len() >= want {
+                break;
+            }
+            let Some(rec) = load_fact(&r, id)? else {
+                continue;
+            };
+            if query
+                .time_range
+                .is_some_and(|tr| !tr.overlaps(range(rec.time)))
+            {
+                continue;
+            }
+            facts.insert(id, (score, rec));
+        }
+        // Forest recall.
+        let mut hits: HashMap<u64, Vec<(LeafKey, f32)>> = HashMap::new();
+        for (&id, (score, rec)) in &facts {
+            for t in fact_trees(&r, id)? {
+                hits.entry(t).or_default().push((
+                    LeafKey {
+                        time: range(rec.time),
+                        payload: Payload::fact(id),
+                    },
+                    *score,
+                ));
+            }
+        }
+        let user = record::tree_id(TreeKind::Entity, USER_ENTITY);
+        let mut cands: BTreeSet<u64> = hits.keys().copied().collect();
+        cands.insert(user);
+        cands.extend(state.heat.hottest(tenant, query.beam));
+        let scorer = Scorer {
+            bm,
+            terms: &terms,
+            embedding: embedding.as_deref(),
+            lexical: query.mode != Mode::Embedding,
+            time: query.time_range,
+            beam: query.beam.max(1),
+        };
+        let mut ranked = Vec::new();
+        for tree in cands {
+            let Some(meta) = r.tree_meta(tree)? else {
+                continue;
+            };
+            let heat = state.heat.heat(tenant, tree, meta.items);
+            let n = hits.get(&tree).map_or(0, Vec::len) as f32;
+            let root_score = match meta.root {
+                Some(root) => r
+                    .summary(tree, root.id, root.crc, heat)?
+                    .map_or(0.0, |s| scorer.bm.score_terms(&terms, &s)),
+                None => continue,
+            };
+            ranked.push((n + root_score, heat, tree, meta));
+        }
+        ranked.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then(a.2.cmp(&b.2))
+        });
+        ranked.truncate(query.beam.max(1));
+        // Browse, unless the postings already decided: in lexical mode without a time
+        // filter their exact top `pool` facts are scored by the same BM25 the browse gives
+        // a leaf, so a browse could neither add nor reorder a returned fact. Then a fact is
+        // reported through the recalled trees that hold it (its memberships).
+        let mut through: HashMap<u64, Vec<u64>> = HashMap::new();
+        let mut found: HashMap<u64, f32> = HashMap::new();
+        let browsing = query.mode != Mode::Lexical || query.time_range.is_some();
+        for (_, heat, tree, meta) in &ranked {
+            let tree_hits = hits.get(tree).map_or(&[][..], Vec::as_slice);
+            if !browsing {
+                for (leaf, _) in tree_hits {
+                    through.entry(leaf.payload.id).or_default().push(*tree);
+                }
+                continue;
+            }
+            let target = Target {
+                tree: *tree,
+                meta,
+                heat: *heat,
+                hits: tree_hits,
+            };
+            for (id, score) in browse(&r, &scorer, &target)? {
+                through.entry(id).or_default().push(*tree);
+                found.insert(id, score);
+            }
+        }
+        for &(id, score) in by_score.iter().take(pool) {
+            found.entry(id).or_insert(score);
+        }
+        let labels: HashMap<u64, String> = ranked
+            .iter()
+            .map(|(_, _, t, m)| (*t, format!("{}:{}", m.kind, m.label)))
+            .collect();
+        // Fusion over the best `pool` facts reached (source turns, temporal intent).
+        let mut pooled: HashMap<u64, (f32, FactRecord)> = HashMap::new();
+        for (id, score) in top_k(found, pool) {
+            let rec = match facts.remove(&id) {
+                Some((_, rec)) => rec,
+                None => match load_fact(&r, id)? {
+                    Some(rec) => rec,
+                    None => continue,
+                },
+            };
+            if query
+                .time_range
+                .is_none_or(|tr| tr.overlaps(range(rec.time)))
+            {
+                pooled.insert(id, (score, rec));
+            }
+        }
+        let refs: Vec<fuse::Pooled<'_>> =
+            pooled.iter().map(|(&id, (s, rec))| (id, *s, rec)).collect();
+        let temporal = fuse::temporal_intent(&query.text);
+        let fused = fuse::rank(&r, bm, &terms, &refs, temporal, turn_caching)?;
+        let mut out = Vec::new();
+        for (id, score) in fused {
+            if out.len() >= query.k {
+                break;
+            }
+            let Some((_, rec)) = pooled.remove(&id) else {
+                continue;
+            };
+            let time = range(rec.time);
+            let valid_until = update::superseded(&r, id, &rec)?;
+            if query.latest_only && valid_until.is_some() {
+                continue;
+            }
+            let mut trees = through.remove(&id).unwrap_or_default();
+            if trees.is_empty() {
+                trees = fact_trees(&r, id)?
+                    .into_iter()
+                    .filter(|t| labels.contains_key(t))
+                    .collect();
+            }
+            trees.sort_unstable();
+            trees.dedup();
+            if r.is_latest() {
+                state.heat.visit(tenant, trees.iter().copied());
+            }
+            out.push(RecalledFact {
+                id,
+                score,
+                time,
+                current: valid_until.is_none(),
+                valid_until,
+                provenance: rec
+                    .occurrences
+                    .iter()
+                    .map(|o| Provenance {
+                        session: o.session.clone(),
+                        turns: o.turns.clone(),
+                    })
+                    .collect(),
+                trees: trees
+                    .iter()
+                    .filter_map(|t| labels.get(t).cloned())
+                    .collect(),
+                text: rec.text,
+            });
+        }
+        result.facts = out;
+        Ok(result)
+    }
+}
+
+/// Fills the short-term memory: the last `n` turns of the latest session.
+fn recent(r: &Reader<'_>, n: usize, out: &mut QueryResult) -> Result<(), MemoryError> {
+    if n == 0 {
+        return Ok(());
+    }
+    let Some(id) = index::latest_session(r)? else {
+        return Ok(());
+    };
+    let key = record::prefixed(SESSION_PREFIX, id.as_bytes());
+    let Some(b) = r.get(Table::Sessions, &key)? else {
+        return Ok(());
+    };
+    let s: SessionRecord = record::decode(&b, "session")?;
+    let first = s.turns.saturating_sub(u32::try_from(n).unwrap_or(u32::MAX));
+    for i in first..s.turns {
+        if let Some(b) = r.get(Table::Turns, &record::turn_key(&s.id, i))? {
+            let t: TurnRecord = record::decode(&b, "turn")?;
+            out.recent_turns.push(RecentTurn {
+                id: t.id,
+                speaker: t.speaker,
+                text: t.text,
+                time: t.time,
+            });
+        }
+    }
+    out.recent_session = Some(s.id);
+    Ok(())
+}

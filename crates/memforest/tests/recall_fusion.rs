@@ -1,0 +1,105 @@
+//! The final ranking of `Memory::query` (`recall::fuse`) with the default heuristic extractor
+//! (one fact per sentence): a turn whose sentences together match the question beats
+//! turns matching one word in one shorter sentence; a turn next to the one that asks
+//! (same cell) is lifted by it; a "when" question prefers the dated sentence.
+#![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
+
+mod recall_common;
+
+use memforest::recall::{Query, QueryResult};
+use memforest::Memory;
+use memforest_engine::TenantId;
+use recall_common::{options, session};
+
+/// Ingests one session per entry (each entry: the session's turn texts).
+fn store(sessions: &[&[&str]]) -> (tempfile::TempDir, Memory, TenantId) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Memory::open(dir.path(), options(false, None)).unwrap();
+    let t = TenantId::new("t").unwrap();
+    for (i, texts) in sessions.iter().enumerate() {
+        let day = i64::try_from(i).unwrap();
+        db.ingest_session(&t, &session(&format!("s{i}"), day, texts))
+            .unwrap();
+    }
+    (dir, db, t)
+}
+
+/// The distinct source turns of the result, in order of first appearance.
+fn turns(r: &QueryResult) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in &r.facts {
+        for p in &f.provenance {
+            for t in &p.turns {
+                if !out.contains(t) {
+                    out.push(t.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn rank(r: &QueryResult, turn: &str) -> usize {
+    turns(r)
+        .iter()
+        .position(|t| t == turn)
+        .unwrap_or_else(|| panic!("{turn} not returned: {:?}", turns(r)))
+}
+
+#[test]
+fn sentences_of_one_turn_are_scored_together() {
+    let (_dir, db, t) = store(&[
+        &["My habit of walking daily helps."],
+        &["Big changes at work this week."],
+        &[
+            "Nah, there were no real changes for me over the whole month. \
+             Still enjoying my soda and candy, although I know it is a bad habit.",
+        ],
+        &["Habit trackers are popular apps."],
+        &["Changes to the bus timetable again."],
+    ]);
+    let r = db
+        .query(&t, &Query::new("What habit is she trying to change?"))
+        .unwrap();
+    assert_eq!(turns(&r).first().map(String::as_str), Some("s2#turn_0"));
+}
+
+#[test]
+fn the_turn_after_a_matching_question_is_lifted_by_its_cell() {
+    let (_dir, db, t) = store(&[
+        &[
+            "Did your friends sign the basketball for a special reason?",
+            "It shows our friendship, my teammates were so kind about it all season.",
+        ],
+        &["My teammates played well tonight."],
+    ]);
+    let r = db
+        .query(
+            &t,
+            &Query::new("Why did the teammates sign the basketball?"),
+        )
+        .unwrap();
+    assert!(
+        rank(&r, "s0#turn_1") < rank(&r, "s1#turn_0"),
+        "{:?}",
+        turns(&r)
+    );
+}
+
+#[test]
+fn a_when_question_prefers_the_dated_sentence() {
+    let sessions: &[&[&str]] = &[
+        &["The pottery class was fun."],
+        &["We joined the pottery class last week."],
+    ];
+    let (_dir, db, t) = store(sessions);
+    let when = db
+        .query(&t, &Query::new("When was the pottery class?"))
+        .unwrap();
+    assert_eq!(turns(&when).first().map(String::as_str), Some("s1#turn_0"));
+    // Without temporal intent the shorter sentence ranks first.
+    let what = db
+        .query(&t, &Query::new("What was the pottery class like?"))
+        .unwrap();
+    assert_eq!(turns(&what).first().map(String::as_str), Some("s0#turn_0"));
+}
