@@ -45,7 +45,7 @@ fn open(summarizer: Arc<dyn Summarizer>) -> (tempfile::TempDir, Memory) {
     let mut o = Options::default();
     o.memory.extractor = Arc::new(SynthExtractor);
     o.memory.summarizer = summarizer;
-    let db = Memory::open(dir.path(), o).unwrap();
+    let db = Memory::open_with(dir.path(), o).unwrap();
     (dir, db)
 }
 

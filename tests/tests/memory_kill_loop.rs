@@ -98,7 +98,7 @@ fn session(i: u64) -> Session {
 /// The child: ingests sessions `from..` for at most 20 s, printing `ack <i>` after each.
 fn child(dir: &str) {
     let from: u64 = std::env::var(FROM_ENV).unwrap().parse().unwrap();
-    let db = Memory::open(dir, options()).unwrap();
+    let db = Memory::open_with(dir, options()).unwrap();
     let start = Instant::now();
     for i in (from..).take_while(|_| start.elapsed() < Duration::from_secs(20)) {
         db.ingest_session(&tenant(), &session(i)).unwrap();
@@ -226,7 +226,7 @@ fn sigkill_during_ingest_flush_compaction_and_summaries_loses_nothing() {
             acked = Some(acked.map_or(a, |b| b.max(a)));
         }
         let what = format!("round {round} (acknowledged up to {acked:?})");
-        let db = Memory::open(dir.path(), options()).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let db = Memory::open_with(dir.path(), options()).unwrap_or_else(|e| panic!("{what}: {e}"));
         let report = db
             .verify()
             .unwrap_or_else(|e| panic!("{what}: verify: {e}"));

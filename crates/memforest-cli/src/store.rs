@@ -146,7 +146,7 @@ impl ModelArgs {
 /// ([`memforest_engine::Error::NotAStore`], nothing changed), the lock held by another
 /// process, corruption naming file and offset.
 pub fn open(dir: &Path, options: Options) -> Result<Memory> {
-    Ok(Memory::open(dir, options)?)
+    Ok(Memory::open_with(dir, options)?)
 }
 
 /// Opens an existing store read-only, for the commands that only read (`query`, `stats`,

@@ -55,7 +55,7 @@ fn open(dir: &std::path::Path, server: &TestServer) -> Memory {
     o.memory.cells.max_turns = 1;
     o.memory.retry_backoff = Duration::from_millis(5);
     o.memory.max_backoff = Duration::from_millis(20);
-    Memory::open(dir, o).unwrap()
+    Memory::open_with(dir, o).unwrap()
 }
 
 /// One session of `FACTS` user facts.
@@ -225,7 +225,7 @@ fn embeddings_of_a_tenant_forgotten_during_the_rebuild_are_dropped() {
     let mut o = memory_common::options(None);
     o.memory.extractor = Arc::new(SynthExtractor);
     o.memory.embedder = Some(Arc::clone(&gate) as Arc<dyn Embedder>);
-    let db = Memory::open(dir.path(), o).unwrap();
+    let db = Memory::open_with(dir.path(), o).unwrap();
     ingest(&db);
     db.flush_summaries().unwrap();
     assert!(!embeddings(&db).is_empty());

@@ -72,7 +72,7 @@ fn run(name: &str, convs: &[Conversation], delay: Option<Duration>) {
         options.memory.summarizer = Arc::new(Delayed(d));
     }
     let pool = options.memory.summary_pool;
-    let db = Memory::open(dir.path(), options).unwrap();
+    let db = Memory::open_with(dir.path(), options).unwrap();
     let start = Instant::now();
     let (mut turns, mut facts, mut merged) = (0u64, 0u64, 0u64);
     let mut tenants = Vec::new();

@@ -91,7 +91,7 @@ fn main() {
     let mut options = Options::default();
     options.memory.extractor = Arc::new(SynthExtractor);
     options.memory.summarizer = summarizer;
-    let db = Memory::open(dir.path(), options).unwrap();
+    let db = Memory::open_with(dir.path(), options).unwrap();
     let ids: Vec<TenantId> = (0..tenants)
         .map(|t| TenantId::new(format!("t{t}")).unwrap())
         .collect();

@@ -49,13 +49,28 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// Opens (or creates) the memory store in `dir` with the defaults, which need no
+    /// network: the heuristic extractor, the extractive summarizer, no embedder.
+    ///
+    /// # Errors
+    /// As [`Memory::open_with`].
+    pub fn open(dir: impl AsRef<Path>) -> Result<Self, MemoryError> {
+        Self::open_with(dir, Options::default())
+    }
+
+    /// A builder for a store with its own extractor, summarizer, embedder or options.
+    #[must_use]
+    pub fn builder() -> crate::MemoryBuilder {
+        crate::MemoryBuilder::default()
+    }
+
     /// Opens (or creates) the memory store in `dir` ([`Db::open`]) and starts the memory
     /// layer, which resumes extractions and summary refreshes a crash left pending.
     ///
     /// # Errors
     /// [`MemoryError::Engine`] for the engine's open errors (lock held, not a store,
     /// damage); invalid memory options; corrupt tree pages.
-    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Self, MemoryError> {
+    pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Self, MemoryError> {
         let db = Db::open(dir, options.engine())?;
         Self::start(db, options.memory, true)
     }

@@ -8,6 +8,8 @@
 //! and browses down to facts with time tags. Open a store with [`Memory::open`].
 #![deny(clippy::indexing_slicing)]
 
+pub mod api;
+mod builder;
 pub mod filter_scope;
 mod handle;
 pub mod lifecycle;
@@ -17,7 +19,13 @@ pub mod recall;
 pub mod schema;
 mod verify;
 
+pub use api::{
+    Added, BadMemoryId, Deleted, Hit, ListOptions, MemoryId, MemoryRecord, Message, SearchOptions,
+};
+pub use builder::MemoryBuilder;
 pub use handle::{Memory, Options};
+pub use memory::session::Role;
 pub use memory::{MemoryError, MemoryOptions};
 pub use node_store::{EngineNodeStore, SnapshotNodeStore, StagedNodeStore};
+pub use recall::Profile;
 pub use verify::MemoryVerifyReport;

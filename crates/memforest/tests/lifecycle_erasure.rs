@@ -82,7 +82,7 @@ fn run(compression: Compression) {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = options(false, None);
     opts.engine.sst.compression = compression;
-    let db = Memory::open(dir.path(), opts).unwrap();
+    let db = Memory::open_with(dir.path(), opts).unwrap();
     let t = TenantId::new("t").unwrap();
     let other = TenantId::new("other").unwrap();
     let ordinary = [
@@ -159,7 +159,7 @@ fn run(compression: Compression) {
     assert_eq!(sst_hits(dir.path()), Vec::<String>::new());
     db.close().unwrap();
     // Reopening (WAL replay) does not resurrect it either.
-    let db = Memory::open(dir.path(), options(false, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(false, None)).unwrap();
     assert_eq!(logical_hits(&db), 0);
     let r = db.query(&t, &q).unwrap();
     assert!(!contains(r.context().as_bytes()));
@@ -171,7 +171,7 @@ fn surviving_scene(compression: Compression) {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = options(true, None);
     opts.engine.sst.compression = compression;
-    let db = Memory::open(dir.path(), opts).unwrap();
+    let db = Memory::open_with(dir.path(), opts).unwrap();
     let t = TenantId::new("t").unwrap();
     db.ingest_session(
         &t,

@@ -97,7 +97,7 @@ fn check_forest(db: &Memory, t: &TenantId) -> String {
 #[test]
 fn shared_fact_survives_one_source_and_goes_with_the_last() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = TenantId::new("t").unwrap();
     db.ingest_session(
         &t,
@@ -146,7 +146,7 @@ fn forgetting_facts_rebalances_trees_and_regenerates_summaries() {
     let dir = tempfile::tempdir().unwrap();
     let mut opts = options(true, None);
     opts.memory.trees = TreeConfig::uniform(4).unwrap();
-    let db = Memory::open(dir.path(), opts).unwrap();
+    let db = Memory::open_with(dir.path(), opts).unwrap();
     let t = TenantId::new("t").unwrap();
     for s in 0..10 {
         let texts: Vec<String> = (0..6)
@@ -187,7 +187,7 @@ fn forgetting_facts_rebalances_trees_and_regenerates_summaries() {
 #[test]
 fn forgetting_a_tenant_leaves_the_other_intact() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let a = TenantId::new("a").unwrap();
     let b = TenantId::new("b").unwrap();
     for t in [&a, &b] {
@@ -217,7 +217,7 @@ fn facts_with(db: &Memory, t: &TenantId, word: &str) -> Vec<u64> {
 #[test]
 fn forgetting_a_session_reads_only_the_facts_it_sourced() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = TenantId::new("t").unwrap();
     db.ingest_session(&t, &session("a", 0, &["Tom plays the oboe", "Ada paints"]))
         .unwrap();
@@ -274,7 +274,7 @@ fn facts_with_raw(db: &Memory, t: &TenantId) -> Vec<u64> {
 #[test]
 fn forgetting_a_session_backfills_an_index_written_before_occurrences() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = TenantId::new("t").unwrap();
     db.ingest_session(&t, &session("a", 0, &["Tom plays the oboe", "Ada paints"]))
         .unwrap();

@@ -67,7 +67,7 @@ fn numbered(i: i64) -> Session {
 fn child(dir: &str) {
     let mut opts = options(Some(Arc::new(Slow)));
     opts.memory.extractor = Arc::new(Slow);
-    let db = Memory::open(dir, opts).unwrap();
+    let db = Memory::open_with(dir, opts).unwrap();
     for i in 0..SESSIONS {
         db.ingest_session(&tenant(), &numbered(i)).unwrap();
         println!("{i}");
@@ -139,7 +139,7 @@ fn extraction_and_refresh_survive_sigkill() {
         proc.kill().unwrap();
         proc.wait().unwrap();
         drop(lines);
-        let db = Memory::open(dir.path(), options(None)).unwrap();
+        let db = Memory::open_with(dir.path(), options(None)).unwrap();
         db.flush_summaries().unwrap();
         let stored = stored_sessions(&db);
         assert!(
@@ -147,7 +147,7 @@ fn extraction_and_refresh_survive_sigkill() {
             "acknowledged session {acked} lost (stored {stored})"
         );
         let reference_dir = tempfile::tempdir().unwrap();
-        let reference = Memory::open(reference_dir.path(), options(None)).unwrap();
+        let reference = Memory::open_with(reference_dir.path(), options(None)).unwrap();
         for i in 0..stored {
             reference.ingest_session(&tenant(), &numbered(i)).unwrap();
         }

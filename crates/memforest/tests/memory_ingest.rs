@@ -20,7 +20,7 @@ use memforest_tree::TreeKind;
 #[test]
 fn reingest_is_a_noop_and_append_extends() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     let s = session(
         "s1",
         0,
@@ -61,7 +61,7 @@ fn reingest_is_a_noop_and_append_extends() {
 #[test]
 fn exact_duplicates_merge_occurrences() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     db.ingest_session(
         &tenant(),
         &session("a", 0, &["My sister lives in Denver now."]),
@@ -86,7 +86,7 @@ fn exact_duplicates_merge_occurrences() {
 #[test]
 fn entity_activates_after_three_facts_in_two_sessions_and_backfills() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     let t = tenant();
     db.ingest_session(&t, &session("a", 0, &["I called Melanie about the trip."]))
         .unwrap();
@@ -171,7 +171,7 @@ fn entity_state(db: &Memory, key: &str) -> Option<EntityState> {
 fn an_entity_forgotten_whole_starts_over_as_a_candidate() {
     use memforest::lifecycle::Forget;
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     let t = tenant();
     let mentions = [
         ("a", 0, "I called Melanie about the trip."),
@@ -206,7 +206,7 @@ fn an_entity_forgotten_whole_starts_over_as_a_candidate() {
 fn flush_summaries_leaves_every_summary_current_after_reopen() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let db = Memory::open(dir.path(), options(None)).unwrap();
+        let db = Memory::open_with(dir.path(), options(None)).unwrap();
         for i in 0..30 {
             let text = format!("I ran {i} km with Jordan in the Central Park loop today.");
             db.ingest_session(
@@ -223,7 +223,7 @@ fn flush_summaries_leaves_every_summary_current_after_reopen() {
         assert!(usage.values().any(|u| u.calls > 0));
         drop(db);
     }
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     assert!(assert_summaries_current(&db) > 0);
     db.close().unwrap();
 }
@@ -234,7 +234,7 @@ fn flush_summaries_leaves_every_summary_current_after_reopen() {
 #[test]
 fn summaries_converge_while_two_writers_ingest() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     std::thread::scope(|s| {
         for w in 0..2i64 {
             let db = &db;
@@ -312,7 +312,7 @@ fn ingest_completes_while_the_summarizer_is_blocked() {
     let dir = tempfile::tempdir().unwrap();
     let gate = Arc::new(Gated::default());
     let summarizer: Arc<dyn Summarizer> = Arc::clone(&gate) as Arc<dyn Summarizer>;
-    let db = Memory::open(dir.path(), options(Some(summarizer))).unwrap();
+    let db = Memory::open_with(dir.path(), options(Some(summarizer))).unwrap();
     let _guard = OpenOnDrop(Arc::clone(&gate));
     for i in 0..5 {
         let text = format!("We planted {i} rows of tomatoes in the garden.");
@@ -337,7 +337,7 @@ fn a_summary_in_flight_across_a_forget_and_reingest_is_rejected() {
     use memforest::lifecycle::Forget;
     let dir = tempfile::tempdir().unwrap();
     let gate = Arc::new(Gated::default());
-    let db = Memory::open(
+    let db = Memory::open_with(
         dir.path(),
         options(Some(Arc::clone(&gate) as Arc<dyn Summarizer>)),
     )
@@ -423,7 +423,7 @@ fn fast_retry(summarizer: Option<Arc<dyn Summarizer>>) -> memforest::Options {
 #[test]
 fn failed_summaries_stay_dirty_and_are_retried() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), fast_retry(Some(Arc::new(Flaky::new(5))))).unwrap();
+    let db = Memory::open_with(dir.path(), fast_retry(Some(Arc::new(Flaky::new(5))))).unwrap();
     for i in 0..6 {
         let text = format!("I swam {i} laps at the Riverside pool with Maya.");
         db.ingest_session(
@@ -445,7 +445,7 @@ fn failed_extraction_keeps_the_cell_pending_until_a_retry_succeeds() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = fast_retry(None);
     o.memory.extractor = Arc::new(Flaky::new(1));
-    let db = Memory::open(dir.path(), o).unwrap();
+    let db = Memory::open_with(dir.path(), o).unwrap();
     let r = db
         .ingest_session(
             &tenant(),
@@ -465,7 +465,7 @@ fn ingest_waits_when_the_backlog_exceeds_the_limit() {
     let gate = Arc::new(Gated::default());
     let mut o = options(Some(Arc::clone(&gate) as Arc<dyn Summarizer>));
     o.memory.backlog_limit = 0;
-    let db = Arc::new(Memory::open(dir.path(), o).unwrap());
+    let db = Arc::new(Memory::open_with(dir.path(), o).unwrap());
     let _guard = OpenOnDrop(Arc::clone(&gate));
     let writer = {
         let db = Arc::clone(&db);
@@ -498,7 +498,7 @@ fn refresh_passes_wait_for_the_interval_unless_someone_waits_for_summaries() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = options(None);
     o.memory.refresh_interval = std::time::Duration::MAX;
-    let db = Arc::new(Memory::open(dir.path(), o).unwrap());
+    let db = Arc::new(Memory::open_with(dir.path(), o).unwrap());
     let dirty = |db: &Memory| db.memory_stats().dirty_by_level.iter().sum::<u64>();
     let ingest = |i: i64| {
         let text = format!("I ran {i} km with Jordan in the Central Park loop today.");
@@ -547,7 +547,7 @@ fn a_failed_cell_is_retried_while_refresh_passes_rest() {
     o.memory.refresh_interval = std::time::Duration::from_secs(3600);
     o.memory.retry_backoff = std::time::Duration::from_millis(300);
     o.memory.extractor = Arc::new(Flaky::new(1));
-    let db = Memory::open(dir.path(), o).unwrap();
+    let db = Memory::open_with(dir.path(), o).unwrap();
     // Two cells: the first one's extraction fails, the second one's facts dirty the trees,
     // so the scheduler's pass does work and then rests.
     let s = session(

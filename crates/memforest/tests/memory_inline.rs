@@ -142,7 +142,7 @@ fn ingest(inline: bool, embed: bool) -> Outcome {
     if embed {
         opts.memory.embedder = Some(Arc::new(Embed));
     }
-    let db = Memory::open(dir.path(), opts).unwrap();
+    let db = Memory::open_with(dir.path(), opts).unwrap();
     for i in 0..40 {
         let a = format!("I ran {i} km with Jordan around the Central Park loop today.");
         let b = format!("My sister Maya moved to Lisbon in year {}.", 2000 + i);

@@ -54,7 +54,7 @@ fn stored(db: &Memory, t: &TenantId, session: &str) -> Vec<(String, String)> {
 #[test]
 fn an_oversized_turn_is_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     let big = "word ".repeat(2 << 20 >> 2);
     let s = with_turns("s1", vec![turn("t0", "I adopted a cat."), turn("t1", &big)]);
     let e = db.ingest_session(&tenant(), &s).unwrap_err();
@@ -93,7 +93,7 @@ fn an_oversized_turn_is_refused_before_anything_is_written() {
 #[test]
 fn a_session_seen_again_appends_new_turn_ids_and_skips_stored_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     let t = tenant();
     let first = with_turns(
         "s1",
@@ -209,11 +209,11 @@ fn a_cell_that_can_never_be_extracted_is_recorded_and_blocks_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let t = tenant();
     {
-        let db = Memory::open(dir.path(), options(None)).unwrap();
+        let db = Memory::open_with(dir.path(), options(None)).unwrap();
         write_unextractable_cells(&db, &t);
         db.close().unwrap();
     }
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     let r = db
         .ingest_session(&t, &session("new", 3, &["I adopted a cat named Tom."]))
         .unwrap();
@@ -243,7 +243,7 @@ fn a_cell_that_can_never_be_extracted_is_recorded_and_blocks_nothing() {
     }
     db.close().unwrap();
     // Not retried after a reopen either: the count comes from the store.
-    let db = Memory::open(dir.path(), options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(None)).unwrap();
     db.flush_summaries().unwrap();
     assert_eq!(db.memory_stats().failed_cells, 2);
     assert_eq!(db.memory_stats().pending_cells, 0);

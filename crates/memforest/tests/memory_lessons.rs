@@ -86,7 +86,7 @@ fn child_role() -> Option<(String, String)> {
 #[test]
 fn lesson_01_identical_text_twice_keeps_one_unchanged_fact() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = tenant("t");
     let text = "Alice keeps bees on her roof";
     db.ingest_session(&t, &session("a", 0, &[text])).unwrap();
@@ -116,7 +116,7 @@ fn lesson_01_identical_text_twice_keeps_one_unchanged_fact() {
 #[test]
 fn lesson_03_contradiction_supersedes_and_never_empties_the_slot() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = tenant("t");
     db.ingest_session(
         &t,
@@ -151,7 +151,7 @@ fn lesson_04_everything_survives_close_and_reopen_in_a_new_process() {
         .collect();
     if let Some((role, dir)) = child_role() {
         if role == "ingest" {
-            let db = Memory::open(&dir, options(true, None)).unwrap();
+            let db = Memory::open_with(&dir, options(true, None)).unwrap();
             for (i, text) in texts.iter().enumerate() {
                 let s = session(&format!("s{i}"), i as i64, &[text]);
                 db.ingest_session(&tenant("t"), &s).unwrap();
@@ -169,7 +169,7 @@ fn lesson_04_everything_survives_close_and_reopen_in_a_new_process() {
     .wait()
     .unwrap();
     assert!(status.success());
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = tenant("t");
     for i in 0..5 {
         assert!(session_stored(&db, &t, &format!("s{i}")).is_some(), "s{i}");
@@ -188,7 +188,7 @@ fn lesson_04_everything_survives_close_and_reopen_in_a_new_process() {
 #[test]
 fn lesson_05_concurrent_ingest_and_queries_leave_every_index_consistent() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Arc::new(Memory::open(dir.path(), options(true, None)).unwrap());
+    let db = Arc::new(Memory::open_with(dir.path(), options(true, None)).unwrap());
     let t = tenant("t");
     let word = |w: usize, i: usize| format!("zq{w}x{i}");
     let writers: Vec<_> = (0..8)
@@ -238,7 +238,7 @@ fn lesson_05_concurrent_ingest_and_queries_leave_every_index_consistent() {
 #[test]
 fn lesson_10_model_calls_are_counted_per_tenant_and_kind() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let (a, b) = (tenant("a"), tenant("b"));
     for i in 0..6 {
         let text = format!("Alice ran {i} miles along the canal");
@@ -263,7 +263,7 @@ fn lesson_10_model_calls_are_counted_per_tenant_and_kind() {
 #[test]
 fn lesson_11_supersede_stays_within_subject_and_attribute() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = tenant("t");
     let s0 = [
         "Alice works as a nurse||Alice|job",
@@ -301,7 +301,7 @@ fn lesson_11_supersede_stays_within_subject_and_attribute() {
 #[test]
 fn lesson_14_parallel_ingest_threads_on_one_store_never_fail() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Arc::new(Memory::open(dir.path(), options(true, None)).unwrap());
+    let db = Arc::new(Memory::open_with(dir.path(), options(true, None)).unwrap());
     let t = tenant("t");
     let handles: Vec<_> = (0..16)
         .map(|w| {
@@ -338,7 +338,7 @@ fn lesson_14_parallel_ingest_threads_on_one_store_never_fail() {
 fn lesson_15_a_second_process_gets_a_clear_lock_error() {
     if let Some((role, dir)) = child_role() {
         if role == "hold" {
-            let _db = Memory::open(&dir, Options::default()).unwrap();
+            let _db = Memory::open_with(&dir, Options::default()).unwrap();
             println!("child-holds-the-store");
             thread::sleep(std::time::Duration::from_secs(20));
         }
@@ -354,7 +354,7 @@ fn lesson_15_a_second_process_gets_a_clear_lock_error() {
     // libtest prints the test's name on the same line before the child's output.
     let opened = lines.any(|l| l.unwrap().contains("child-holds-the-store"));
     assert!(opened, "the child opened the store");
-    match Memory::open(dir.path(), Options::default()) {
+    match Memory::open_with(dir.path(), Options::default()) {
         Err(MemoryError::Engine(e @ Error::Locked { .. })) => {
             assert!(
                 e.to_string().contains("locked by another open handle"),
@@ -365,7 +365,7 @@ fn lesson_15_a_second_process_gets_a_clear_lock_error() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    Memory::open(dir.path(), Options::default()).unwrap();
+    Memory::open_with(dir.path(), Options::default()).unwrap();
 }
 
 /// Row 16 (mempalace #525: index files grew to hundreds of GB after many upserts).
@@ -419,7 +419,7 @@ fn lesson_17_derived_tables_rebuild_from_the_primary_records() {
     let dir = tempfile::tempdir().unwrap();
     let t = tenant("t");
     {
-        let db = Memory::open(dir.path(), options(true, None)).unwrap();
+        let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
         for i in 0..5 {
             let text = format!("Alice visited museum number {i} kq{i}");
             db.ingest_session(&t, &session(&format!("s{i}"), i, &[&text]))
@@ -433,7 +433,7 @@ fn lesson_17_derived_tables_rebuild_from_the_primary_records() {
         }
         db.close().unwrap();
     }
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     for i in 0..5 {
         let hits = found(&db, &t, &format!("kq{i}"), false);
         assert!(

@@ -41,7 +41,7 @@ proptest! {
     #[test]
     fn summaries_match_children_after_flush(steps in steps()) {
         let dir = tempfile::tempdir().unwrap();
-        let db = Memory::open(dir.path(), options(None)).unwrap();
+        let db = Memory::open_with(dir.path(), options(None)).unwrap();
         let mut sessions: Vec<Vec<String>> = vec![Vec::new(); 4];
         for (s, n, seed, flush) in steps {
             let turns = &mut sessions[usize::from(s)];
@@ -57,7 +57,7 @@ proptest! {
         db.flush_summaries().unwrap();
         prop_assert!(assert_summaries_current(&db) > 0);
         drop(db);
-        let db = Memory::open(dir.path(), options(None)).unwrap();
+        let db = Memory::open_with(dir.path(), options(None)).unwrap();
         prop_assert!(assert_summaries_current(&db) > 0);
         db.close().unwrap();
     }

@@ -23,7 +23,7 @@ fn ingests_real_conversations() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), common::options(None)).unwrap();
+    let db = Memory::open_with(dir.path(), common::options(None)).unwrap();
     let locomo = dataset::locomo(&data.join("locomo/locomo10.json")).unwrap();
     assert_eq!(locomo.len(), 10);
     let lme = dataset::longmemeval(&data.join("longmemeval/longmemeval_oracle.json")).unwrap();

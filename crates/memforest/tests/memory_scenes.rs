@@ -23,7 +23,7 @@ fn open(dir: &std::path::Path, capacity: usize, open_limit: usize) -> Memory {
     o.memory.extractor = Arc::new(SynthExtractor);
     o.memory.scene_capacity = capacity;
     o.memory.scene_open_limit = open_limit;
-    Memory::open(dir, o).unwrap()
+    Memory::open_with(dir, o).unwrap()
 }
 
 /// One session per call, one fact per `(text, topics)`.

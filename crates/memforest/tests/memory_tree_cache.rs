@@ -26,7 +26,7 @@ fn ingest(limit: usize) -> Vec<Rows> {
     let mut o = options(None);
     o.memory.extractor = Arc::new(SynthExtractor);
     o.memory.tree_cache_per_tenant = limit;
-    let db = Memory::open(dir.path(), o).unwrap();
+    let db = Memory::open_with(dir.path(), o).unwrap();
     let config = SynthConfig {
         people: 12,
         topics: 20,

@@ -14,7 +14,7 @@ use recall_common::{options, session};
 /// Ingests one session per entry (each entry: the session's turn texts).
 fn store(sessions: &[&[&str]]) -> (tempfile::TempDir, Memory, TenantId) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(false, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(false, None)).unwrap();
     let t = TenantId::new("t").unwrap();
     for (i, texts) in sessions.iter().enumerate() {
         let day = i64::try_from(i).unwrap();

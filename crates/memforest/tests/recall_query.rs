@@ -36,7 +36,8 @@ fn texts(r: &QueryResult) -> Vec<&str> {
 #[test]
 fn fact_is_returned_right_after_ingest_with_no_summary() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(false, Some(Arc::new(NeverSummarizer)))).unwrap();
+    let db =
+        Memory::open_with(dir.path(), options(false, Some(Arc::new(NeverSummarizer)))).unwrap();
     let t = TenantId::new("t").unwrap();
     for i in 0..30 {
         let s = session(
@@ -73,7 +74,7 @@ fn fact_is_returned_right_after_ingest_with_no_summary() {
 #[test]
 fn tenants_never_see_each_other() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(false, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(false, None)).unwrap();
     let a = TenantId::new("alpha").unwrap();
     let b = TenantId::new("beta").unwrap();
     let mk = |tag: &str, day| {
@@ -117,7 +118,7 @@ fn tenants_never_see_each_other() {
 #[test]
 fn latest_only_keeps_the_newest_version_and_history_keeps_both() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = TenantId::new("t").unwrap();
     db.ingest_session(
         &t,
@@ -166,7 +167,7 @@ fn latest_only_keeps_the_newest_version_and_history_keeps_both() {
 #[test]
 fn time_range_and_snapshot_queries_match_a_model() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = TenantId::new("t").unwrap();
     let mut model: Vec<(String, i64, u64)> = Vec::new();
     let mut snaps = Vec::new();
@@ -230,7 +231,7 @@ fn time_range_and_snapshot_queries_match_a_model() {
 fn cached_postings_never_hide_a_new_fact_or_serve_a_forgotten_one() {
     use memforest::lifecycle::Forget;
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = TenantId::new("t").unwrap();
     let oboe = |db: &Memory| {
         let mut v: Vec<String> = db
@@ -271,7 +272,7 @@ fn cached_postings_never_hide_a_new_fact_or_serve_a_forgotten_one() {
 #[test]
 fn a_query_at_a_seqno_nobody_holds_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = TenantId::new("t").unwrap();
     db.ingest_session(&t, &session("a", 0, &["Tom plays the oboe"]))
         .unwrap();

@@ -71,7 +71,7 @@ fn summaries_cached_from_rewritten_pages_answer_like_empty_caches() {
     let warm = at_snapshot(&db, &t, 1);
     assert_ne!(old, warm, "the new sessions change some ranking");
     drop(db);
-    let db = Memory::open(dir.path(), options(false, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(false, None)).unwrap();
     let cold = at_snapshot(&db, &t, 2);
     assert!(
         cold.iter().all(|r| !r.0.is_empty()),

@@ -24,7 +24,7 @@ use recall_common::{options, ranking, session, NeverSummarizer, ALL_TIME, WORDS}
 /// [`WORDS`] each.
 fn store(summarizer: Option<Arc<dyn Summarizer>>) -> (tempfile::TempDir, Memory, TenantId) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(true, summarizer)).unwrap();
+    let db = Memory::open_with(dir.path(), options(true, summarizer)).unwrap();
     let t = TenantId::new("t").unwrap();
     for s in 0..40usize {
         let texts: Vec<String> = (0..6usize)

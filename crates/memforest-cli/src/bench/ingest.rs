@@ -360,7 +360,7 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     .options()?;
     options.memory.extractor = Arc::new(SynthExtractor);
     args.resident.apply(&mut options.engine);
-    let db = Memory::open(dir.path(), options)?;
+    let db = Memory::open_with(dir.path(), options)?;
     let tenants = (0..args.tenants.max(1))
         .map(|t| TenantId::new(format!("tenant{t:03}")))
         .collect::<Result<Vec<_>, _>>()?;

@@ -79,7 +79,7 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     let mut options = Options::default();
     options.memory.extractor = Arc::new(SynthExtractor);
     args.resident.apply(&mut options.engine);
-    let db = Memory::open(dir.path(), options)?;
+    let db = Memory::open_with(dir.path(), options)?;
     let tenant = TenantId::new("bench")?;
     let mut corpus = Corpus::new(
         Shape {

@@ -125,7 +125,7 @@ pub fn store(n: usize, queries: usize) -> Store {
     if !done.exists() && dir.exists() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
-    let db = Memory::open(
+    let db = Memory::open_with(
         &dir,
         Options {
             memory,

@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn purge_waits_for_snapshot_reads_that_started_before_it() {
         let dir = tempfile::tempdir().unwrap();
-        let db = Memory::open(dir.path(), Options::default()).unwrap();
+        let db = Memory::open_with(dir.path(), Options::default()).unwrap();
         let t = TenantId::new("t").unwrap();
         let session = Session {
             id: "s".into(),

@@ -31,6 +31,8 @@ pub struct CellOutcome {
     pub facts_added: u64,
     /// Occurrences merged into existing facts.
     pub facts_merged: u64,
+    /// Ids of the facts added or given an occurrence, in commit order.
+    pub facts: Vec<u64>,
     /// Trees that got a leaf.
     pub trees: BTreeSet<u64>,
     /// Seqno of the commit (0 when nothing was written).
@@ -203,6 +205,7 @@ impl CellOutcome {
     fn absorb(&mut self, other: Self) {
         self.facts_added += other.facts_added;
         self.facts_merged += other.facts_merged;
+        self.facts.extend(other.facts);
         self.trees.extend(other.trees);
         self.seqno = self.seqno.max(other.seqno);
     }
@@ -290,11 +293,13 @@ fn commit_cell(
         match what {
             Upsert::Added => {
                 out.facts_added += 1;
+                out.facts.push(id);
                 router.fresh.insert(id);
                 crate::recall::index::add_fact(router.st, id, &fact_rec)?;
             }
             Upsert::Merged => {
                 out.facts_merged += 1;
+                out.facts.push(id);
                 crate::recall::index::note_occurrence(router.st, &rec.session, id);
             }
             Upsert::Unchanged => continue,

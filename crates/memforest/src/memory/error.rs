@@ -26,6 +26,24 @@ pub enum MemoryError {
     /// (`memory::limits`); nothing was written.
     #[error("invalid input: {0}")]
     Input(#[from] SessionInputError),
+    /// A user, session or other name given to the `Memory` API is empty, too long or holds
+    /// NUL; nothing was written.
+    #[error("invalid name: {0}")]
+    Name(#[from] memforest_engine::InputError),
+    /// A string given as a memory id is not one.
+    #[error(transparent)]
+    BadId(#[from] crate::api::BadMemoryId),
+    /// What a `Memory` call names does not exist (a memory id, a session, a user); nothing
+    /// was changed.
+    #[error("no {what} {id:?} for user {user:?}")]
+    NotFound {
+        /// What kind of thing (`"memory"`, `"session"`, `"user"`).
+        what: &'static str,
+        /// Its id as given.
+        id: String,
+        /// The user it was looked up for.
+        user: String,
+    },
     /// A record failed to encode (or is over the record size limit).
     #[error("encode: {0}")]
     Encode(String),

@@ -50,6 +50,9 @@ pub struct IngestReceipt {
     pub facts_added: u64,
     /// Occurrences merged into existing facts (exact normalized-text duplicates).
     pub facts_merged: u64,
+    /// Ids of the facts added or given a new occurrence by this call's committed cells, in
+    /// commit order (a fact may repeat).
+    pub facts: Vec<u64>,
     /// Distinct trees that got a leaf.
     pub trees_touched: u64,
 }
@@ -117,6 +120,7 @@ impl Memory {
             CellOutcome {
                 facts_added,
                 facts_merged,
+                facts,
                 trees,
                 ..
             },
@@ -125,6 +129,7 @@ impl Memory {
         receipt.cells_failed += gave_up;
         receipt.facts_added = facts_added;
         receipt.facts_merged = facts_merged;
+        receipt.facts = facts;
         receipt.trees_touched = trees.len() as u64;
         shared.wake();
         shared.wait_backlog();

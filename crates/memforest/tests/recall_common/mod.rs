@@ -143,7 +143,7 @@ pub fn text(s: usize, i: usize) -> String {
 /// A store of `sessions` sessions of `turns` turns of [`text`], summaries flushed.
 pub fn store(sessions: usize, turns: usize) -> (tempfile::TempDir, Memory, TenantId) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open(dir.path(), options(false, None)).unwrap();
+    let db = Memory::open_with(dir.path(), options(false, None)).unwrap();
     let t = TenantId::new("t").unwrap();
     ingest(&db, &t, 0..sessions, turns);
     (dir, db, t)

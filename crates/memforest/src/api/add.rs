@@ -1,0 +1,98 @@
+//! [`Memory::add`]: one exchange (or a whole session) into a user's memory.
+
+use serde::Serialize;
+
+use crate::api::{user, MemoryId, Message};
+use crate::memory::record::{self, SessionRecord, SESSION_PREFIX};
+use crate::memory::session::Session;
+use crate::memory::MemoryError;
+use crate::schema::Table;
+use crate::Memory;
+
+/// What [`Memory::add`] stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Added {
+    /// Messages newly stored (durable when `add` returns).
+    pub messages: u64,
+    /// Messages skipped because their id was already stored with the same content.
+    pub duplicates: u64,
+    /// Messages skipped because their id was already stored with other content (the stored
+    /// one is kept), as `"{id}"`.
+    pub conflicts: Vec<String>,
+    /// The memories (facts) the new messages created or gave a new occurrence, in order,
+    /// each once.
+    pub memories: Vec<MemoryId>,
+    /// Parts of the exchange whose extraction failed and is retried in the background (the
+    /// messages are stored either way).
+    pub pending: u64,
+}
+
+impl Memory {
+    /// Adds `messages` to session `session` of `user`: appended after the messages the
+    /// session already holds (a new session id starts a session), durable in the WAL
+    /// before anything else happens, then extracted into memories; summaries are
+    /// regenerated in the background. A message with an id already stored in the session
+    /// is skipped, so retrying an `add` that gave ids never stores twice; messages without
+    /// an id are numbered after the stored ones. A message without a time gets the time of
+    /// the call.
+    ///
+    /// # Errors
+    /// [`MemoryError::Name`] for a bad user; [`MemoryError::Input`] for a session id or
+    /// message over the limits (`memory::limits`: nothing stored);
+    /// [`MemoryError::Engine`] for storage errors (`Error::ReadOnly` on a read-only store).
+    pub fn add(
+        &self,
+        user: &str,
+        session: &str,
+        messages: &[Message],
+    ) -> Result<Added, MemoryError> {
+        let tenant = user::tenant(user)?;
+        let key = record::prefixed(SESSION_PREFIX, session.as_bytes());
+        let stored = match self.db.get(&tenant, Table::Sessions.into(), &key)? {
+            Some(bytes) => record::decode::<SessionRecord>(&bytes, "session")?.turns,
+            None => 0,
+        };
+        let now = now_micros();
+        let mut next = usize::try_from(stored).unwrap_or(usize::MAX);
+        let turns = messages
+            .iter()
+            .map(|m| {
+                let id = m.id.clone().unwrap_or_else(|| {
+                    next = next.saturating_add(1);
+                    record::default_turn_id(session, next - 1)
+                });
+                m.turn(id, m.time.map_or(now, |t| t.timestamp_micros()))
+            })
+            .collect::<Vec<_>>();
+        let start = turns.first().and_then(|t| t.time).unwrap_or(now);
+        let receipt = self.ingest_session(
+            &tenant,
+            &Session {
+                id: session.to_owned(),
+                start,
+                turns,
+            },
+        )?;
+        let mut memories: Vec<MemoryId> = Vec::with_capacity(receipt.facts.len());
+        for fact in receipt.facts {
+            let id = MemoryId::from_fact(fact);
+            if !memories.contains(&id) {
+                memories.push(id);
+            }
+        }
+        Ok(Added {
+            messages: receipt.turns,
+            duplicates: receipt.turns_duplicate,
+            conflicts: receipt.conflicts,
+            memories,
+            pending: receipt.cells_pending,
+        })
+    }
+}
+
+/// The current time in microseconds since the Unix epoch (0 before it).
+fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}

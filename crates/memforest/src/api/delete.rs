@@ -1,0 +1,80 @@
+//! [`Memory::delete`], [`Memory::delete_session`], [`Memory::delete_user`]: forgetting
+//! through the API, with an error for what does not exist.
+
+use serde::Serialize;
+
+use crate::api::{user, MemoryId};
+use crate::lifecycle::{Forget, ForgetReport};
+use crate::memory::MemoryError;
+use crate::Memory;
+
+/// What a delete removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Deleted {
+    /// Messages deleted.
+    pub messages: u64,
+    /// Memories removed (those only the deleted messages supported included).
+    pub memories: u64,
+    /// Memories that lost some sources but remain.
+    pub memories_updated: u64,
+}
+
+impl From<ForgetReport> for Deleted {
+    fn from(r: ForgetReport) -> Self {
+        Self {
+            messages: r.turns,
+            memories: r.facts_removed,
+            memories_updated: r.facts_updated,
+        }
+    }
+}
+
+impl Memory {
+    /// Deletes memory `id` of `user` (its source messages stay). The bytes leave the files
+    /// at the next [`Memory::purge`].
+    ///
+    /// # Errors
+    /// [`MemoryError::NotFound`] when `user` has no memory `id` (nothing changed);
+    /// [`MemoryError::Name`]; engine errors.
+    pub fn delete(&self, user: &str, id: MemoryId) -> Result<Deleted, MemoryError> {
+        let tenant = user::tenant(user)?;
+        if self.fact(&tenant, id.fact())?.is_none() {
+            return Err(not_found("memory", id.to_string(), user));
+        }
+        Ok(self.forget(&tenant, &Forget::Fact(id.fact()))?.into())
+    }
+
+    /// Deletes session `session` of `user`: its messages and the memories only they
+    /// supported.
+    ///
+    /// # Errors
+    /// [`MemoryError::NotFound`] when `user` has no such session; as [`Memory::delete`].
+    pub fn delete_session(&self, user: &str, session: &str) -> Result<Deleted, MemoryError> {
+        let tenant = user::tenant(user)?;
+        let r = self.forget(&tenant, &Forget::Session(session.to_owned()))?;
+        if r.seqno == 0 {
+            return Err(not_found("session", session.to_owned(), user));
+        }
+        Ok(r.into())
+    }
+
+    /// Deletes everything of `user`, and only of `user`.
+    ///
+    /// # Errors
+    /// [`MemoryError::NotFound`] when `user` holds nothing; as [`Memory::delete`].
+    pub fn delete_user(&self, user: &str) -> Result<Deleted, MemoryError> {
+        let tenant = user::tenant(user)?;
+        if !self.tenants()?.contains(&tenant) {
+            return Err(not_found("user", user.to_owned(), user));
+        }
+        Ok(self.forget(&tenant, &Forget::Tenant)?.into())
+    }
+}
+
+fn not_found(what: &'static str, id: String, user: &str) -> MemoryError {
+    MemoryError::NotFound {
+        what,
+        id,
+        user: user.to_owned(),
+    }
+}

@@ -1,0 +1,94 @@
+//! [`Message`]: one message given to [`crate::Memory::add`].
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::memory::session::{Role, Turn};
+
+/// One message of an exchange: who said what, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// The speaker's role.
+    pub role: Role,
+    /// The speaker's name (e.g. "Alice"); empty renders as the role.
+    #[serde(default)]
+    pub speaker: String,
+    /// The text: 1..=32 KiB of UTF-8 (`memory::limits`).
+    pub text: String,
+    /// When it was said; `None` is the time of the `add` call.
+    #[serde(default)]
+    pub time: Option<DateTime<Utc>>,
+    /// The caller's id for the message, unique within its session: an `add` that sends an
+    /// id already stored skips that message (so a retried `add` stores nothing twice).
+    /// `None` numbers the message after the session's stored messages.
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+impl Message {
+    /// A message of `role`.
+    #[must_use]
+    pub fn new(role: Role, text: impl Into<String>) -> Self {
+        Self {
+            role,
+            speaker: String::new(),
+            text: text.into(),
+            time: None,
+            id: None,
+        }
+    }
+
+    /// A message from the user.
+    #[must_use]
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::new(Role::User, text)
+    }
+
+    /// A message from the assistant.
+    #[must_use]
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, text)
+    }
+
+    /// The same message said by `speaker`.
+    #[must_use]
+    pub fn by(mut self, speaker: impl Into<String>) -> Self {
+        self.speaker = speaker.into();
+        self
+    }
+
+    /// The same message said at `time`.
+    #[must_use]
+    pub fn at(mut self, time: DateTime<Utc>) -> Self {
+        self.time = Some(time);
+        self
+    }
+
+    /// The same message with the caller's id `id`.
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// The turn it becomes: `id` and `time` (microseconds) resolved by the caller.
+    pub(crate) fn turn(&self, id: String, time: i64) -> Turn {
+        let speaker = if self.speaker.is_empty() {
+            match self.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::System => "system",
+            }
+            .to_owned()
+        } else {
+            self.speaker.clone()
+        };
+        Turn {
+            role: self.role,
+            speaker,
+            text: self.text.clone(),
+            time: Some(time),
+            id: Some(id),
+        }
+    }
+}

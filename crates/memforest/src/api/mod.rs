@@ -1,0 +1,27 @@
+//! The `Memory` API a user picks up first (Mem0's verbs, with MemForest's time semantics):
+//! [`Memory::add`] one exchange at a time, [`Memory::search`], [`Memory::context`],
+//! [`Memory::get`], [`Memory::list`], [`Memory::delete`] (a memory, a session, a user),
+//! [`Memory::profile`]. Users are plain strings; memories are named by [`MemoryId`]s.
+//!
+//! [`Memory::add`]: crate::Memory::add
+//! [`Memory::search`]: crate::Memory::search
+//! [`Memory::context`]: crate::Memory::context
+//! [`Memory::get`]: crate::Memory::get
+//! [`Memory::list`]: crate::Memory::list
+//! [`Memory::delete`]: crate::Memory::delete
+//! [`Memory::profile`]: crate::Memory::profile
+
+mod add;
+mod delete;
+mod id;
+mod message;
+mod record;
+mod search;
+mod user;
+
+pub use add::Added;
+pub use delete::Deleted;
+pub use id::{BadMemoryId, MemoryId};
+pub use message::Message;
+pub use record::{ListOptions, MemoryRecord};
+pub use search::{Hit, SearchOptions, Source};

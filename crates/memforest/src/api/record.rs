@@ -1,0 +1,143 @@
+//! [`Memory::get`] and [`Memory::list`]: memories by id, and a user's memories newest first.
+
+use chrono::{DateTime, Utc};
+use memforest_engine::TenantId;
+use serde::Serialize;
+
+use crate::api::search::Source;
+use crate::api::{user, MemoryId};
+use crate::memory::record::{self, FactRecord};
+use crate::memory::time::to_datetime;
+use crate::memory::MemoryError;
+use crate::schema::Table;
+use crate::Memory;
+
+/// One stored memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemoryRecord {
+    /// Its id.
+    pub id: MemoryId,
+    /// Its text.
+    pub text: String,
+    /// When what it says happened or was said: start.
+    pub start: Option<DateTime<Utc>>,
+    /// ... and end.
+    pub end: Option<DateTime<Utc>>,
+    /// Where it was said (every occurrence).
+    pub sources: Vec<Source>,
+}
+
+impl MemoryRecord {
+    fn new(id: u64, f: FactRecord) -> Self {
+        Self {
+            id: MemoryId::from_fact(id),
+            text: f.text,
+            start: to_datetime(f.time.0),
+            end: to_datetime(f.time.1),
+            sources: f
+                .occurrences
+                .into_iter()
+                .map(|o| Source {
+                    session: o.session,
+                    messages: o.turns,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Which of a user's memories [`Memory::list`] returns, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListOptions {
+    /// At most this many (default 100).
+    pub limit: usize,
+    /// After skipping this many (default 0).
+    pub offset: usize,
+    /// Only memories whose event time starts at or after this.
+    pub since: Option<DateTime<Utc>>,
+    /// Only memories whose event time starts at or before this.
+    pub until: Option<DateTime<Utc>>,
+}
+
+impl Default for ListOptions {
+    fn default() -> Self {
+        Self {
+            limit: 100,
+            offset: 0,
+            since: None,
+            until: None,
+        }
+    }
+}
+
+impl Memory {
+    /// Memory `id` of `user`; `None` when the user has no such memory (another user's ids
+    /// find nothing).
+    ///
+    /// # Errors
+    /// [`MemoryError::Name`] for a bad user; engine read errors; a corrupt record.
+    pub fn get(&self, user: &str, id: MemoryId) -> Result<Option<MemoryRecord>, MemoryError> {
+        let tenant = user::tenant(user)?;
+        Ok(self
+            .fact(&tenant, id.fact())?
+            .map(|f| MemoryRecord::new(id.fact(), f)))
+    }
+
+    /// `user`'s memories, newest first (by the start of their event time), paged and
+    /// filtered by `options`. Reads the user's time index whole.
+    ///
+    /// # Errors
+    /// As [`Memory::get`].
+    pub fn list(
+        &self,
+        user: &str,
+        options: &ListOptions,
+    ) -> Result<Vec<MemoryRecord>, MemoryError> {
+        let tenant = user::tenant(user)?;
+        let since = options.since.map_or(i64::MIN, |t| t.timestamp_micros());
+        let until = options.until.map_or(i64::MAX, |t| t.timestamp_micros());
+        let mut index = Vec::new();
+        for kv in self
+            .db
+            .scan_prefix(&tenant, Table::FactTimeIndex.into(), &[], None)?
+        {
+            let (k, _) = kv?;
+            let (Some(start), Some(id)) = (
+                k.get(..8).and_then(record::be_u64),
+                k.get(8..).and_then(record::be_u64),
+            ) else {
+                return Err(MemoryError::Corrupt {
+                    what: "fact time index",
+                    detail: format!("key {k:02x?} is not 16 bytes"),
+                });
+            };
+            // The key stores the start with its sign bit flipped (`record::time_index_key`).
+            let start = i64::from_be_bytes((start ^ (1 << 63)).to_be_bytes());
+            if (since..=until).contains(&start) {
+                index.push(id);
+            }
+        }
+        let mut out = Vec::new();
+        for &id in index.iter().rev().skip(options.offset).take(options.limit) {
+            if let Some(f) = self.fact(&tenant, id)? {
+                out.push(MemoryRecord::new(id, f));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Fact `id` of `tenant`, if stored.
+    pub(crate) fn fact(
+        &self,
+        tenant: &TenantId,
+        id: u64,
+    ) -> Result<Option<FactRecord>, MemoryError> {
+        match self
+            .db
+            .get(tenant, Table::Facts.into(), &id.to_be_bytes())?
+        {
+            Some(bytes) => Ok(Some(record::decode(&bytes, "fact")?)),
+            None => Ok(None),
+        }
+    }
+}

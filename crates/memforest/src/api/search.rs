@@ -1,0 +1,169 @@
+//! [`Memory::search`] and [`Memory::context`]: what a user's memory holds about a question.
+
+use chrono::{DateTime, Utc};
+use memforest_tree::TimeRange;
+use serde::Serialize;
+
+use crate::api::{user, MemoryId};
+use crate::memory::model::estimate_tokens;
+use crate::memory::time::to_datetime;
+use crate::memory::MemoryError;
+use crate::recall::{Query, QueryResult, RecalledFact};
+use crate::Memory;
+
+/// How [`Memory::search`] and [`Memory::context`] search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// Memories to return (default 10).
+    pub k: usize,
+    /// Only memories whose event time ends at or after this.
+    pub since: Option<DateTime<Utc>>,
+    /// Only memories whose event time starts at or before this.
+    pub until: Option<DateTime<Utc>>,
+    /// Read as of this seqno: that of a [`Memory::snapshot`] held while searching.
+    pub as_of: Option<u64>,
+    /// Only memories no newer memory about the same thing supersedes.
+    pub latest_only: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            k: 10,
+            since: None,
+            until: None,
+            as_of: None,
+            latest_only: false,
+        }
+    }
+}
+
+impl SearchOptions {
+    /// The engine query for `question`.
+    fn query(&self, question: &str) -> Query {
+        let mut q = Query::new(question);
+        q.k = self.k.max(1);
+        q.snapshot = self.as_of;
+        q.latest_only = self.latest_only;
+        if self.since.is_some() || self.until.is_some() {
+            q.time_range = Some(TimeRange {
+                start: self.since.map_or(i64::MIN, |t| t.timestamp_micros()),
+                end: self.until.map_or(i64::MAX, |t| t.timestamp_micros()),
+            });
+        }
+        q
+    }
+}
+
+/// Where a memory was said: a session and the ids of its messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    /// Session id.
+    pub session: String,
+    /// Message ids.
+    pub messages: Vec<String>,
+}
+
+/// One memory a search found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// The memory.
+    pub id: MemoryId,
+    /// Its text.
+    pub text: String,
+    /// Relevance (higher is better; comparable within one search only).
+    pub score: f32,
+    /// When what it says happened or was said: start.
+    pub start: Option<DateTime<Utc>>,
+    /// ... and end.
+    pub end: Option<DateTime<Utc>>,
+    /// False when a newer memory about the same thing supersedes it.
+    pub current: bool,
+    /// When the newer memory that supersedes it starts (the end of its validity).
+    pub valid_until: Option<DateTime<Utc>>,
+    /// Where it was said.
+    pub sources: Vec<Source>,
+}
+
+impl From<RecalledFact> for Hit {
+    fn from(f: RecalledFact) -> Self {
+        Self {
+            id: MemoryId::from_fact(f.id),
+            text: f.text,
+            score: f.score,
+            start: to_datetime(f.time.start),
+            end: to_datetime(f.time.end),
+            current: f.current,
+            valid_until: f.valid_until.and_then(to_datetime),
+            sources: f
+                .provenance
+                .into_iter()
+                .map(|p| Source {
+                    session: p.session,
+                    messages: p.turns,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Memory {
+    /// The memories of `user` that best answer `question`, best first. A user with no
+    /// memory gets an empty list.
+    ///
+    /// # Errors
+    /// [`MemoryError::Name`] for a bad user; [`MemoryError::SnapshotNotHeld`] for an
+    /// `as_of` no live snapshot holds; engine read errors.
+    pub fn search(
+        &self,
+        user: &str,
+        question: &str,
+        options: &SearchOptions,
+    ) -> Result<Vec<Hit>, MemoryError> {
+        let tenant = user::tenant(user)?;
+        let result = self.query(&tenant, &options.query(question))?;
+        Ok(result.facts.into_iter().map(Hit::from).collect())
+    }
+
+    /// A prompt-ready text for `question` from `user`'s memory, at most about `max_tokens`
+    /// tokens (bytes / 4): the relevant memories with their time tags (the least relevant
+    /// dropped first to fit), then the last messages of the latest session (the oldest
+    /// dropped first).
+    ///
+    /// # Errors
+    /// As [`Memory::search`].
+    pub fn context(
+        &self,
+        user: &str,
+        question: &str,
+        max_tokens: usize,
+        options: &SearchOptions,
+    ) -> Result<String, MemoryError> {
+        let tenant = user::tenant(user)?;
+        let mut result = self.query(&tenant, &options.query(question))?;
+        Ok(fit(&mut result, max_tokens))
+    }
+}
+
+/// `result`'s context within `max_tokens`.
+fn fit(result: &mut QueryResult, max_tokens: usize) -> String {
+    loop {
+        let text = result.context();
+        if estimate_tokens(&text) <= max_tokens as u64 {
+            return text;
+        }
+        let weakest = result
+            .facts
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.score.total_cmp(&b.1.score))
+            .map(|(i, _)| i);
+        if let Some(i) = weakest {
+            result.facts.remove(i);
+        } else if !result.recent_turns.is_empty() {
+            result.recent_turns.remove(0);
+        } else {
+            return text;
+        }
+    }
+}
