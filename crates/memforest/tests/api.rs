@@ -1,0 +1,297 @@
+//! The `Memory` API through its public surface only: add one exchange at a time, search,
+//! context, get, list, delete (memory, session, user), reopen, erasure, and isolation
+//! between users.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, TimeZone, Utc};
+use memforest::{ListOptions, Memory, MemoryError, MemoryId, Message, SearchOptions};
+
+fn day(d: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2024, 1, d, 9, 0, 0).unwrap()
+}
+
+/// Exchange `i`: the user says a distinct fact, the assistant acknowledges.
+fn exchange(i: u32) -> [Message; 2] {
+    [
+        Message::user(format!(
+            "My colleague Person{i} gave me a book about topic{i} on day {i}."
+        ))
+        .by("Alice")
+        .at(day(1 + i % 28)),
+        Message::assistant(format!("Nice, enjoy the topic{i} book!")).at(day(1 + i % 28)),
+    ]
+}
+
+fn texts(mem: &Memory, user: &str) -> Vec<String> {
+    let all = mem
+        .list(
+            user,
+            &ListOptions {
+                limit: usize::MAX,
+                ..ListOptions::default()
+            },
+        )
+        .unwrap();
+    let mut t: Vec<String> = all.into_iter().map(|r| r.text).collect();
+    t.sort();
+    t
+}
+
+#[test]
+fn fifty_exchanges_one_at_a_time_store_what_one_whole_session_stores() {
+    let one_by_one = tempfile::tempdir().unwrap();
+    let whole = tempfile::tempdir().unwrap();
+    let a = Memory::open(one_by_one.path()).unwrap();
+    let b = Memory::open(whole.path()).unwrap();
+    let mut all = Vec::new();
+    for i in 0..50 {
+        let added = a.add("alice", "s1", &exchange(i)).unwrap();
+        assert_eq!(added.messages, 2, "exchange {i}");
+        all.extend(exchange(i));
+    }
+    let added = b.add("alice", "s1", &all).unwrap();
+    assert_eq!(added.messages, 100);
+    let (ta, tb) = (texts(&a, "alice"), texts(&b, "alice"));
+    assert!(!ta.is_empty());
+    assert_eq!(ta, tb, "same memories");
+    let unique: BTreeSet<&String> = ta.iter().collect();
+    assert_eq!(unique.len(), ta.len(), "no memory stored twice");
+    // Retrying a call that named its messages stores nothing twice.
+    let named = [Message::user("I keep my bike in the garage.").with_id("m-1")];
+    assert_eq!(a.add("alice", "s2", &named).unwrap().messages, 1);
+    let again = a.add("alice", "s2", &named).unwrap();
+    assert_eq!((again.messages, again.duplicates), (0, 1));
+    a.close().unwrap();
+    b.close().unwrap();
+}
+
+#[test]
+fn search_get_and_list_by_id_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    let added = mem
+        .add(
+            "alice",
+            "s1",
+            &[
+                Message::user("I adopted a cat named Miso from the shelter.").at(day(3)),
+                Message::assistant("Miso is a lovely name for a cat!").at(day(3)),
+            ],
+        )
+        .unwrap();
+    assert!(!added.memories.is_empty());
+    mem.add(
+        "alice",
+        "s2",
+        &[Message::user("My sister Carla teaches chemistry in Lisbon.").at(day(9))],
+    )
+    .unwrap();
+    let hits = mem
+        .search("alice", "What is my cat called?", &SearchOptions::default())
+        .unwrap();
+    let miso = hits
+        .iter()
+        .find(|h| h.text.contains("Miso"))
+        .expect("the cat's memory is found");
+    assert!(miso.current);
+    assert_eq!(miso.start, Some(day(3)));
+    assert_eq!(miso.sources[0].session, "s1");
+    let id = miso.id;
+    let got = mem
+        .get("alice", id)
+        .unwrap()
+        .expect("get by the search's id");
+    assert_eq!(got.text, miso.text);
+    let listed = mem.list("alice", &ListOptions::default()).unwrap();
+    assert!(listed.len() >= 2);
+    assert!(listed[0].text.contains("Carla"), "newest first: {listed:?}");
+    assert!(listed.windows(2).all(|w| w[0].start >= w[1].start));
+    let page = mem
+        .list(
+            "alice",
+            &ListOptions {
+                limit: 1,
+                offset: 1,
+                ..ListOptions::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(page.len(), 1);
+    assert_eq!(page[0].id, listed[1].id);
+    let context = mem
+        .context(
+            "alice",
+            "Where does Carla teach?",
+            1000,
+            &SearchOptions::default(),
+        )
+        .unwrap();
+    assert!(context.contains("Lisbon"), "{context}");
+    mem.close().unwrap();
+
+    let mem = Memory::open(dir.path()).unwrap();
+    let again = mem
+        .get("alice", id)
+        .unwrap()
+        .expect("the id survives a reopen");
+    assert_eq!(again, got);
+    let parsed: MemoryId = id.to_string().parse().unwrap();
+    assert_eq!(parsed, id);
+    assert_eq!(
+        serde_json::to_value(id).unwrap(),
+        serde_json::Value::String(id.to_string())
+    );
+    mem.close().unwrap();
+}
+
+#[test]
+fn context_keeps_within_its_token_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    for i in 0..30 {
+        mem.add("alice", "s1", &exchange(i)).unwrap();
+    }
+    let q = "Which books did my colleagues give me?";
+    let wide = mem
+        .context("alice", q, 100_000, &SearchOptions::default())
+        .unwrap();
+    let narrow = mem
+        .context("alice", q, 120, &SearchOptions::default())
+        .unwrap();
+    assert!(narrow.len() < wide.len());
+    assert!(narrow.len().div_ceil(4) <= 120, "{} bytes", narrow.len());
+    mem.close().unwrap();
+}
+
+#[test]
+fn users_never_see_each_others_memories_even_with_the_same_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add(
+        "alice",
+        "s1",
+        &[Message::user("My dog Rex loves the beach at Sandbay.").at(day(2))],
+    )
+    .unwrap();
+    mem.add(
+        "bob",
+        "s1",
+        &[Message::user("My dog Rex hates the vet in Hillford.").at(day(2))],
+    )
+    .unwrap();
+    for (user, mine, theirs) in [
+        ("alice", "Sandbay", "Hillford"),
+        ("bob", "Hillford", "Sandbay"),
+    ] {
+        let hits = mem
+            .search(user, "What about my dog Rex?", &SearchOptions::default())
+            .unwrap();
+        assert!(
+            hits.iter().any(|h| h.text.contains(mine)),
+            "{user}: {hits:?}"
+        );
+        assert!(
+            hits.iter().all(|h| !h.text.contains(theirs)),
+            "{user}: {hits:?}"
+        );
+        for r in mem.list(user, &ListOptions::default()).unwrap() {
+            assert!(!r.text.contains(theirs));
+        }
+    }
+    let alices = mem.list("alice", &ListOptions::default()).unwrap();
+    assert_eq!(
+        mem.get("bob", alices[0].id).unwrap(),
+        None,
+        "ids are per user"
+    );
+    mem.delete_user("bob").unwrap();
+    assert!(mem.list("bob", &ListOptions::default()).unwrap().is_empty());
+    assert_eq!(mem.list("alice", &ListOptions::default()).unwrap(), alices);
+    mem.close().unwrap();
+}
+
+#[test]
+fn deleting_what_does_not_exist_is_an_error_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add(
+        "alice",
+        "s1",
+        &[Message::user("I play the cello on Sundays.")],
+    )
+    .unwrap();
+    let before = mem.list("alice", &ListOptions::default()).unwrap();
+    let missing: MemoryId = "00000000000000ff".parse().unwrap();
+    let cases = [
+        mem.delete("alice", missing).map(|_| ()),
+        mem.delete_session("alice", "nope").map(|_| ()),
+        mem.delete_user("nobody").map(|_| ()),
+    ];
+    for case in cases {
+        match case {
+            Err(MemoryError::NotFound { .. }) => {}
+            other => panic!("expected NotFound, got {other:?}"),
+        }
+    }
+    assert!(matches!(
+        mem.add("", "s1", &[Message::user("x y z")]),
+        Err(MemoryError::Name(_))
+    ));
+    assert!("not-an-id".parse::<MemoryId>().is_err());
+    assert_eq!(mem.list("alice", &ListOptions::default()).unwrap(), before);
+    let gone = mem.delete("alice", before[0].id).unwrap();
+    assert_eq!(gone.memories, 1);
+    assert_eq!(mem.get("alice", before[0].id).unwrap(), None);
+    mem.close().unwrap();
+}
+
+/// Delete, then purge: no file of the store holds a byte of the deleted text.
+#[test]
+fn delete_user_then_purge_leaves_no_byte_of_the_text() {
+    const CANARY: &[u8] = b"Qworbletrix";
+    fn holds(dir: &std::path::Path) -> bool {
+        std::fs::read_dir(dir).unwrap().any(|e| {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                holds(&p)
+            } else {
+                std::fs::read(&p)
+                    .unwrap()
+                    .windows(CANARY.len())
+                    .any(|w| w == CANARY)
+            }
+        })
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add(
+        "alice",
+        "s1",
+        &[Message::user(
+            "The Qworbletrix safe code is taped under the desk.",
+        )],
+    )
+    .unwrap();
+    mem.add(
+        "bob",
+        "s1",
+        &[Message::user("I like green tea in the morning.")],
+    )
+    .unwrap();
+    mem.flush_summaries().unwrap();
+    mem.db().flush().unwrap();
+    assert!(holds(dir.path()));
+    mem.delete_user("alice").unwrap();
+    mem.purge().unwrap();
+    assert!(!holds(dir.path()), "a file still holds the deleted text");
+    assert!(!mem.list("bob", &ListOptions::default()).unwrap().is_empty());
+    mem.close().unwrap();
+}
