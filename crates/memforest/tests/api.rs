@@ -295,3 +295,77 @@ fn delete_user_then_purge_leaves_no_byte_of_the_text() {
     assert!(!mem.list("bob", &ListOptions::default()).unwrap().is_empty());
     mem.close().unwrap();
 }
+
+/// The same user moves from Paris to Berlin, recorded through `update`: a latest-only
+/// search finds Berlin, history shows Paris with the end of its validity, and both
+/// survive a reopen.
+#[test]
+fn update_supersedes_and_history_keeps_the_old_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    let added = mem
+        .add(
+            "alice",
+            "s1",
+            &[Message::user("I live in Paris and I work as a nurse.").at(day(10))],
+        )
+        .unwrap();
+    let paris = mem
+        .search("alice", "Where do I live?", &SearchOptions::default())
+        .unwrap()
+        .into_iter()
+        .find(|h| h.text.contains("Paris"))
+        .expect("the Paris memory");
+    assert!(added.memories.contains(&paris.id));
+    let berlin = mem.update("alice", paris.id, "I live in Berlin.").unwrap();
+    assert_ne!(berlin, paris.id);
+    let latest = SearchOptions {
+        latest_only: true,
+        ..SearchOptions::default()
+    };
+    let hits = mem.search("alice", "Where do I live?", &latest).unwrap();
+    assert!(hits.iter().any(|h| h.id == berlin && h.current), "{hits:?}");
+    assert!(hits.iter().all(|h| h.id != paris.id), "{hits:?}");
+    let all = mem
+        .search("alice", "Where do I live?", &SearchOptions::default())
+        .unwrap();
+    let old = all
+        .iter()
+        .find(|h| h.id == paris.id)
+        .expect("the old version stays");
+    assert!(!old.current);
+    assert!(old.valid_until.is_some());
+    mem.close().unwrap();
+
+    let mem = Memory::open(dir.path()).unwrap();
+    for id in [paris.id, berlin] {
+        let versions = mem.history("alice", id).unwrap();
+        assert_eq!(versions.len(), 2, "{versions:?}");
+        assert_eq!(versions[0].memory.id, paris.id);
+        assert_eq!(versions[1].memory.id, berlin);
+        assert!(versions[0].valid_until.is_some());
+        assert_eq!(versions[0].valid_until, versions[1].memory.start);
+        assert_eq!(versions[1].valid_until, None);
+    }
+    let again = mem.update("alice", berlin, "I live in Munich.").unwrap();
+    assert_eq!(mem.history("alice", paris.id).unwrap().len(), 3);
+    assert_eq!(
+        mem.history("alice", again)
+            .unwrap()
+            .last()
+            .unwrap()
+            .memory
+            .id,
+        again
+    );
+    let missing: MemoryId = "0000000000000001".parse().unwrap();
+    assert!(matches!(
+        mem.update("alice", missing, "x"),
+        Err(MemoryError::NotFound { .. })
+    ));
+    assert!(matches!(
+        mem.history("bob", paris.id),
+        Err(MemoryError::NotFound { .. })
+    ));
+    mem.close().unwrap();
+}

@@ -52,7 +52,7 @@ impl Memory {
             Some(bytes) => record::decode::<SessionRecord>(&bytes, "session")?.turns,
             None => 0,
         };
-        let now = now_micros();
+        let now = crate::api::version::now_micros();
         let mut next = usize::try_from(stored).unwrap_or(usize::MAX);
         let turns = messages
             .iter()
@@ -88,11 +88,4 @@ impl Memory {
             pending: receipt.cells_pending,
         })
     }
-}
-
-/// The current time in microseconds since the Unix epoch (0 before it).
-fn now_micros() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }

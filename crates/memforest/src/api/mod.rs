@@ -10,6 +10,8 @@
 //! [`Memory::list`]: crate::Memory::list
 //! [`Memory::delete`]: crate::Memory::delete
 //! [`Memory::profile`]: crate::Memory::profile
+//! [`Memory::update`]: crate::Memory::update
+//! [`Memory::history`]: crate::Memory::history
 
 mod add;
 mod delete;
@@ -18,6 +20,7 @@ mod message;
 mod record;
 mod search;
 mod user;
+mod version;
 
 pub use add::Added;
 pub use delete::Deleted;
@@ -25,3 +28,4 @@ pub use id::{BadMemoryId, MemoryId};
 pub use message::Message;
 pub use record::{ListOptions, MemoryRecord};
 pub use search::{Hit, SearchOptions, Source};
+pub use version::{Version, UPDATES_SESSION};

@@ -28,7 +28,7 @@ pub struct MemoryRecord {
 }
 
 impl MemoryRecord {
-    fn new(id: u64, f: FactRecord) -> Self {
+    pub(crate) fn new(id: u64, f: FactRecord) -> Self {
         Self {
             id: MemoryId::from_fact(id),
             text: f.text,

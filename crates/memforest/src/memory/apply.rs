@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use memforest_tree::{Payload, TreeKind};
 
-use crate::memory::extract::{CellTurn, Extraction, ExtractionInput};
+use crate::memory::extract::{CellTurn, ExtractedItem, Extraction, ExtractionInput};
 use crate::memory::fact::{self, Upsert};
 use crate::memory::failed;
 use crate::memory::record::{
@@ -146,6 +146,30 @@ pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared
         turns,
         extraction,
         embeddings,
+    })
+}
+
+/// Loads cell `cell` of `tenant` with `items` as its extraction (no extractor or embedder
+/// call): facts the caller states, e.g. a new version given to `Memory::update`.
+///
+/// # Errors
+/// Engine and record errors.
+pub fn prepare_stated(
+    shared: &Shared,
+    tenant: &TenantId,
+    cell: u64,
+    items: Vec<ExtractedItem>,
+) -> Result<Prepared, MemoryError> {
+    let (rec, turns) = load(shared, tenant, cell)?;
+    Ok(Prepared {
+        cell,
+        rec,
+        turns,
+        extraction: Extraction {
+            items,
+            ..Extraction::default()
+        },
+        embeddings: None,
     })
 }
 

@@ -13,6 +13,7 @@ use crossbeam_channel::unbounded;
 
 use crate::memory::apply::{self, CellOutcome, Prepared};
 use crate::memory::cell::{segment, TurnSize};
+use crate::memory::extract::ExtractedItem;
 use crate::memory::failed;
 use crate::memory::limits::check_session;
 use crate::memory::record::{
@@ -133,6 +134,37 @@ impl Memory {
         receipt.trees_touched = trees.len() as u64;
         shared.wake();
         shared.wait_backlog();
+        Ok(receipt)
+    }
+}
+
+impl Memory {
+    /// Stores `session`'s new turns as [`Memory::ingest_session`] does, but with `items` as
+    /// the facts of its first new cell instead of what the extractor would find there
+    /// (`Memory::update` states the new version of a memory). Other new cells get no fact.
+    ///
+    /// # Errors
+    /// As [`Memory::ingest_session`].
+    pub(crate) fn ingest_stated(
+        &self,
+        tenant: &TenantId,
+        session: &Session,
+        items: Vec<ExtractedItem>,
+    ) -> Result<IngestReceipt, MemoryError> {
+        check_session(session)?;
+        let shared = self.memory_shared()?;
+        let (mut receipt, cells) = stage_turns(&shared, tenant, session)?;
+        let Some(&cell) = cells.first() else {
+            return Ok(receipt);
+        };
+        let prepared = apply::prepare_stated(&shared, tenant, cell, items)?;
+        let (outcome, failed) = apply::commit_or_fail(&shared, tenant, &[prepared])?;
+        receipt.cells_failed += failed;
+        receipt.facts_added = outcome.facts_added;
+        receipt.facts_merged = outcome.facts_merged;
+        receipt.facts = outcome.facts;
+        receipt.trees_touched = outcome.trees.len() as u64;
+        shared.wake();
         Ok(receipt)
     }
 }

@@ -1,0 +1,173 @@
+//! [`Memory::update`] and [`Memory::history`]: a memory's versions. An update stores the new
+//! text as a new memory that supersedes the old one; the old one stays, with its validity
+//! ending where the new one starts. Versions are linked by a knowledge-update slot (the
+//! same machinery that lets a newer fact about the same thing supersede an older one,
+//! `recall::update`): every version carries the version key `memforest:version:<first id>`
+//! and the first version's entities.
+
+use chrono::{DateTime, Utc};
+use memforest_engine::TenantId;
+use serde::Serialize;
+
+use crate::api::record::MemoryRecord;
+use crate::api::{user, MemoryId};
+use crate::memory::extract::ExtractedItem;
+use crate::memory::record::{self, FactRecord};
+use crate::memory::session::{Role, Session, Turn};
+use crate::memory::store::Staged;
+use crate::memory::text::normalize;
+use crate::memory::time::to_datetime;
+use crate::memory::MemoryError;
+use crate::recall::index;
+use crate::recall::reader::Reader;
+use crate::schema::Table;
+use crate::Memory;
+
+/// The session that holds the text of every update of a user.
+pub const UPDATES_SESSION: &str = "memforest:updates";
+
+/// Start of the key that links a memory's versions.
+const VERSION_KEY: &str = "memforest:version:";
+
+/// One version of a memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Version {
+    /// The version.
+    #[serde(flatten)]
+    pub memory: MemoryRecord,
+    /// When the next version starts (the end of this one's validity); `None` for the
+    /// current version.
+    pub valid_until: Option<DateTime<Utc>>,
+}
+
+impl Memory {
+    /// Replaces memory `id` of `user` by `text`: a new memory (returned) that supersedes it
+    /// from now on. The old one stays, in [`Memory::history`] and in searches that do not
+    /// ask for `latest_only`, with its validity ending now. The text is stored as a message
+    /// of the user's session `memforest:updates`.
+    ///
+    /// # Errors
+    /// [`MemoryError::NotFound`] when `user` has no memory `id`; [`MemoryError::Input`] for
+    /// a text over the limits; engine errors.
+    pub fn update(&self, user: &str, id: MemoryId, text: &str) -> Result<MemoryId, MemoryError> {
+        let tenant = user::tenant(user)?;
+        let old = self
+            .fact(&tenant, id.fact())?
+            .ok_or_else(|| MemoryError::NotFound {
+                what: "memory",
+                id: id.to_string(),
+                user: user.to_owned(),
+            })?;
+        let key = version_key(&old).unwrap_or_else(|| format!("{VERSION_KEY}{id}"));
+        if !old.keys.contains(&key) {
+            self.add_key(&tenant, id.fact(), old.clone(), &key)?;
+        }
+        let now = now_micros().max(old.time.1.saturating_add(1));
+        let turn_id = format!("update:{id}:{now}");
+        let item = ExtractedItem {
+            fact_text: text.to_owned(),
+            participants: old.participants.clone(),
+            origin: Some(old.origin),
+            semantic_role: Some(old.role),
+            entities: old.entities.clone(),
+            topics: old.topics.clone(),
+            attribute_keys: vec![key],
+            source_turns: vec![turn_id.clone()],
+            ..ExtractedItem::default()
+        };
+        let session = Session {
+            id: UPDATES_SESSION.to_owned(),
+            start: now,
+            turns: vec![Turn {
+                time: Some(now),
+                id: Some(turn_id),
+                ..Turn::new(Role::User, "update", text)
+            }],
+        };
+        let receipt = self.ingest_stated(&tenant, &session, vec![item])?;
+        receipt
+            .facts
+            .first()
+            .map(|&f| MemoryId::from_fact(f))
+            .ok_or(MemoryError::Invariant("an update stored no memory"))
+    }
+
+    /// Every version of memory `id` of `user`, oldest first, each with the end of its
+    /// validity; a memory never updated is its only version.
+    ///
+    /// # Errors
+    /// [`MemoryError::NotFound`] when `user` has no memory `id`; engine errors.
+    pub fn history(&self, user: &str, id: MemoryId) -> Result<Vec<Version>, MemoryError> {
+        let tenant = user::tenant(user)?;
+        let rec = self
+            .fact(&tenant, id.fact())?
+            .ok_or_else(|| MemoryError::NotFound {
+                what: "memory",
+                id: id.to_string(),
+                user: user.to_owned(),
+            })?;
+        let Some(key) = version_key(&rec) else {
+            return Ok(vec![Version {
+                memory: MemoryRecord::new(id.fact(), rec),
+                valid_until: None,
+            }]);
+        };
+        let reader = Reader::new(&self.db, &tenant, None, &self.recall)?;
+        let slot = index::slots(&rec)
+            .into_iter()
+            .find(|s| s.ends_with(&format!("\0{}", normalize(&key))))
+            .ok_or(MemoryError::Invariant(
+                "a versioned memory has no version slot",
+            ))?;
+        let mut members = index::slot_members(&reader, &slot)?;
+        members.sort_by_key(|&(fact, start)| (start, fact));
+        let mut out: Vec<Version> = Vec::with_capacity(members.len());
+        for (fact, start) in members {
+            if let Some(prev) = out.last_mut() {
+                prev.valid_until = to_datetime(start);
+            }
+            if let Some(f) = self.fact(&tenant, fact)? {
+                out.push(Version {
+                    memory: MemoryRecord::new(fact, f),
+                    valid_until: None,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Adds version key `key` to fact `id` (`old`), re-indexing it, in one batch.
+    fn add_key(
+        &self,
+        tenant: &TenantId,
+        id: u64,
+        old: FactRecord,
+        key: &str,
+    ) -> Result<(), MemoryError> {
+        let shared = self.memory_shared()?;
+        let _forest = shared.forest.lock();
+        let mut st = Staged::new(&shared.kv, tenant.clone());
+        index::remove_fact(&mut st, id, &old)?;
+        let mut new = old;
+        new.keys.push(key.to_owned());
+        st.put(Table::Facts, &id.to_be_bytes(), record::encode(&new)?);
+        index::add_fact(&mut st, id, &new)?;
+        st.commit(shared.opts.durability)?;
+        Ok(())
+    }
+}
+
+/// The version key `rec` carries, if any.
+fn version_key(rec: &FactRecord) -> Option<String> {
+    rec.keys
+        .iter()
+        .find(|k| k.starts_with(VERSION_KEY))
+        .cloned()
+}
+
+/// The current time in microseconds since the Unix epoch (0 before it).
+pub(crate) fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
