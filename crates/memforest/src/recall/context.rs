@@ -14,9 +14,9 @@ fn stamp(micros: i64) -> String {
 
 impl QueryResult {
     /// Renders the result: an optional `Reference date: YYYY-MM-DD` line, then the facts
-    /// numbered in time order (start, then end, then id) as `N. [start -> end] text`
-    /// (superseded facts say until when they held), then the recent turns of the latest
-    /// session as `speaker: text`.
+    /// numbered best first as `N. [start -> end] text` (`[time]` when they are the same;
+    /// superseded facts say until when they held), then the recent turns of the latest
+    /// session as `[time] speaker: text` (the role when the speaker has no name).
     #[must_use]
     pub fn context(&self) -> String {
         let mut out = String::new();
@@ -24,19 +24,18 @@ impl QueryResult {
             let _ = writeln!(out, "Reference date: {}", d.format("%Y-%m-%d"));
         }
         let mut facts: Vec<_> = self.facts.iter().collect();
-        facts.sort_by_key(|f| (f.time.start, f.time.end, f.id));
+        facts.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
         if !facts.is_empty() {
             out.push_str("Facts:\n");
         }
         for (i, f) in facts.iter().enumerate() {
-            let _ = write!(
-                out,
-                "{}. [{} -> {}] {}",
-                i + 1,
-                stamp(f.time.start),
-                stamp(f.time.end),
-                f.text
-            );
+            let (start, end) = (stamp(f.time.start), stamp(f.time.end));
+            let when = if start == end {
+                start
+            } else {
+                format!("{start} -> {end}")
+            };
+            let _ = write!(out, "{}. [{when}] {}", i + 1, f.text);
             if let Some(until) = f.valid_until {
                 let _ = write!(out, " (until {})", stamp(until));
             }
@@ -51,5 +50,41 @@ impl QueryResult {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use memforest_tree::TimeRange;
+
+    use super::*;
+    use crate::recall::query::RecalledFact;
+
+    fn fact(id: u64, score: f32, start: i64, end: i64) -> RecalledFact {
+        RecalledFact {
+            id,
+            text: format!("fact {id}"),
+            score,
+            time: TimeRange { start, end },
+            current: true,
+            valid_until: None,
+            provenance: Vec::new(),
+            trees: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn facts_render_best_first_and_a_point_in_time_once() {
+        const DAY: i64 = 86_400_000_000;
+        let r = QueryResult {
+            facts: vec![fact(1, 0.5, 0, 0), fact(2, 2.0, DAY, 2 * DAY)],
+            ..QueryResult::default()
+        };
+        let text = r.context();
+        assert_eq!(
+            text,
+            "Facts:\n1. [1970-01-02 00:00 -> 1970-01-03 00:00] fact 2\n\
+             2. [1970-01-01 00:00] fact 1\n"
+        );
     }
 }

@@ -322,9 +322,14 @@ fn recent(r: &Reader<'_>, n: usize, out: &mut QueryResult) -> Result<(), MemoryE
     for i in first..s.turns {
         if let Some(b) = r.get(Table::Turns, &record::turn_key(&s.id, i))? {
             let t: TurnRecord = record::decode(&b, "turn")?;
+            let speaker = if t.speaker.is_empty() {
+                format!("{:?}", t.role).to_lowercase()
+            } else {
+                t.speaker
+            };
             out.recent_turns.push(RecentTurn {
                 id: t.id,
-                speaker: t.speaker,
+                speaker,
                 text: t.text,
                 time: t.time,
             });
