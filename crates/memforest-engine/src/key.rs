@@ -113,6 +113,13 @@ impl TenantId {
     }
 }
 
+/// The name, as text (invalid UTF-8 replaced), so a tenant prints readably in messages.
+impl std::fmt::Display for TenantId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&String::from_utf8_lossy(self.name()))
+    }
+}
+
 /// A decoded engine key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedKey<'a> {

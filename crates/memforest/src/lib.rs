@@ -6,6 +6,37 @@
 //! B+ tree whose leaves are facts and whose internal nodes carry summaries, regenerated in
 //! the background so no model call is on the write path. A query recalls the best trees
 //! and browses down to facts with time tags. Open a store with [`Memory::open`].
+//!
+//! ```
+//! use chrono::{TimeZone, Utc};
+//! use memforest::{ListOptions, Memory, Message, SearchOptions};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let tmp = tempfile::tempdir()?;
+//! # let dir = tmp.path().join("memory");
+//! let mem = Memory::open(&dir)?; // offline defaults: no model, no network
+//! let jan = Utc.with_ymd_and_hms(2024, 1, 10, 9, 0, 0).single().ok_or("date")?;
+//! mem.add("alice", "s1", &[
+//!     Message::user("I live in Paris and work as a nurse.").by("Alice").at(jan),
+//!     Message::assistant("Paris is a lovely city to live in!").at(jan),
+//! ])?;
+//! let hits = mem.search("alice", "Where does Alice live?", &SearchOptions::default())?;
+//! let paris = hits.iter().find(|h| h.text.contains("Paris")).ok_or("no hit")?.id;
+//!
+//! let berlin = mem.update("alice", paris, "Alice lives in Berlin.")?; // Paris stays in history
+//! let latest = SearchOptions { latest_only: true, ..SearchOptions::default() };
+//! let now = mem.search("alice", "Where does Alice live?", &latest)?;
+//! assert!(now.iter().any(|h| h.id == berlin) && now.iter().all(|h| h.id != paris));
+//! assert_eq!(mem.history("alice", berlin)?.len(), 2);
+//!
+//! mem.delete_user("alice")?; // `purge()` then removes the bytes from every file
+//! mem.close()?;
+//! let mem = Memory::open(&dir)?; // durable: a reopen gives the same answers
+//! assert!(mem.list("alice", &ListOptions::default())?.is_empty());
+//! # mem.close()?;
+//! # Ok(())
+//! # }
+//! ```
 #![deny(clippy::indexing_slicing)]
 
 pub mod api;

@@ -20,9 +20,9 @@ pub struct MemoryOptions {
     pub summarizer: Arc<dyn Summarizer>,
     /// Embeds facts (scene scoring) and summaries (derived data). Default none.
     pub embedder: Option<Arc<dyn Embedder>>,
-    /// Extraction worker threads. Default 16.
+    /// Extraction worker threads. Default: the cores, 2 to 16.
     pub extract_pool: usize,
-    /// Summary worker threads (concurrent summarizer calls). Default 16.
+    /// Summary worker threads (concurrent summarizer calls). Default: the cores, 2 to 16.
     pub summary_pool: usize,
     /// MemCell limits (b = 2 turns, 8,000 chars, 6 h gap).
     pub cells: CellLimits,
@@ -77,8 +77,8 @@ impl Default for MemoryOptions {
             extractor: Arc::new(HeuristicExtractor),
             summarizer: Arc::new(ExtractiveSummarizer::default()),
             embedder: None,
-            extract_pool: 16,
-            summary_pool: 16,
+            extract_pool: default_pool(),
+            summary_pool: default_pool(),
             cells: CellLimits::default(),
             trees: TreeConfig::default(),
             scene_threshold: 0.6,
@@ -119,4 +119,11 @@ impl MemoryOptions {
         }
         Ok(())
     }
+}
+
+/// Workers per pool by default: the machine's cores (`std::thread::available_parallelism`),
+/// at least 2 and at most 16; model calls wait on the network, so a pool is not bound by
+/// the cores, but a default of 16 threads per pool oversubscribes a small machine.
+fn default_pool() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 16))
 }
