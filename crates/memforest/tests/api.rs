@@ -369,3 +369,30 @@ fn update_supersedes_and_history_keeps_the_old_version() {
     ));
     mem.close().unwrap();
 }
+
+/// Deleting a user reports what it removed, and a purge reports the WAL segments it
+/// removed (both used to say 0 after removing everything).
+#[test]
+fn delete_user_and_purge_report_what_they_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    for i in 0..3 {
+        mem.add("alice", "s1", &exchange(i)).unwrap();
+    }
+    let stored = mem
+        .list(
+            "alice",
+            &ListOptions {
+                limit: usize::MAX,
+                ..ListOptions::default()
+            },
+        )
+        .unwrap()
+        .len() as u64;
+    let deleted = mem.delete_user("alice").unwrap();
+    assert_eq!(deleted.messages, 6);
+    assert_eq!(deleted.memories, stored);
+    let purged = mem.purge().unwrap();
+    assert!(purged.wal_segments_removed >= 1, "{purged:?}");
+    mem.close().unwrap();
+}

@@ -19,6 +19,7 @@ pub use purge::PurgeReport;
 
 use crate::memory::store::Staged;
 use crate::memory::MemoryError;
+use crate::schema::Table;
 use crate::Memory;
 use memforest_engine::TenantId;
 
@@ -67,6 +68,17 @@ impl Memory {
         let mut report = ForgetReport::default();
         let mut forest = shared.forest.lock();
         if *what == Forget::Tenant {
+            // One range delete removes everything; count first, so the report says what.
+            let count = |table: Table| -> Result<u64, MemoryError> {
+                let mut n = 0u64;
+                for kv in self.db.scan_prefix(tenant, table.into(), &[], None)? {
+                    kv?;
+                    n += 1;
+                }
+                Ok(n)
+            };
+            report.turns = count(Table::Turns)?;
+            report.facts_removed = count(Table::Facts)?;
             forest.tenants.remove(tenant);
             crate::recall::postings::bump_all();
             report.seqno = self.db.drop_tenant(tenant, shared.opts.durability)?;
