@@ -4,7 +4,7 @@
 //!
 //! See `docs/format/memory.md` for the table layout.
 
-pub mod apply;
+pub(crate) mod apply;
 pub mod cell;
 pub mod dataset;
 pub mod embed;
@@ -12,19 +12,19 @@ mod error;
 pub mod extract;
 pub mod fact;
 pub mod failed;
-pub mod forest;
+pub(crate) mod forest;
 pub mod ingest;
 pub mod limits;
 pub mod model;
 pub mod options;
-pub mod pool;
+pub(crate) mod pool;
 pub mod record;
 mod reembed;
 pub mod route;
 mod scheduler;
 pub mod session;
 pub mod stats;
-pub mod store;
+pub(crate) mod store;
 pub mod summarize;
 pub mod synth;
 pub mod text;

@@ -4,27 +4,27 @@
 //!
 //! - [`bm25`]: the one BM25 scorer (and the in-memory [`Bm25Index`] baseline).
 //! - [`accumulate`]: a query's BM25 totals by merging its sorted posting lists.
-//! - [`index`]: the persistent per-tenant postings (table `Postings`); [`postings`]: the
+//! - [`index`]: the persistent per-tenant postings (table `Postings`); `postings`: the
 //!   in-memory cache of decoded posting lists.
 //! - [`search`]: the query pipeline; [`browse`]: beam search in one tree; [`fuse`]: the
 //!   final ranking by source turn (and time, for temporal questions); [`turn_cache`]: the
 //!   in-memory cache of source turns' term counts.
-//! - [`heat`], [`cache`]: MemoryOS heat and the page cache it governs; [`summaries`]: the
+//! - [`heat`], `cache`: MemoryOS heat and the page cache it governs; [`summaries`]: the
 //!   cache of node summaries' term counts (what a browse reads most pages for);
-//!   [`lru`]: the byte-bounded LRU behind the in-memory caches.
+//!   `lru`: the byte-bounded LRU behind the in-memory caches.
 //! - [`update`]: knowledge updates; [`context`]: rendering; [`profile`].
 
 pub mod accumulate;
 pub mod bm25;
 pub mod browse;
-pub mod cache;
+pub(crate) mod cache;
 pub mod context;
 pub mod fuse;
 pub mod heat;
 pub mod index;
-pub mod lru;
+pub(crate) mod lru;
 pub mod page;
-pub mod postings;
+pub(crate) mod postings;
 pub mod profile;
 pub mod query;
 pub mod reader;
