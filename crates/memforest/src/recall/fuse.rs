@@ -99,7 +99,7 @@ fn turns_of(rec: &FactRecord) -> impl Iterator<Item = (TurnKey<'_>, u64)> {
     })
 }
 
-/// Where [`load_cells`] keeps turn term counts: the cache and the generation read with the
+/// Where `load_cells` keeps turn term counts: the cache and the generation read with the
 /// query's seqno (`None` for a snapshot read, which bypasses the cache).
 pub type TurnCaching<'c> = Option<(&'c TurnCache, u64)>;
 

@@ -8,7 +8,7 @@
 //! Keyed like the page cache by `(tree, node, page CRC)` within a tenant: a rewritten page
 //! has a new CRC (its parent's reference carries it), so an entry never goes stale and
 //! snapshot readers share it; a forget drops the tenant's entries outright. Bounded in
-//! bytes, least recently used evicted first ([`ByteLru`]).
+//! bytes, least recently used evicted first (`ByteLru`).
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! [`TurnCache`]: the term counts of the turns of the MemCells read by the fusion step
 //! ([`crate::recall::fuse`]), one entry per cell, kept in memory (bounded in bytes, least
-//! recently used evicted first: [`ByteLru`]), so a query neither re-reads the cell record
+//! recently used evicted first: `ByteLru`), so a query neither re-reads the cell record
 //! and its turns nor re-tokenizes them each time. It holds term hashes and lengths, never
 //! text.
 //!
