@@ -7,11 +7,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
-use memforest::lifecycle::Forget;
+use memforest::{ListOptions, SearchOptions};
+use memforest_cli::forget::Target;
 use memforest_cli::import::{self, Format};
+use memforest_cli::messages::{self, RoleArg};
+use memforest_cli::records::{self, Listed};
 use memforest_cli::store::{self, ModelArgs};
-use memforest_cli::{demo, eval, ingest, retrieve, stats, verify, walcmd};
+use memforest_cli::{add, demo, eval, forget, ingest, profile, retrieve, search, stats};
+use memforest_cli::{verify, walcmd, when};
 use memforest_engine::TenantId;
 use serde::Serialize;
 
@@ -35,6 +40,121 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Add a message (or a JSONL file of messages) to a session of a user; prints the
+    /// memories it made.
+    Add {
+        /// Store directory (created when absent).
+        #[arg(long)]
+        db: PathBuf,
+        /// The user.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        /// The session the messages are appended to (a new id starts a session).
+        #[arg(long)]
+        session: String,
+        /// Who said it (e.g. Alice); default: the role.
+        #[arg(long)]
+        speaker: Option<String>,
+        /// The speaker's role.
+        #[arg(long, value_enum, default_value_t)]
+        role: RoleArg,
+        /// When it was said (RFC 3339, "2024-04-02 09:00" in UTC, or 2024-04-02); default: now.
+        #[arg(long, value_parser = when::parse)]
+        time: Option<DateTime<Utc>>,
+        /// The message's id in its session: adding an id already stored stores nothing.
+        #[arg(long)]
+        id: Option<String>,
+        /// A JSONL file of messages ({"role", "content", "name", "time", "id"} a line;
+        /// `-`: standard input) instead of TEXT.
+        #[arg(long, conflicts_with_all = ["text", "speaker", "role", "time", "id"])]
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        models: ModelArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The message (its words are joined by spaces).
+        #[arg(required_unless_present = "file")]
+        text: Vec<String>,
+    },
+    /// Search a user's memories (read-only: works beside a writer).
+    Search {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The user.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        /// Memories to return.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=MAX_K))]
+        k: u16,
+        /// Only memories whose event time ends at or after this time.
+        #[arg(long, value_parser = when::parse)]
+        since: Option<DateTime<Utc>>,
+        /// Only memories whose event time starts at or before this time.
+        #[arg(long, value_parser = when::parse)]
+        until: Option<DateTime<Utc>>,
+        /// Only memories no newer memory about the same thing supersedes.
+        #[arg(long)]
+        latest_only: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The question (its words are joined by spaces).
+        #[arg(required = true)]
+        question: Vec<String>,
+    },
+    /// One memory of a user by id (read-only).
+    Get {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The user.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        /// The memory id (16 hex digits, as add, search and list print).
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A user's memories, newest first (read-only).
+    List {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The user.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        /// At most this many.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// After skipping this many.
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Only memories whose event time starts at or after this time.
+        #[arg(long, value_parser = when::parse)]
+        since: Option<DateTime<Utc>>,
+        /// Only memories whose event time starts at or before this time.
+        #[arg(long, value_parser = when::parse)]
+        until: Option<DateTime<Utc>>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What the store knows about a user: the summary of the user and of the hottest
+    /// entities (read-only).
+    Profile {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The user.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Ingest the bundled LongMemEval oracle data, evaluate retrieval against flat BM25,
     /// and show two example queries.
     Demo {
@@ -75,8 +195,8 @@ enum Command {
         /// Store directory.
         #[arg(long)]
         db: PathBuf,
-        /// Tenant to search.
-        #[arg(long)]
+        /// The user to search.
+        #[arg(long = "user", visible_alias = "tenant")]
         tenant: String,
         /// Facts to return.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=MAX_K))]
@@ -142,21 +262,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Forget a tenant's session, fact, or everything.
+    /// Forget a memory, a session, or everything of a user (fails, changing nothing, when
+    /// there is no such thing).
+    #[command(group(clap::ArgGroup::new("what").required(true)))]
     Forget {
         /// Store directory.
         #[arg(long)]
         db: PathBuf,
-        /// Tenant.
-        #[arg(long)]
-        tenant: String,
-        /// Forget this session id.
+        /// The user.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        /// Forget this session: its messages and the memories only they supported.
         #[arg(long, group = "what")]
         session: Option<String>,
-        /// Forget this fact id.
-        #[arg(long, group = "what")]
-        fact: Option<String>,
-        /// Forget everything of the tenant.
+        /// Forget this memory (its id as add, search and list print it).
+        #[arg(long, visible_alias = "fact", group = "what")]
+        memory: Option<String>,
+        /// Forget everything of the user.
         #[arg(long, group = "what")]
         all: bool,
         /// Print JSON instead of text.
@@ -277,6 +399,95 @@ fn is_tty() -> bool {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Add {
+            db,
+            user,
+            session,
+            speaker,
+            role,
+            time,
+            id,
+            file,
+            models,
+            json,
+            text,
+        } => {
+            let messages = match file {
+                Some(f) => messages::from_file(&f)?,
+                None => vec![messages::from_args(&text, role, speaker, time, id)?],
+            };
+            let handle = store::open(&db, models.options()?)?;
+            let stored = add::run(&handle, &user, &session, &messages)?;
+            handle.close()?;
+            print(json, &stored, add::render)
+        }
+        Command::Search {
+            db,
+            user,
+            k,
+            since,
+            until,
+            latest_only,
+            json,
+            question,
+        } => {
+            let options = SearchOptions {
+                k: usize::from(k),
+                since,
+                until,
+                as_of: None,
+                latest_only,
+            };
+            let question = question.join(" ");
+            let handle = store::open_read_only(&db)?;
+            let hits = handle.search(&user, &question, &options)?;
+            handle.close()?;
+            let found = search::Found {
+                user,
+                question,
+                hits,
+            };
+            print(json, &found, search::render)
+        }
+        Command::Get { db, user, id, json } => {
+            let id = forget::memory_id(&id)?;
+            let handle = store::open_read_only(&db)?;
+            let record = handle.get(&user, id)?;
+            handle.close()?;
+            let record = record.with_context(|| format!("no memory {id} for user {user:?}"))?;
+            print(json, &record, records::render)
+        }
+        Command::List {
+            db,
+            user,
+            limit,
+            offset,
+            since,
+            until,
+            json,
+        } => {
+            let options = ListOptions {
+                limit,
+                offset,
+                since,
+                until,
+            };
+            let handle = store::open_read_only(&db)?;
+            let memories = handle.list(&user, &options)?;
+            handle.close()?;
+            let listed = Listed {
+                user,
+                offset,
+                memories,
+            };
+            print(json, &listed, records::render_list)
+        }
+        Command::Profile { db, user, json } => {
+            let handle = store::open_read_only(&db)?;
+            let p = handle.profile(&tenant(&user)?)?;
+            handle.close()?;
+            print(json, &profile::UserProfile::new(&user, p), profile::render)
+        }
         Command::Demo { db, limit, k, json } => {
             let db = db.unwrap_or_else(|| {
                 let t = std::time::SystemTime::now()
@@ -316,7 +527,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let mut s = String::new();
                 for (i, f) in r.facts.iter().enumerate() {
                     s.push_str(&format!(
-                        "{:>3}. [{:.3}] {} (fact {}, turns {})\n",
+                        "{:>3}. [{:.3}] {} (memory {:016x}, turns {})\n",
                         i + 1,
                         f.score,
                         f.text,
@@ -383,34 +594,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Forget {
             db,
-            tenant: t,
+            user,
             session,
-            fact,
+            memory,
             all,
             json,
         } => {
-            let id = tenant(&t)?;
-            let handle = store::open_existing(&db)?;
-            let what = match (session, fact, all) {
-                (_, _, true) => Forget::Tenant,
-                (Some(s), _, _) => Forget::Session(s),
-                (_, Some(f), _) => Forget::Fact(
-                    f.parse()
-                        .with_context(|| format!("--fact {f:?} is not a fact id (a u64)"))?,
-                ),
-                _ => anyhow::bail!("forget needs one of --session, --fact or --all"),
+            let target = match (session, memory, all) {
+                (_, _, true) => Target::User,
+                (Some(s), _, _) => Target::Session(s),
+                (_, Some(m), _) => Target::Memory(forget::memory_id(&m)?),
+                _ => anyhow::bail!("forget needs one of --session, --memory or --all"),
             };
-            let r = handle.forget(&id, &what)?;
-            let what = serde_json::json!({
-                "tenant": t,
-                "turns": r.turns,
-                "facts_removed": r.facts_removed,
-                "facts_updated": r.facts_updated,
-                "leaves_removed": r.leaves_removed,
-                "seqno": r.seqno,
-            });
+            tenant(&user)?;
+            let handle = store::open_existing(&db)?;
+            let result = forget::run(&handle, &user, &target);
             handle.close()?;
-            print(json, &what, |w| format!("{w}\n"))
+            print(json, &result?, forget::render)
         }
         Command::Compact { db, purge, json } => {
             let handle = store::open_existing(&db)?;
@@ -468,12 +668,26 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// `e` and its causes, each cause left out when the message before already says it (most
+/// errors here print their source in their own message).
+fn message(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !out.contains(&cause) {
+            out.push_str(": ");
+            out.push_str(&cause);
+        }
+    }
+    out
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", message(&e));
             ExitCode::FAILURE
         }
     }
