@@ -1,6 +1,7 @@
 //! Quickstart: a user's memory in a few calls. Alice lives in Paris in January and moves
-//! to Berlin in April; the store remembers both with their times, answers as of a time,
-//! lists her memories newest first, and forgets her on request, for good.
+//! to Berlin in April: the store keeps her exchanges with their times, records the change
+//! as a new version of the memory (the old one stays in its history), and forgets her on
+//! request, for good.
 //!
 //! `cargo run -p memforest --example quickstart` (the README's "Use it from Rust").
 
@@ -27,26 +28,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let reply = Message::assistant(answer).at(time);
         memory.add("alice", &format!("s{n}"), &[user, reply])?; // one exchange at a time
     }
-    // Both homes are remembered, each with the time it holds from; `until` bounds it.
+    // The move makes the Paris memory stale: record it. Paris stays, in history.
     let question = "where does Alice live?";
-    for hit in memory.search("alice", question, &SearchOptions::default())? {
-        let from = hit.start.unwrap_or_default().date_naive();
-        println!("{} [{:.2}] {} (from {from})", hit.id, hit.score, hit.text);
-    }
-    let before_april = SearchOptions {
-        until: Some(date(3, 1)?),
+    let hits = memory.search("alice", question, &SearchOptions::default())?;
+    let paris = hits
+        .iter()
+        .find(|h| h.text.contains("Paris"))
+        .ok_or("no Paris")?;
+    let berlin = memory.update("alice", paris.id, "Alice lives in Berlin.")?;
+    let latest = SearchOptions {
+        latest_only: true,
         ..SearchOptions::default()
     };
-    let then = memory.search("alice", question, &before_april)?;
-    println!("before April: {:?}", then.first().map(|h| &h.text));
-    for m in memory.list("alice", &ListOptions::default())? {
-        let from = m.start.unwrap_or_default().date_naive();
-        println!("{} {from} {}", m.id, m.text); // newest first
+    for hit in memory.search("alice", question, &latest)? {
+        println!("{} [{:.2}] {}", hit.id, hit.score, hit.text); // Berlin, not Paris
+    }
+    for v in memory.history("alice", berlin)? {
+        println!("{} (valid until {:?})", v.memory.text, v.valid_until); // Paris: until now
     }
     memory.delete_user("alice")?;
     memory.close()?;
     let reopened = Memory::open(dir.path())?;
-    let left = reopened.list("alice", &ListOptions::default())?;
+    let left = reopened.list("alice", &ListOptions::default())?; // newest first
     println!("after delete_user and reopen: {} memories", left.len());
     if !left.is_empty() {
         return Err("alice's memories survived delete_user".into());
