@@ -11,7 +11,7 @@ use crate::error::Result;
 /// One retrieved fact.
 #[derive(Debug, Clone, Serialize)]
 pub struct FactHit {
-    /// Fact id (`forget --fact`).
+    /// Fact id (printed as 16 hex digits it is the memory id `get` and `forget --memory` take).
     pub id: u64,
     /// Fact text.
     pub text: String,
