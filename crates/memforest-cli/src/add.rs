@@ -82,6 +82,10 @@ pub fn render(s: &Stored) -> String {
     }
     let n = u64::try_from(s.memories.len()).unwrap_or(u64::MAX);
     let memories = records::count(n, "memory", "memories");
+    if s.memories.is_empty() {
+        out.push_str(&format!("{memories} made\n"));
+        return out;
+    }
     out.push_str(&format!("{memories}:\n"));
     for r in &s.memories {
         out.push_str(&format!("  {}\n", records::line(r)));
