@@ -484,7 +484,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Profile { db, user, json } => {
             let handle = store::open_read_only(&db)?;
-            let p = handle.profile(&tenant(&user)?)?;
+            let p = handle.profile(&user)?;
             handle.close()?;
             print(json, &profile::UserProfile::new(&user, p), profile::render)
         }

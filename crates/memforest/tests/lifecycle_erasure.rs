@@ -143,11 +143,11 @@ fn run(compression: Compression) {
         assert!(!contains(r.context().as_bytes()));
     }
     assert!(!contains(
-        format!("{:?}", db.profile(&t).unwrap()).as_bytes()
+        format!("{:?}", db.profile(&t.to_string()).unwrap()).as_bytes()
     ));
     db.flush_summaries().unwrap();
     assert!(!contains(
-        format!("{:?}", db.profile(&t).unwrap()).as_bytes()
+        format!("{:?}", db.profile(&t.to_string()).unwrap()).as_bytes()
     ));
     assert_eq!(logical_hits(&db), 0, "a live row still holds the canary");
     let r = db.query(&t, &Query::new("Melanie bakery")).unwrap();
@@ -216,7 +216,7 @@ fn surviving_scene(compression: Compression) {
     assert_eq!(scene_of(&r), Some(scene), "the scene survives");
     assert!(!contains(format!("{r:?}{}", r.context()).as_bytes()));
     assert!(!contains(
-        format!("{:?}", db.profile(&t).unwrap()).as_bytes()
+        format!("{:?}", db.profile(&t.to_string()).unwrap()).as_bytes()
     ));
     assert_eq!(logical_hits(&db), 0, "a live row still holds the canary");
     db.purge().unwrap();

@@ -107,7 +107,7 @@ fn tenants_never_see_each_other() {
             }
             assert!(!r.context().contains(other_word), "{q}: {}", r.context());
         }
-        let p = db.profile(me).unwrap();
+        let p = db.profile(&me.to_string()).unwrap();
         let all = format!("{p:?}");
         assert!(!all.contains(other_word), "profile leaks: {all}");
     }

@@ -35,7 +35,7 @@ pub enum MemoryError {
     BadId(#[from] crate::api::BadMemoryId),
     /// What a `Memory` call names does not exist (a memory id, a session, a user); nothing
     /// was changed.
-    #[error("no {what} {id:?} for user {user:?}")]
+    #[error("no {what} {id:?}{}", if *what == "user" { String::new() } else { format!(" for user {user:?}") })]
     NotFound {
         /// What kind of thing (`"memory"`, `"session"`, `"user"`).
         what: &'static str,

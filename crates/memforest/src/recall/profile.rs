@@ -14,7 +14,7 @@ use memforest_engine::TenantId;
 pub const PROFILE_ENTITIES: usize = 5;
 
 /// One entity's profile line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct EntityProfile {
     /// Entity key (the tree label).
     pub entity: String,
@@ -25,7 +25,7 @@ pub struct EntityProfile {
 }
 
 /// What `Memory::profile` returns.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Profile {
     /// Root summary of `entity:user` (`None` before its first summary).
     pub user: Option<String>,
@@ -45,13 +45,19 @@ fn root_summary(r: &Reader<'_>, tree: u64, heat: f64) -> Result<Option<String>, 
 }
 
 impl Memory {
-    /// `tenant`'s profile: the summary of `entity:user` and of the
+    /// What is known about `user`: the summary of `entity:user` and of the
     /// [`PROFILE_ENTITIES`] hottest entity trees. Summaries of nodes still waiting for
-    /// re-summarization are left out (they may describe removed facts).
+    /// re-summarization are left out (they may describe removed facts). A user with no
+    /// memory gets an empty profile.
     ///
     /// # Errors
-    /// Engine errors; corrupt records or pages; [`MemoryError::Stopped`] while closing.
-    pub fn profile(&self, tenant: &TenantId) -> Result<Profile, MemoryError> {
+    /// [`MemoryError::Name`] for a bad user; engine errors; corrupt records or pages.
+    pub fn profile(&self, user: &str) -> Result<Profile, MemoryError> {
+        self.profile_of(&TenantId::new(user)?)
+    }
+
+    /// [`Memory::profile`] of `tenant`.
+    pub(crate) fn profile_of(&self, tenant: &TenantId) -> Result<Profile, MemoryError> {
         let state = self.recall_state();
         let r = Reader::new(&self.db, tenant, None, state)?;
         let user_id = record::tree_id(TreeKind::Entity, USER_ENTITY);
