@@ -71,7 +71,8 @@ impl Memory {
     }
 }
 
-fn not_found(what: &'static str, id: String, user: &str) -> MemoryError {
+/// The [`MemoryError::NotFound`] for `what` `id` of `user`.
+pub(crate) fn not_found(what: &'static str, id: String, user: &str) -> MemoryError {
     MemoryError::NotFound {
         what,
         id,

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use memforest_engine::TenantId;
 use serde::Serialize;
 
+use crate::api::delete::not_found;
 use crate::api::record::MemoryRecord;
 use crate::api::{user, MemoryId};
 use crate::memory::extract::ExtractedItem;
@@ -53,11 +54,7 @@ impl Memory {
         let tenant = user::tenant(user)?;
         let old = self
             .fact(&tenant, id.fact())?
-            .ok_or_else(|| MemoryError::NotFound {
-                what: "memory",
-                id: id.to_string(),
-                user: user.to_owned(),
-            })?;
+            .ok_or_else(|| not_found("memory", id.to_string(), user))?;
         let key = version_key(&old).unwrap_or_else(|| format!("{VERSION_KEY}{id}"));
         if !old.keys.contains(&key) {
             self.add_key(&tenant, id.fact(), old.clone(), &key)?;
@@ -101,11 +98,7 @@ impl Memory {
         let tenant = user::tenant(user)?;
         let rec = self
             .fact(&tenant, id.fact())?
-            .ok_or_else(|| MemoryError::NotFound {
-                what: "memory",
-                id: id.to_string(),
-                user: user.to_owned(),
-            })?;
+            .ok_or_else(|| not_found("memory", id.to_string(), user))?;
         let Some(key) = version_key(&rec) else {
             return Ok(vec![Version {
                 memory: MemoryRecord::new(id.fact(), rec),
