@@ -161,11 +161,19 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         mem: &mem,
     };
     let torn = report.manifest_torn_tail.is_some();
-    let unlisted = orphans::survey(fs, dir, &names, &mstate, current, torn, &live)?;
+    let mut unlisted = orphans::survey(fs, dir, &names, &mstate, current, torn, &live)?;
     report.quarantined = orphans::quarantined(&names);
     // A read-only open names the files a read-write open would set aside as they are now.
     let suffix = match access {
         Access::ReadWrite => {
+            let garbage = unlisted.iter().any(|u| matches!(u.fate, Fate::Garbage(_)));
+            if garbage
+                && make_durable(fs, &manifest.lock().path(), &wal_dir, &wal.segment_ids()).is_err()
+            {
+                // What proved the garbage (a manifest record, WAL batches) may not be on
+                // disk: set nothing aside and delete nothing; a later open decides.
+                unlisted.retain(|u| matches!(u.fate, Fate::Quarantine(_)));
+            }
             orphans::settle(fs, dir, &unlisted)?;
             orphans::QUARANTINE_SUFFIX
         }
@@ -205,6 +213,25 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         budgets,
         report,
     })
+}
+
+/// Syncs the manifest and the WAL segments that recovery read, so what they say is on disk
+/// before an open deletes files on their word: a record whose `fdatasync` failed (the
+/// bytes reached the page cache, the engine refused to act on them) and buffered WAL
+/// batches are read back by a reopen, and a crash after the reopen would lose them.
+fn make_durable(
+    fs: &dyn Storage,
+    manifest: &Path,
+    wal_dir: &Path,
+    segments: &[u64],
+) -> std::io::Result<()> {
+    let wal = segments
+        .iter()
+        .map(|&id| memforest_wal::segment::path(wal_dir, id));
+    for path in std::iter::once(manifest.to_path_buf()).chain(wal) {
+        fs.open_append(&path)?.sync_data()?;
+    }
+    Ok(())
 }
 
 /// The directory's entries other than the lock file (empty for a missing directory).
