@@ -15,11 +15,8 @@ pub struct Options {
     /// bytes (keys + values + per-entry overhead). Default 256 MiB (RocksDB
     /// `write_buffer_size`, whose default is 64 MiB). The memory layer rewrites each
     /// MemTree page many times while it is young; a larger memtable lets more of those
-    /// versions die before a flush, so fewer reach level 0 and compaction. Measured with
-    /// `memforest bench ingest --sizes 10000000` (2026-12-01, docs/benchmarks.md): 64 ->
-    /// 256 MiB took compaction from 35.7 to 28.9 KB written per fact and the last decade
-    /// from 106 / 183 to 97 / 167 µs per fact (wall / CPU), for 200 MiB more peak RSS.
-    /// Memory: up to `(1 + max_immutable_memtables)` times this while flushes lag, and the
+    /// versions die before a flush, so fewer reach level 0 and compaction (the measurement
+    /// behind the default is in `docs/benchmarks.md`, "Ingest"). Memory: up to `(1 + max_immutable_memtables)` times this while flushes lag, and the
     /// WAL a crash replays holds up to about one memtable.
     pub memtable_size: usize,
     /// Writers stall (wait on a condition variable) while this many sealed memtables wait
@@ -66,9 +63,8 @@ pub struct Options {
     /// WAL segment size in bytes (RocksDB `max_log_file_size`-like). Default 64 MiB.
     pub wal_segment_size: u64,
     /// Which WAL batch bodies are zstd-compressed (RocksDB `wal_compression`). Default off,
-    /// as in RocksDB: at 10^6 facts of `memforest bench ingest`, compressing the session
-    /// batches (`Compression::LARGE_BATCHES`) wrote 3.6 instead of 8.9 KB of WAL per fact
-    /// but cost 15% more CPU per fact, about half of it on the ingesting thread.
+    /// as in RocksDB: compressing large batches (`Compression::LARGE_BATCHES`) writes less
+    /// WAL for more CPU on the writing thread (`docs/benchmarks.md`, "Ingest").
     pub wal_compression: Compression,
     /// What WAL recovery tolerates (RocksDB `wal_recovery_mode`). The manifest, `CURRENT`
     /// and segment files tolerate no corruption whatever this says.
@@ -85,13 +81,8 @@ pub struct Options {
     /// [`memforest_sst::Residency`]). The role of RocksDB's block cache `capacity`. Each
     /// open file's bloom filter and top-level index are held on the heap outside this
     /// budget (RocksDB's default, `cache_index_and_filter_blocks = false`):
-    /// `sst.bloom_bits_per_key / 8` bytes per key (at 10^7 facts of `memforest bench
-    /// ingest`, peak RSS rose by 457 MiB when filters moved there). Default 512 MiB: at
-    /// 10^7 facts of that bench the last decade took 214 and 207 CPU µs per fact (two runs)
-    /// against 235 at 256 MiB, with peak RSS 1,216 and 1,184 against 1,028 MiB
-    /// (docs/benchmarks.md);
-    /// the likely cause, not profiled, is index and data pages released at 256 MiB and
-    /// faulted back in by the next point reads.
+    /// `sst.bloom_bits_per_key / 8` bytes per key. Default 512 MiB (the measurements
+    /// behind it are in `docs/benchmarks.md`, "Ingest").
     pub segment_resident_bytes: u64,
     /// Where every file operation goes: the WAL, segment files, the manifest and
     /// `CURRENT` (RocksDB `Env` / `FileSystem`). Default: the real filesystem

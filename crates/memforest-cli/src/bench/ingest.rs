@@ -106,8 +106,7 @@ pub struct Decade {
     pub stall_us_per_fact: f64,
     /// Wall microseconds per fact of the decade including the wait, at its end, until the
     /// background work its inserts made due is done: no dirty node, every write flushed to
-    /// a segment file, no compaction due (0 in reports from before it was recorded; reports
-    /// from before dad4ff7, 2026-11-30 22:04, left the active memtable unflushed).
+    /// a segment file, no compaction due (0 in reports from before it was recorded).
     #[serde(default)]
     pub settled_us_per_fact: f64,
     /// Process CPU microseconds per fact over the same span.
