@@ -30,17 +30,17 @@ fn exchange(i: u32) -> [Message; 2] {
     ]
 }
 
+/// Every memory of `user`, newest first.
+fn everything(mem: &Memory, user: &str) -> Vec<memforest::MemoryRecord> {
+    let all = ListOptions {
+        limit: usize::MAX,
+        ..ListOptions::default()
+    };
+    mem.list(user, &all).unwrap()
+}
+
 fn texts(mem: &Memory, user: &str) -> Vec<String> {
-    let all = mem
-        .list(
-            user,
-            &ListOptions {
-                limit: usize::MAX,
-                ..ListOptions::default()
-            },
-        )
-        .unwrap();
-    let mut t: Vec<String> = all.into_iter().map(|r| r.text).collect();
+    let mut t: Vec<String> = everything(mem, user).into_iter().map(|r| r.text).collect();
     t.sort();
     t
 }
@@ -379,16 +379,7 @@ fn delete_user_and_purge_report_what_they_removed() {
     for i in 0..3 {
         mem.add("alice", "s1", &exchange(i)).unwrap();
     }
-    let stored = mem
-        .list(
-            "alice",
-            &ListOptions {
-                limit: usize::MAX,
-                ..ListOptions::default()
-            },
-        )
-        .unwrap()
-        .len() as u64;
+    let stored = everything(&mem, "alice").len() as u64;
     let deleted = mem.delete_user("alice").unwrap();
     assert_eq!(deleted.messages, 6);
     assert_eq!(deleted.memories, stored);
