@@ -74,12 +74,7 @@ impl Message {
     /// The turn it becomes: `id` and `time` (microseconds) resolved by the caller.
     pub(crate) fn turn(&self, id: String, time: i64) -> Turn {
         let speaker = if self.speaker.is_empty() {
-            match self.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-                Role::System => "system",
-            }
-            .to_owned()
+            self.role.name().to_owned()
         } else {
             self.speaker.clone()
         };

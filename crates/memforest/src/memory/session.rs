@@ -13,6 +13,19 @@ pub enum Role {
     System,
 }
 
+impl Role {
+    /// The role's name in lower case (`"user"`, `"assistant"`, `"system"`): what a turn
+    /// whose speaker has no name is shown as.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::System => "system",
+        }
+    }
+}
+
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turn {

@@ -323,7 +323,7 @@ fn recent(r: &Reader<'_>, n: usize, out: &mut QueryResult) -> Result<(), MemoryE
         if let Some(b) = r.get(Table::Turns, &record::turn_key(&s.id, i))? {
             let t: TurnRecord = record::decode(&b, "turn")?;
             let speaker = if t.speaker.is_empty() {
-                format!("{:?}", t.role).to_lowercase()
+                t.role.name().to_owned()
             } else {
                 t.speaker
             };
