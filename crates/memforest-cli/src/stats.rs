@@ -1,10 +1,11 @@
-//! `stats`: per-tenant record counts, engine statistics (levels, WAL, amplification) and
-//! the memory layer's counters.
+//! `stats`: per-tenant memory counts (sessions, messages, memories, trees, summaries and
+//! extractions still to do) and record counts, and engine statistics (levels, WAL,
+//! amplification).
 
 use std::collections::BTreeMap;
 
 use memforest::schema::Table;
-use memforest::Memory;
+use memforest::{Memory, UserStats};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -14,6 +15,8 @@ use crate::error::Result;
 pub struct TenantStats {
     /// Tenant name (lossy UTF-8).
     pub tenant: String,
+    /// What its memory holds ([`Memory::user_stats`]).
+    pub memory: UserStats,
     /// Live keys per table (`Sessions` also holds cells; `Turns` raw turns; `Facts`
     /// canonical facts; `Trees` tree descriptors; ...).
     pub keys: BTreeMap<String, u64>,
@@ -51,8 +54,10 @@ pub struct StoreStats {
 pub fn collect(db: &Memory) -> Result<StoreStats> {
     let mut out = StoreStats::default();
     for tenant in db.tenants()? {
+        let name = String::from_utf8_lossy(tenant.name()).into_owned();
         let mut t = TenantStats {
-            tenant: String::from_utf8_lossy(tenant.name()).into_owned(),
+            memory: db.user_stats(&name)?,
+            tenant: name,
             keys: BTreeMap::new(),
             bytes: BTreeMap::new(),
         };
@@ -117,6 +122,7 @@ pub fn render(s: &StoreStats) -> String {
     };
     for t in &s.tenants {
         let _ = writeln!(out, "  {}", tenant_line(t));
+        add_counts(&mut all.memory, &t.memory);
         for (table, n) in &t.keys {
             *all.keys.entry(table.clone()).or_default() += n;
         }
@@ -130,8 +136,20 @@ pub fn render(s: &StoreStats) -> String {
     out
 }
 
-/// `name: Table=keys/bytes ...`.
+/// Adds `b`'s counts to `a`.
+fn add_counts(a: &mut UserStats, b: &UserStats) {
+    a.sessions += b.sessions;
+    a.messages += b.messages;
+    a.memories += b.memories;
+    a.trees += b.trees;
+    a.dirty_summaries += b.dirty_summaries;
+    a.pending_extractions += b.pending_extractions;
+    a.failed_extractions += b.failed_extractions;
+}
+
+/// `name: N sessions, ...` then, indented, `tables (keys/bytes): Table=keys/bytes ...`.
 fn tenant_line(t: &TenantStats) -> String {
+    let m = &t.memory;
     let tables: Vec<String> = t
         .keys
         .iter()
@@ -140,5 +158,17 @@ fn tenant_line(t: &TenantStats) -> String {
             format!("{table}={n}/{bytes}")
         })
         .collect();
-    format!("{}: {}", t.tenant, tables.join(" "))
+    format!(
+        "{}: {} sessions, {} messages, {} memories, {} trees; to do: {} summaries, {} \
+         extractions ({} given up)\n    tables (keys/bytes): {}",
+        t.tenant,
+        m.sessions,
+        m.messages,
+        m.memories,
+        m.trees,
+        m.dirty_summaries,
+        m.pending_extractions,
+        m.failed_extractions,
+        tables.join(" ")
+    )
 }

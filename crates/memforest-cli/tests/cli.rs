@@ -87,6 +87,14 @@ fn ingest_query_stats_verify() {
         turn_bytes > 3 * 8,
         "3 turns' keys and texts: {turn_bytes} bytes"
     );
+    let memory = &alice["memory"];
+    assert_eq!(memory["messages"], 3);
+    assert_eq!(memory["memories"], alice["keys"]["Facts"]);
+    assert!(memory["memories"].as_u64().unwrap() > 0);
+    assert_eq!(memory["sessions"], 2);
+    assert_eq!(memory["trees"], alice["keys"]["Trees"]);
+    let text = ok(&["stats", "--db", db]);
+    assert!(text.contains("alice: 2 sessions, 3 messages, "), "{text}");
 
     let out = ok(&["verify", "--db", db, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -52,7 +52,7 @@ mod verify;
 
 pub use api::{
     Added, BadMemoryId, Deleted, Hit, ListOptions, MemoryId, MemoryRecord, Message, SearchOptions,
-    Source, Version,
+    Source, UserStats, Version,
 };
 pub use builder::MemoryBuilder;
 pub use handle::{Memory, Options};

@@ -1,7 +1,7 @@
 //! The `Memory` API a user picks up first (Mem0's verbs, with MemForest's time semantics):
 //! [`Memory::add`] one exchange at a time, [`Memory::search`], [`Memory::context`],
 //! [`Memory::get`], [`Memory::list`], [`Memory::delete`] (a memory, a session, a user),
-//! [`Memory::profile`]. Users are plain strings; memories are named by [`MemoryId`]s.
+//! [`Memory::profile`], [`Memory::user_stats`]. Users are plain strings; memories are named by [`MemoryId`]s.
 //!
 //! [`Memory::add`]: crate::Memory::add
 //! [`Memory::search`]: crate::Memory::search
@@ -10,6 +10,7 @@
 //! [`Memory::list`]: crate::Memory::list
 //! [`Memory::delete`]: crate::Memory::delete
 //! [`Memory::profile`]: crate::Memory::profile
+//! [`Memory::user_stats`]: crate::Memory::user_stats
 //! [`Memory::update`]: crate::Memory::update
 //! [`Memory::history`]: crate::Memory::history
 
@@ -19,6 +20,7 @@ mod id;
 mod message;
 mod record;
 mod search;
+mod stats;
 mod user;
 mod version;
 
@@ -28,4 +30,5 @@ pub use id::{BadMemoryId, MemoryId};
 pub use message::Message;
 pub use record::{ListOptions, MemoryRecord};
 pub use search::{Hit, SearchOptions, Source};
+pub use stats::UserStats;
 pub use version::{Version, UPDATES_SESSION};
