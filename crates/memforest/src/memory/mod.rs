@@ -6,7 +6,6 @@
 
 pub(crate) mod apply;
 pub mod cell;
-pub mod dataset;
 pub mod embed;
 mod error;
 pub mod extract;
