@@ -1,5 +1,5 @@
 //! Memory write path: `Db::ingest_session` of a fixed synthetic corpus
-//! (`memforest::memory::synth`, 2,000 facts in 20 sessions of 100, one fact per
+//! (`memforest_benches::synth`, 2,000 facts in 20 sessions of 100, one fact per
 //! turn) followed by `flush_summaries()`, with the header-only `none` summarizer and with
 //! the default extractive one, against a same-run peer: the engine's raw `write` of the same
 //! turn texts as one batch per session (the storage floor: no cells, facts, trees or
@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_main, Criterion};
 use memforest::memory::session::Session;
 use memforest::memory::summarize::{ExtractiveSummarizer, HeaderOnlySummarizer, Summarizer};
-use memforest::memory::synth::{SynthConfig, SynthCorpus, SynthExtractor};
 use memforest::{Memory, Options};
+use memforest_benches::synth::{SynthConfig, SynthCorpus, SynthExtractor};
 use memforest_engine::{Durability, TenantId, WriteBatch};
 
 const SESSIONS: usize = 20;

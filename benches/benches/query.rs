@@ -2,7 +2,7 @@
 //! BM25 over every fact of the tenant ([`Bm25Index`], the same scorer without trees or
 //! storage), both in the same run, at several facts-per-tenant sizes.
 //!
-//! The workload (shared with the `query_scale` example of memforest-engine, which profiles
+//! The workload (shared with the `query_scale` example of this package, which profiles
 //! it): synthetic facts over a Zipf(1) vocabulary of 20 000 letter-only words, one fact per
 //! user turn, 100 turns per session, each fact naming one of 300 people (entity trees) and
 //! two topic words (scenes); queries take 4 words of rank >= 100. Summaries are all
@@ -25,7 +25,7 @@
 //! LRU) and only the beam's pages are read; summaries are tokenized lazily; the turn cache
 //! keeps whole cells (no cell-record read per query) with 64 MiB. Rankings bit-identical
 //! (tests `recall_summary_cache`, `recall_turn_cache`). `cargo run --release -p
-//! memforest-engine --example query_scale -- N` (2000 queries, stores reused), binaries
+//! memforest-benches --example query_scale -- N` (2000 queries, stores reused), binaries
 //! interleaved before, after, before, after at each N; flat = the in-memory BM25 peer of
 //! the same run:
 //!
@@ -46,7 +46,7 @@
 //! (fusion re-reads and re-tokenizes every pooled cell's turns per query; exhaustive
 //! postings merge), after = 4130f90 (turn term counts cached in `recall::turn_cache`,
 //! 6341a99; MaxScore top-k in `recall::accumulate::top`, 4130f90; rankings bit-identical,
-//! tested). `cargo run --release -p memforest-engine --example query_scale -- N` (2000
+//! tested). `cargo run --release -p memforest-benches --example query_scale -- N` (2000
 //! queries, stores reused), the two binaries interleaved (before, after, before, after at
 //! 10^4 and 10^5; before, after at 10^6); flat = the in-memory BM25 peer of the same run:
 //!
@@ -86,7 +86,7 @@
 //! tree meta pages (~6%) and fact records (~4%).
 //! 10^6 (loaded once in 3821 s through `Db::ingest_session` with every summary computed:
 //! 262 facts/s on the shared machine, CPU-starved most of the hour; 2.1 GB), with
-//! `cargo run --release -p memforest-engine --example query_scale -- 1000000` at 23:40,
+//! `cargo run --release -p memforest-benches --example query_scale -- 1000000` at 23:40,
 //! load average 21, the process getting about a quarter of a core (user 83 s of 345 s
 //! wall): forest p50 52.6 ms / p99 224 ms, flat p50 38.1 ms / p99 161 ms, forest/flat
 //! p50 x1.38. Same binary, 10^4 and 10^5 above: forest p50 ratio 10^6/10^4 = 86 (flat:
@@ -105,7 +105,7 @@ use memforest::recall::Query;
 
 const TIMED_QUERIES: usize = 2_000;
 
-#[path = "../../crates/memforest/examples/query_scale/workload.rs"]
+#[path = "../examples/query_scale/workload.rs"]
 mod workload;
 
 use workload::Store;

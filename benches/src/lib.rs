@@ -1,2 +1,7 @@
-//! Criterion benchmarks for MemForest live in `benches/benches/`; run them with
-//! `cargo bench -p memforest-benches`. This library is empty on purpose.
+//! Workloads for MemForest's benchmarks: the Criterion benches in `benches/benches/`
+//! (`cargo bench -p memforest-benches`), the scale examples in `benches/examples/`, and
+//! `memforest bench`. Nothing here is part of the memory store a user adds.
+//!
+//! - [`synth`]: a synthetic conversation corpus and the extractor that reads it back.
+
+pub mod synth;

@@ -16,8 +16,8 @@ use memforest::memory::model::{ModelError, Usage};
 use memforest::memory::summarize::{
     ExtractiveSummarizer, Summarizer, SummaryOutput, SummaryRequest,
 };
-use memforest::memory::synth::SynthExtractor;
 use memforest::{EngineNodeStore, Memory, Options};
+use memforest_benches::synth::SynthExtractor;
 use memforest_engine::Durability;
 use memforest_tree::{MemTree, NodeId, TreeId};
 

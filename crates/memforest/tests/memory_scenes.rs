@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use memforest::memory::record;
 use memforest::memory::session::{Role, Session, Turn};
-use memforest::memory::synth::SynthExtractor;
 use memforest::{schema::Table, Memory};
+use memforest_benches::synth::SynthExtractor;
 use memforest_tree::TreeKind;
 use memory_common::{facts, tenant, trees, DAY, T0};
 

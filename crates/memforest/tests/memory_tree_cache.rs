@@ -13,8 +13,8 @@ mod memory_common;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use memforest::memory::synth::{SynthConfig, SynthCorpus, SynthExtractor};
 use memforest::{schema::Table, Memory};
+use memforest_benches::synth::{SynthConfig, SynthCorpus, SynthExtractor};
 use memory_common::{options, tenant};
 
 type Rows = Vec<(Vec<u8>, Vec<u8>)>;

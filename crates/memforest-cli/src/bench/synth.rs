@@ -11,13 +11,13 @@
 //! the middle of the trees rather than on the right edge.
 //!
 //! The turn text is `fact | person | topics`, the format of the engine's own synthetic
-//! corpus (`memforest::memory::synth`), so its [`SynthExtractor`] turns a turn back
+//! corpus (`memforest_benches::synth`), so its [`SynthExtractor`] turns a turn back
 //! into its fact without any model or heuristic: extraction is not measured. This corpus
 //! adds what that one lacks for issue #10: many tenants, late sessions and ~200-byte facts.
 
 use memforest::memory::session::{Role, Session, Turn};
-use memforest::memory::synth::Zipf;
-pub use memforest::memory::synth::{word, SynthExtractor};
+use memforest_benches::synth::Zipf;
+pub use memforest_benches::synth::{word, SynthExtractor};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -25,7 +25,6 @@ pub mod session;
 pub mod stats;
 pub(crate) mod store;
 pub mod summarize;
-pub mod synth;
 pub mod text;
 pub mod time;
 

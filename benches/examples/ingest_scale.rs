@@ -1,11 +1,11 @@
 //! Write-path throughput at scale (issue 6): ingests `N` synthetic facts
-//! ([`memforest::memory::synth`]) over `T` tenants through `Memory::ingest_session`,
+//! ([`memforest_benches::synth`]) over `T` tenants through `Memory::ingest_session`,
 //! printing facts/s per window of 10^4 facts (so a cost that grows with N shows as a
 //! falling rate) with the peak RSS (`VmHWM`) and its anonymous / file-backed parts (the
 //! segment files are memory-mapped), then on-disk bytes per fact and the time of the
 //! final `flush_summaries()`.
 //!
-//! `cargo run --release -p memforest-engine --example ingest_scale -- [facts] [tenants]
+//! `cargo run --release -p memforest-benches --example ingest_scale -- [facts] [tenants]
 //! [none|extractive]` (defaults: 100000 1 none). Sessions go to the tenants round-robin,
 //! 100 facts per session.
 //!
@@ -41,8 +41,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memforest::memory::summarize::{ExtractiveSummarizer, HeaderOnlySummarizer, Summarizer};
-use memforest::memory::synth::{SynthConfig, SynthCorpus, SynthExtractor};
 use memforest::{Memory, Options};
+use memforest_benches::synth::{SynthConfig, SynthCorpus, SynthExtractor};
 use memforest_engine::TenantId;
 
 const WINDOW: usize = 10_000;

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memforest::memory::session::{Role, Session, Turn};
-use memforest::memory::synth::{word, SynthExtractor, Zipf};
 use memforest::memory::MemoryOptions;
 use memforest::recall::Bm25Index;
 use memforest::{Memory, Options};
+use memforest_benches::synth::{word, SynthExtractor, Zipf};
 use memforest_engine::TenantId;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -12,9 +12,9 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::memory::extract::{ExtractedItem, Extraction, ExtractionInput, Extractor, Origin};
-use crate::memory::model::{ModelError, Usage};
-use crate::memory::session::{Role, Session, Turn};
+use memforest::memory::extract::{ExtractedItem, Extraction, ExtractionInput, Extractor, Origin};
+use memforest::memory::model::{ModelError, Usage};
+use memforest::memory::session::{Role, Session, Turn};
 
 /// One day in microseconds.
 const DAY: i64 = 86_400_000_000;
@@ -254,7 +254,7 @@ impl Extractor for SynthExtractor {
 mod tests {
     use super::*;
 
-    use crate::memory::extract::CellTurn;
+    use memforest::memory::extract::CellTurn;
 
     #[test]
     fn zipf_draws_follow_one_over_rank() {

@@ -3,7 +3,7 @@
 //! flat in-memory BM25 over every fact on the same queries, interleaved, after one untimed
 //! warm-up pass, and prints p50/p99 of each and their ratios.
 //!
-//! `cargo run --release -p memforest-engine --example query_scale -- N [QUERIES] [ROUNDS]
+//! `cargo run --release -p memforest-benches --example query_scale -- N [QUERIES] [ROUNDS]
 //! [unseen]`
 //!
 //! `ROUNDS` (default 1) repeats the timed queries, for a profiler (`perf record
