@@ -168,13 +168,46 @@ pub fn render(r: &DemoReport) -> String {
     s
 }
 
+/// `text` cut to whole lines within [`SHOWN_CONTEXT_CHARS`] characters (at a space when
+/// its first line is longer), with a note of what was left out.
 fn shorten(text: &str) -> String {
-    match text.char_indices().nth(SHOWN_CONTEXT_CHARS) {
-        Some((at, _)) => format!(
-            "{}\n[... {} more characters; --json prints all]",
-            text.get(..at).unwrap_or(text),
-            text.len() - at
-        ),
-        None => text.to_owned(),
+    let Some((limit, _)) = text.char_indices().nth(SHOWN_CONTEXT_CHARS) else {
+        return text.to_owned();
+    };
+    let head = text.get(..limit).unwrap_or(text);
+    let at = head
+        .rfind('\n')
+        .or_else(|| head.rfind(char::is_whitespace))
+        .unwrap_or(limit);
+    format!(
+        "{}\n[... {} more characters; --json prints all]",
+        text.get(..at).unwrap_or(text).trim_end(),
+        text.len() - at
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shorten_cuts_at_a_line_or_word_boundary() {
+        let line = format!("{}\n", "word ".repeat(100));
+        let text = line.repeat(20);
+        let short = shorten(&text);
+        let (kept, note) = short.rsplit_once('\n').unwrap_or_default();
+        assert!(
+            kept.lines().all(|l| l.trim_end() == line.trim_end()),
+            "{kept}"
+        );
+        assert!(note.starts_with("[... ") && note.ends_with("more characters; --json prints all]"));
+        let one_line = "word ".repeat(1000);
+        let short = shorten(&one_line);
+        let (kept, _) = short.rsplit_once('\n').unwrap_or_default();
+        assert!(
+            kept.ends_with("word") && kept.len() <= SHOWN_CONTEXT_CHARS,
+            "{kept}"
+        );
+        assert_eq!(shorten("short"), "short");
     }
 }
