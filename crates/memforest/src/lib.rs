@@ -51,8 +51,8 @@ pub mod schema;
 mod verify;
 
 pub use api::{
-    Added, BadMemoryId, Deleted, Hit, ListOptions, MemoryId, MemoryRecord, Message, SearchOptions,
-    Source, UserStats, Version,
+    AddOptions, Added, BadMemoryId, Deleted, Hit, ListOptions, MemoryId, MemoryRecord, Message,
+    SearchOptions, Source, UserStats, Version,
 };
 pub use builder::MemoryBuilder;
 pub use handle::{Memory, Options};

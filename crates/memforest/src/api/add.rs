@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::api::{user, MemoryId, Message};
+use crate::memory::limits::check_session;
 use crate::memory::record::{self, SessionRecord, SESSION_PREFIX};
 use crate::memory::session::Session;
 use crate::memory::MemoryError;
@@ -27,24 +28,49 @@ pub struct Added {
     pub pending: u64,
 }
 
+/// How [`Memory::add_with`] adds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AddOptions {
+    /// The agent the session belongs to (Mem0's `agent_id`; 1..=1024 bytes, no NUL): set
+    /// by the session's first add that names one, then fixed. Searches and lists can be
+    /// scoped to an agent's sessions.
+    pub agent: Option<String>,
+}
+
 impl Memory {
+    /// [`Memory::add_with`] with the default [`AddOptions`] (no agent).
+    ///
+    /// # Errors
+    /// As [`Memory::add_with`].
+    pub fn add(
+        &self,
+        user: &str,
+        session: &str,
+        messages: &[Message],
+    ) -> Result<Added, MemoryError> {
+        self.add_with(user, session, messages, &AddOptions::default())
+    }
+
     /// Adds `messages` to session `session` of `user`: appended after the messages the
     /// session already holds (a new session id starts a session), durable in the WAL
     /// before anything else happens, then extracted into memories; summaries are
     /// regenerated in the background. A message with an id already stored in the session
     /// is skipped, so retrying an `add` that gave ids never stores twice; messages without
     /// an id are numbered after the stored ones. A message without a time gets the time of
-    /// the call.
+    /// the call. Each message's metadata is stored with it ([`Memory::messages`] returns
+    /// it). With [`AddOptions::agent`], the session is recorded as the agent's first.
     ///
     /// # Errors
-    /// [`MemoryError::Name`] for a bad user; [`MemoryError::Input`] for a session id or
-    /// message over the limits (`memory::limits`: nothing stored);
+    /// [`MemoryError::Name`] for a bad user or agent; [`MemoryError::Input`] for a session
+    /// id or message over the limits (`memory::limits`: nothing stored);
+    /// [`MemoryError::AgentConflict`] for a session of another agent (nothing stored);
     /// [`MemoryError::Engine`] for storage errors (`Error::ReadOnly` on a read-only store).
-    pub fn add(
+    pub fn add_with(
         &self,
         user: &str,
         session: &str,
         messages: &[Message],
+        options: &AddOptions,
     ) -> Result<Added, MemoryError> {
         let tenant = user::tenant(user)?;
         let key = record::prefixed(SESSION_PREFIX, session.as_bytes());
@@ -65,14 +91,16 @@ impl Memory {
             })
             .collect::<Vec<_>>();
         let start = turns.first().and_then(|t| t.time).unwrap_or(now);
-        let receipt = self.ingest_session(
-            &tenant,
-            &Session {
-                id: session.to_owned(),
-                start,
-                turns,
-            },
-        )?;
+        let session = Session {
+            id: session.to_owned(),
+            start,
+            turns,
+        };
+        if let Some(agent) = &options.agent {
+            check_session(&session)?;
+            self.claim_session(&tenant, &session.id, agent)?;
+        }
+        let receipt = self.ingest_session(&tenant, &session)?;
         let mut memories: Vec<MemoryId> = Vec::with_capacity(receipt.facts.len());
         for fact in receipt.facts {
             let id = MemoryId::from_fact(fact);

@@ -1,5 +1,7 @@
 //! [`Message`]: one message given to [`crate::Memory::add`].
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +25,11 @@ pub struct Message {
     /// `None` numbers the message after the session's stored messages.
     #[serde(default)]
     pub id: Option<String>,
+    /// The caller's key-value pairs (e.g. `"channel": "email"`), stored with the message
+    /// and returned by [`crate::Memory::messages`]: at most 64 entries, keys of 1..=256
+    /// bytes, values of at most 4 KiB (`memory::limits`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl Message {
@@ -35,6 +42,7 @@ impl Message {
             text: text.into(),
             time: None,
             id: None,
+            metadata: BTreeMap::new(),
         }
     }
 
@@ -71,6 +79,13 @@ impl Message {
         self
     }
 
+    /// The same message with metadata entry `key` = `value` (replacing an earlier one).
+    #[must_use]
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
     /// The turn it becomes: `id` and `time` (microseconds) resolved by the caller.
     pub(crate) fn turn(&self, id: String, time: i64) -> Turn {
         let speaker = if self.speaker.is_empty() {
@@ -84,6 +99,7 @@ impl Message {
             text: self.text.clone(),
             time: Some(time),
             id: Some(id),
+            metadata: self.metadata.clone(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The `Memory` API a user picks up first (Mem0's verbs, with MemForest's time semantics):
 //! [`Memory::add`] one exchange at a time, [`Memory::search`], [`Memory::context`],
 //! [`Memory::get`], [`Memory::list`], [`Memory::delete`] (a memory, a session, a user),
-//! [`Memory::profile`], [`Memory::user_stats`]. Users are plain strings; memories are named by [`MemoryId`]s.
+//! [`Memory::profile`], [`Memory::messages`], [`Memory::user_stats`]. Users are plain strings; memories are named by [`MemoryId`]s.
 //!
 //! [`Memory::add`]: crate::Memory::add
 //! [`Memory::search`]: crate::Memory::search
@@ -11,6 +11,7 @@
 //! [`Memory::delete`]: crate::Memory::delete
 //! [`Memory::profile`]: crate::Memory::profile
 //! [`Memory::user_stats`]: crate::Memory::user_stats
+//! [`Memory::messages`]: crate::Memory::messages
 //! [`Memory::update`]: crate::Memory::update
 //! [`Memory::history`]: crate::Memory::history
 
@@ -20,11 +21,12 @@ mod id;
 mod message;
 mod record;
 mod search;
+mod session;
 mod stats;
 mod user;
 mod version;
 
-pub use add::Added;
+pub use add::{AddOptions, Added};
 pub use delete::Deleted;
 pub use id::{BadMemoryId, MemoryId};
 pub use message::Message;

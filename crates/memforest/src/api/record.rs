@@ -57,6 +57,10 @@ pub struct ListOptions {
     pub since: Option<DateTime<Utc>>,
     /// Only memories whose event time starts at or before this.
     pub until: Option<DateTime<Utc>>,
+    /// Only memories said in this session (Mem0's `run_id`).
+    pub session: Option<String>,
+    /// Only memories said in sessions of this agent ([`crate::AddOptions::agent`]).
+    pub agent: Option<String>,
 }
 
 impl Default for ListOptions {
@@ -66,6 +70,8 @@ impl Default for ListOptions {
             offset: 0,
             since: None,
             until: None,
+            session: None,
+            agent: None,
         }
     }
 }
@@ -84,7 +90,8 @@ impl Memory {
     }
 
     /// `user`'s memories, newest first (by the start of their event time), paged and
-    /// filtered by `options`. Reads the user's time index whole.
+    /// filtered by `options`. Reads the user's time index whole, and with a session or
+    /// agent scope every memory up to the page's end.
     ///
     /// # Errors
     /// As [`Memory::get`].
@@ -117,11 +124,35 @@ impl Memory {
                 index.push(id);
             }
         }
+        let sessions = self.scope_sessions(
+            &tenant,
+            options.session.as_deref(),
+            options.agent.as_deref(),
+        )?;
         let mut out = Vec::new();
-        for &id in index.iter().rev().skip(options.offset).take(options.limit) {
-            if let Some(f) = self.fact(&tenant, id)? {
-                out.push(MemoryRecord::new(id, f));
+        // Unscoped, every indexed memory is on the page: skip by position.
+        let (mut skip, first) = match sessions {
+            Some(_) => (options.offset, 0),
+            None => (0, options.offset),
+        };
+        for &id in index.iter().rev().skip(first) {
+            if out.len() >= options.limit {
+                break;
             }
+            let Some(f) = self.fact(&tenant, id)? else {
+                continue;
+            };
+            let in_scope = sessions
+                .as_ref()
+                .is_none_or(|s| f.occurrences.iter().any(|o| s.contains(&o.session)));
+            if !in_scope {
+                continue;
+            }
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            out.push(MemoryRecord::new(id, f));
         }
         Ok(out)
     }

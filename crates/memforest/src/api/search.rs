@@ -1,6 +1,9 @@
 //! [`Memory::search`] and [`Memory::context`]: what a user's memory holds about a question.
 
+use std::collections::BTreeSet;
+
 use chrono::{DateTime, Utc};
+use memforest_engine::TenantId;
 use memforest_tree::TimeRange;
 use serde::Serialize;
 
@@ -20,10 +23,19 @@ pub struct SearchOptions {
     pub since: Option<DateTime<Utc>>,
     /// Only memories whose event time starts at or before this.
     pub until: Option<DateTime<Utc>>,
-    /// Read as of this seqno: that of a [`Memory::snapshot`] held while searching.
-    pub as_of: Option<u64>,
+    /// Answer as of this time: only memories said at or before it, a memory counts as
+    /// current unless a memory said by then supersedes it, and the recent messages are
+    /// those said by then (the context's reference date is this date).
+    pub as_of: Option<DateTime<Utc>>,
+    /// Read at this seqno: that of a [`Memory::snapshot`] held while searching (the store
+    /// as it was then, before later adds, updates and deletes).
+    pub snapshot: Option<u64>,
     /// Only memories no newer memory about the same thing supersedes.
     pub latest_only: bool,
+    /// Only memories said in this session (Mem0's `run_id`); recent messages come from it.
+    pub session: Option<String>,
+    /// Only memories said in sessions of this agent ([`crate::AddOptions::agent`]).
+    pub agent: Option<String>,
 }
 
 impl Default for SearchOptions {
@@ -33,22 +45,33 @@ impl Default for SearchOptions {
             since: None,
             until: None,
             as_of: None,
+            snapshot: None,
             latest_only: false,
+            session: None,
+            agent: None,
         }
     }
 }
 
 impl SearchOptions {
-    /// The engine query for `question`.
-    fn query(&self, question: &str) -> Query {
+    /// The engine query for `question` over `sessions` (`None`: all).
+    fn query(&self, question: &str, sessions: Option<BTreeSet<String>>) -> Query {
         let mut q = Query::new(question);
         q.k = self.k.max(1);
-        q.snapshot = self.as_of;
+        q.snapshot = self.snapshot;
         q.latest_only = self.latest_only;
-        if self.since.is_some() || self.until.is_some() {
+        q.sessions = sessions;
+        let as_of = self.as_of.map(|t| t.timestamp_micros());
+        q.as_of = as_of;
+        q.reference_time = as_of;
+        let until = match (self.until, as_of) {
+            (Some(u), Some(a)) => Some(u.timestamp_micros().min(a)),
+            (u, a) => u.map(|t| t.timestamp_micros()).or(a),
+        };
+        if self.since.is_some() || until.is_some() {
             q.time_range = Some(TimeRange {
                 start: self.since.map_or(i64::MIN, |t| t.timestamp_micros()),
-                end: self.until.map_or(i64::MAX, |t| t.timestamp_micros()),
+                end: until.unwrap_or(i64::MAX),
             });
         }
         q
@@ -112,8 +135,8 @@ impl Memory {
     /// memory gets an empty list.
     ///
     /// # Errors
-    /// [`MemoryError::Name`] for a bad user; [`MemoryError::SnapshotNotHeld`] for an
-    /// `as_of` no live snapshot holds; engine read errors.
+    /// [`MemoryError::Name`] for a bad user; [`MemoryError::SnapshotNotHeld`] for a
+    /// `snapshot` no live snapshot holds; engine read errors.
     pub fn search(
         &self,
         user: &str,
@@ -121,7 +144,8 @@ impl Memory {
         options: &SearchOptions,
     ) -> Result<Vec<Hit>, MemoryError> {
         let tenant = user::tenant(user)?;
-        let result = self.query(&tenant, &options.query(question))?;
+        let query = self.search_query(&tenant, question, options)?;
+        let result = self.query(&tenant, &query)?;
         Ok(result.facts.into_iter().map(Hit::from).collect())
     }
 
@@ -140,8 +164,23 @@ impl Memory {
         options: &SearchOptions,
     ) -> Result<String, MemoryError> {
         let tenant = user::tenant(user)?;
-        let mut result = self.query(&tenant, &options.query(question))?;
+        let query = self.search_query(&tenant, question, options)?;
+        let mut result = self.query(&tenant, &query)?;
         Ok(fit(&mut result, max_tokens))
+    }
+}
+
+impl Memory {
+    /// The engine query of a search of `tenant` for `question`.
+    fn search_query(
+        &self,
+        tenant: &TenantId,
+        question: &str,
+        options: &SearchOptions,
+    ) -> Result<Query, MemoryError> {
+        let sessions =
+            self.scope_sessions(tenant, options.session.as_deref(), options.agent.as_deref())?;
+        Ok(options.query(question, sessions))
     }
 }
 

@@ -114,7 +114,9 @@ pub(crate) fn forget_session(
             st.delete(Table::Turns, &key);
             report.turns += 1;
         }
+        st.delete(Table::Sessions, &record::metadata_key(session, i));
     }
+    st.delete(Table::Sessions, &record::agent_key(session));
     for i in 0..srec.cells {
         let id = record::cell_id(session, i);
         st.delete(
@@ -172,6 +174,7 @@ pub(crate) fn forget_turn(
     };
     let turn: TurnRecord = record::decode(&b, "turn")?;
     st.delete(Table::Turns, &key);
+    st.delete(Table::Sessions, &record::metadata_key(session, index));
     report.turns += 1;
     for c in 0..srec.cells {
         let cell = record::cell_id(session, c);

@@ -44,6 +44,17 @@ pub enum MemoryError {
         /// The user it was looked up for.
         user: String,
     },
+    /// `Memory::add_with` named an agent for a session that belongs to another agent;
+    /// nothing was stored.
+    #[error("session {session:?} belongs to agent {stored:?}, not {given:?}; nothing was stored")]
+    AgentConflict {
+        /// The session id.
+        session: String,
+        /// The agent it belongs to.
+        stored: String,
+        /// The agent given.
+        given: String,
+    },
     /// A record failed to encode (or is over the record size limit).
     #[error("encode: {0}")]
     Encode(String),

@@ -296,6 +296,13 @@ fn stage_turns(
             &record::turn_key(&session.id, index),
             record::encode(&rec)?,
         );
+        if !turn.metadata.is_empty() {
+            st.put(
+                Table::Sessions,
+                &record::metadata_key(&session.id, index),
+                record::encode(&turn.metadata)?,
+            );
+        }
         sizes.push(TurnSize {
             time: rec.time,
             chars: rec.text.chars().count(),

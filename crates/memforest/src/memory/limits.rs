@@ -16,6 +16,8 @@
 //! - One call's raw turns are one WAL batch (at most 1 GiB), so a call carries at most
 //!   [`MAX_CALL_TEXT_BYTES`] of text; append semantics make several calls equivalent to one.
 
+use std::collections::BTreeMap;
+
 use crate::memory::session::Session;
 use memforest_engine::{check_len, check_name, InputError};
 
@@ -25,6 +27,12 @@ pub const MAX_TURN_TEXT_BYTES: usize = 32 * 1024;
 pub const MAX_ID_BYTES: usize = 1024;
 /// Longest speaker name, in bytes (1 KiB).
 pub const MAX_SPEAKER_BYTES: usize = 1024;
+/// Most metadata entries of one turn (64).
+pub const MAX_METADATA_ENTRIES: usize = 64;
+/// Longest metadata key, in bytes (256; at least one byte, no NUL).
+pub const MAX_METADATA_KEY_BYTES: usize = 256;
+/// Longest metadata value, in bytes (4 KiB).
+pub const MAX_METADATA_VALUE_BYTES: usize = 4096;
 /// Most turn text in one `ingest_session` call, in bytes (64 MiB).
 pub const MAX_CALL_TEXT_BYTES: usize = 64 << 20;
 /// Most bytes of a session-tree leaf (a cell's `speaker: text` lines): a MemTree page text
@@ -77,7 +85,9 @@ fn turn_label(turn: Option<&TurnAt>) -> String {
 
 /// Checks `session` against the limits above: a session id of 1..=[`MAX_ID_BYTES`] bytes
 /// without NUL; per turn a text of 1..=[`MAX_TURN_TEXT_BYTES`] bytes, a speaker of at most
-/// [`MAX_SPEAKER_BYTES`], an id (when given) of 1..=[`MAX_ID_BYTES`] without NUL; at most
+/// [`MAX_SPEAKER_BYTES`], an id (when given) of 1..=[`MAX_ID_BYTES`] without NUL, at most
+/// [`MAX_METADATA_ENTRIES`] metadata entries with keys of 1..=[`MAX_METADATA_KEY_BYTES`]
+/// without NUL and values of at most [`MAX_METADATA_VALUE_BYTES`]; at most
 /// [`MAX_CALL_TEXT_BYTES`] of text in all. Reads nothing, writes nothing.
 ///
 /// # Errors
@@ -105,6 +115,7 @@ pub fn check_session(session: &Session) -> Result<(), SessionInputError> {
                 Some(id) => check_name("turn id", id.as_bytes(), MAX_ID_BYTES),
                 None => Ok(()),
             })
+            .and_then(|()| check_metadata(&turn.metadata))
             .map_err(|e| fail(Some(at()), e))?;
         total = total.saturating_add(turn.text.len());
     }
@@ -114,6 +125,16 @@ pub fn check_session(session: &Session) -> Result<(), SessionInputError> {
         MAX_CALL_TEXT_BYTES,
     )
     .map_err(|e| fail(None, e))
+}
+
+/// Checks one turn's metadata against the limits above.
+fn check_metadata(metadata: &BTreeMap<String, String>) -> Result<(), InputError> {
+    check_len("metadata (entries)", metadata.len(), MAX_METADATA_ENTRIES)?;
+    for (key, value) in metadata {
+        check_name("metadata key", key.as_bytes(), MAX_METADATA_KEY_BYTES)?;
+        check_len("metadata value", value.len(), MAX_METADATA_VALUE_BYTES)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

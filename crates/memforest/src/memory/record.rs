@@ -15,6 +15,11 @@ use crate::memory::MemoryError;
 pub const SESSION_PREFIX: u8 = b's';
 /// `Sessions` key prefix of a cell record (`c | cell id BE`).
 pub const CELL_PREFIX: u8 = b'c';
+/// `Sessions` key prefix of a session's agent (`a | session id`, value the agent name).
+pub const AGENT_PREFIX: u8 = b'a';
+/// `Sessions` key prefix of a turn's metadata (`m | turn key`, value a
+/// `BTreeMap<String, String>`); absent when the turn has none.
+pub const METADATA_PREFIX: u8 = b'm';
 /// `RouterState` key prefix of an entity's state (`e | normalized key`).
 pub const ENTITY_PREFIX: u8 = b'e';
 /// `RouterState` key prefix of a scene's state (`s | scene number BE`).
@@ -220,6 +225,18 @@ pub fn turn_key(session: &str, index: u32) -> [u8; 12] {
     k[..8].copy_from_slice(&session_hash(session).to_be_bytes());
     k[8..].copy_from_slice(&index.to_be_bytes());
     k
+}
+
+/// `Sessions` key of a turn's metadata: [`METADATA_PREFIX`] | [`turn_key`].
+#[must_use]
+pub fn metadata_key(session: &str, index: u32) -> Vec<u8> {
+    prefixed(METADATA_PREFIX, &turn_key(session, index))
+}
+
+/// `Sessions` key of a session's agent: [`AGENT_PREFIX`] | session id.
+#[must_use]
+pub fn agent_key(session: &str) -> Vec<u8> {
+    prefixed(AGENT_PREFIX, session.as_bytes())
 }
 
 /// The id of a turn given without one: `{session}#turn_{position}`, its position in the

@@ -1,5 +1,7 @@
 //! [`Session`], [`Turn`] and [`Role`]: the conversation input of `Memory::ingest_session`.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Who spoke a turn.
@@ -42,6 +44,10 @@ pub struct Turn {
     /// whose id is already stored is skipped by `Memory::ingest_session`. `None` gets
     /// `{session}#turn_{i}`, `i` the turn's position in `Session::turns`.
     pub id: Option<String>,
+    /// The caller's key-value pairs, stored with the turn and returned with it
+    /// (`Memory::messages`); at most `memory::limits::MAX_METADATA_ENTRIES` entries.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl Turn {
@@ -54,6 +60,7 @@ impl Turn {
             text: text.into(),
             time: None,
             id: None,
+            metadata: BTreeMap::new(),
         }
     }
 }

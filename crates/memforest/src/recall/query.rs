@@ -2,7 +2,11 @@
 //! seqno, how to score) and [`QueryResult`] (facts with score, time, provenance and the
 //! trees they came through, plus the short-term memory turns).
 
+use std::collections::BTreeSet;
+
 use memforest_tree::TimeRange;
+
+use crate::memory::record::FactRecord;
 
 /// How facts and tree nodes are scored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -30,6 +34,14 @@ pub struct Query {
     pub beam: usize,
     /// Only facts whose event time overlaps this range (microseconds, inclusive).
     pub time_range: Option<TimeRange>,
+    /// Answer as of this time (microseconds): a fact superseded only by facts starting
+    /// after it counts as current, and the short-term memory keeps the turns said at or
+    /// before it. Facts starting after it are left out only through `time_range` (the
+    /// `Memory` API sets both).
+    pub as_of: Option<i64>,
+    /// Only facts said in one of these sessions (an occurrence's session), and the
+    /// short-term memory from the latest of them; `None` for every session.
+    pub sessions: Option<BTreeSet<String>>,
     /// Read as of this seqno: the seqno of a `Db::snapshot()` held while querying (flushes
     /// and compactions keep only the versions live snapshots need, so a query at an older
     /// seqno nobody holds fails with `MemoryError::SnapshotNotHeld`; one at or past the
@@ -54,12 +66,37 @@ impl Query {
             k: 10,
             beam: 10,
             time_range: None,
+            as_of: None,
+            sessions: None,
             snapshot: None,
             mode: Mode::Lexical,
             latest_only: false,
             recent_turns: 7,
             reference_time: None,
         }
+    }
+}
+
+impl Query {
+    /// Whether fact `rec` passes the filters (`time_range`, `sessions`).
+    #[must_use]
+    pub fn admits(&self, rec: &FactRecord) -> bool {
+        let time = self.time_range.is_none_or(|tr| {
+            tr.overlaps(TimeRange {
+                start: rec.time.0,
+                end: rec.time.1.max(rec.time.0),
+            })
+        });
+        time && self
+            .sessions
+            .as_ref()
+            .is_none_or(|s| rec.occurrences.iter().any(|o| s.contains(&o.session)))
+    }
+
+    /// Whether any filter of [`Query::admits`] is set.
+    #[must_use]
+    pub fn filtered(&self) -> bool {
+        self.time_range.is_some() || self.sessions.is_some()
     }
 }
 

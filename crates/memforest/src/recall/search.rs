@@ -109,7 +109,7 @@ impl Memory {
             reference_time: query.reference_time,
             ..QueryResult::default()
         };
-        recent(&r, query.recent_turns, &mut result)?;
+        recent(&r, query, query.recent_turns, &mut result)?;
         if query.k == 0 {
             return Ok(result);
         }
@@ -131,10 +131,11 @@ impl Memory {
         let want = query.k.saturating_add(query.beam);
         let pool = want.saturating_mul(fuse::POOL_FACTOR);
         let mut facts: HashMap<u64, (f32, FactRecord)> = HashMap::new();
-        // Without a time filter the best `want` are the candidates; with one, facts are
-        // taken in score order until `want` pass it. The best `pool` join the fusion
-        // (without a filter they are all that is needed: MaxScore, `accumulate::top`).
-        let by_score = if query.time_range.is_some() {
+        // Without a filter the best `want` are the candidates; with one (time, sessions),
+        // facts are taken in score order until `want` pass it. The best `pool` that pass
+        // join the fusion (without a filter they are all that is needed: MaxScore,
+        // `accumulate::top`).
+        let by_score = if query.filtered() {
             top_k_of(accumulate::totals(&bm, &term_lists), usize::MAX)
         } else {
             accumulate::top(&bm, &term_lists, pool)
@@ -146,13 +147,9 @@ impl Memory {
             let Some(rec) = load_fact(&r, id)? else {
                 continue;
             };
-            if query
-                .time_range
-                .is_some_and(|tr| !tr.overlaps(range(rec.time)))
-            {
-                continue;
+            if query.admits(&rec) {
+                facts.insert(id, (score, rec));
             }
-            facts.insert(id, (score, rec));
         }
         // Forest recall.
         let mut hits: HashMap<u64, Vec<(LeafKey, f32)>> = HashMap::new();
@@ -226,8 +223,21 @@ impl Memory {
                 found.insert(id, score);
             }
         }
-        for &(id, score) in by_score.iter().take(pool) {
+        let mut admitted = 0;
+        for &(id, score) in &by_score {
+            if admitted >= pool {
+                break;
+            }
+            if query.filtered() && !facts.contains_key(&id) {
+                match load_fact(&r, id)? {
+                    Some(rec) if query.admits(&rec) => {
+                        facts.insert(id, (score, rec));
+                    }
+                    _ => continue,
+                }
+            }
             found.entry(id).or_insert(score);
+            admitted += 1;
         }
         let labels: HashMap<u64, String> = ranked
             .iter()
@@ -243,10 +253,7 @@ impl Memory {
                     None => continue,
                 },
             };
-            if query
-                .time_range
-                .is_none_or(|tr| tr.overlaps(range(rec.time)))
-            {
+            if query.admits(&rec) {
                 pooled.insert(id, (score, rec));
             }
         }
@@ -263,7 +270,7 @@ impl Memory {
                 continue;
             };
             let time = range(rec.time);
-            let valid_until = update::superseded(&r, id, &rec)?;
+            let valid_until = update::superseded(&r, id, &rec, query.as_of)?;
             if query.latest_only && valid_until.is_some() {
                 continue;
             }
@@ -305,29 +312,61 @@ impl Memory {
     }
 }
 
-/// Fills the short-term memory: the last `n` turns of the latest session.
-fn recent(r: &Reader<'_>, n: usize, out: &mut QueryResult) -> Result<(), MemoryError> {
+/// Fills the short-term memory: the last `n` turns of the latest session (of
+/// `query.sessions` when set, by last turn time), said at or before `query.as_of`.
+fn recent(
+    r: &Reader<'_>,
+    query: &Query,
+    n: usize,
+    out: &mut QueryResult,
+) -> Result<(), MemoryError> {
     if n == 0 {
         return Ok(());
     }
-    let Some(id) = index::latest_session(r)? else {
+    let session = |id: &str| -> Result<Option<SessionRecord>, MemoryError> {
+        r.get(
+            Table::Sessions,
+            &record::prefixed(SESSION_PREFIX, id.as_bytes()),
+        )?
+        .map(|b| record::decode(&b, "session"))
+        .transpose()
+    };
+    let latest = match &query.sessions {
+        None => match index::latest_session(r)? {
+            Some(id) => session(&id)?,
+            None => None,
+        },
+        Some(ids) => {
+            let mut best: Option<SessionRecord> = None;
+            for id in ids {
+                if let Some(s) = session(id)? {
+                    if best.as_ref().is_none_or(|b| s.last_time > b.last_time) {
+                        best = Some(s);
+                    }
+                }
+            }
+            best
+        }
+    };
+    let Some(s) = latest else {
         return Ok(());
     };
-    let key = record::prefixed(SESSION_PREFIX, id.as_bytes());
-    let Some(b) = r.get(Table::Sessions, &key)? else {
-        return Ok(());
-    };
-    let s: SessionRecord = record::decode(&b, "session")?;
-    let first = s.turns.saturating_sub(u32::try_from(n).unwrap_or(u32::MAX));
-    for i in first..s.turns {
+    let mut turns = Vec::new();
+    for i in (0..s.turns).rev() {
+        if turns.len() >= n {
+            break;
+        }
         if let Some(b) = r.get(Table::Turns, &record::turn_key(&s.id, i))? {
             let t: TurnRecord = record::decode(&b, "turn")?;
+            if query.as_of.is_some_and(|at| t.time > at) {
+                continue;
+            }
             let speaker = if t.speaker.is_empty() {
                 t.role.name().to_owned()
             } else {
                 t.speaker
             };
-            out.recent_turns.push(RecentTurn {
+            turns.push(RecentTurn {
                 id: t.id,
                 speaker,
                 text: t.text,
@@ -335,6 +374,10 @@ fn recent(r: &Reader<'_>, n: usize, out: &mut QueryResult) -> Result<(), MemoryE
             });
         }
     }
-    out.recent_session = Some(s.id);
+    turns.reverse();
+    if !turns.is_empty() {
+        out.recent_turns = turns;
+        out.recent_session = Some(s.id);
+    }
     Ok(())
 }

@@ -10,16 +10,22 @@ use crate::recall::index;
 use crate::recall::reader::Reader;
 
 /// The start time of the earliest fact that supersedes fact `id` (a later start in one of
-/// its slots; equal starts are ordered by fact id), or `None` when it is current.
+/// its slots; equal starts are ordered by fact id), or `None` when it is current. With
+/// `as_of` (microseconds), facts starting after it do not count: the answer is as of then.
 ///
 /// # Errors
 /// Engine errors; corrupt slot entries.
-pub fn superseded(r: &Reader<'_>, id: u64, rec: &FactRecord) -> Result<Option<i64>, MemoryError> {
+pub fn superseded(
+    r: &Reader<'_>,
+    id: u64,
+    rec: &FactRecord,
+    as_of: Option<i64>,
+) -> Result<Option<i64>, MemoryError> {
     let mine = (rec.time.0, id);
     let mut until: Option<i64> = None;
     for slot in index::slots(rec) {
         for (other, start) in index::slot_members(r, &slot)? {
-            if (start, other) > mine {
+            if (start, other) > mine && as_of.is_none_or(|t| start <= t) {
                 until = Some(until.map_or(start, |u| u.min(start)));
             }
         }
