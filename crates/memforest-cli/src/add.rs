@@ -1,7 +1,7 @@
 //! `memforest add`: one message (or a file of them) into a session of a user, and what it
 //! stored.
 
-use memforest::{Memory, MemoryRecord, Message};
+use memforest::{AddOptions, Memory, MemoryRecord, Message};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -27,14 +27,20 @@ pub struct Stored {
     pub memories: Vec<MemoryRecord>,
 }
 
-/// Adds `messages` to session `session` of `user` ([`Memory::add`]) and reads back the
-/// memories they made.
+/// Adds `messages` to session `session` of `user` ([`Memory::add_with`], the session
+/// belonging to `agent` when given) and reads back the memories they made.
 ///
 /// # Errors
-/// [`Memory::add`]'s errors (a bad user name, a message over the store's limits: nothing
-/// stored) and read errors.
-pub fn run(memory: &Memory, user: &str, session: &str, messages: &[Message]) -> Result<Stored> {
-    let added = memory.add(user, session, messages)?;
+/// [`Memory::add_with`]'s errors (a bad user or agent name, a message over the store's
+/// limits, a session of another agent: nothing stored) and read errors.
+pub fn run(
+    memory: &Memory,
+    user: &str,
+    session: &str,
+    agent: Option<String>,
+    messages: &[Message],
+) -> Result<Stored> {
+    let added = memory.add_with(user, session, messages, &AddOptions { agent })?;
     let mut memories = Vec::with_capacity(added.memories.len());
     for &id in &added.memories {
         if let Some(r) = memory.get(user, id)? {

@@ -25,6 +25,7 @@ pub mod search;
 pub mod stats;
 pub mod store;
 pub mod verify;
+pub mod versions;
 pub mod walcmd;
 pub mod when;
 

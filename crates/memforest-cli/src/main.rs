@@ -16,7 +16,7 @@ use memforest_cli::messages::{self, RoleArg};
 use memforest_cli::records::{self, Listed};
 use memforest_cli::store::{self, ModelArgs};
 use memforest_cli::{add, demo, eval, forget, ingest, profile, retrieve, search, stats};
-use memforest_cli::{verify, walcmd, when};
+use memforest_cli::{verify, versions, walcmd, when};
 use memforest_engine::TenantId;
 use serde::Serialize;
 
@@ -52,6 +52,12 @@ enum Command {
         /// The session the messages are appended to (a new id starts a session).
         #[arg(long)]
         session: String,
+        /// The agent the session belongs to (set by its first add that names one).
+        #[arg(long)]
+        agent: Option<String>,
+        /// A metadata entry kept with the message (repeatable).
+        #[arg(long = "meta", value_name = "KEY=VALUE")]
+        meta: Vec<String>,
         /// Who said it (e.g. Alice); default: the role.
         #[arg(long)]
         speaker: Option<String>,
@@ -64,9 +70,9 @@ enum Command {
         /// The message's id in its session: adding an id already stored stores nothing.
         #[arg(long)]
         id: Option<String>,
-        /// A JSONL file of messages ({"role", "content", "name", "time", "id"} a line;
-        /// `-`: standard input) instead of TEXT.
-        #[arg(long, conflicts_with_all = ["text", "speaker", "role", "time", "id"])]
+        /// A JSONL file of messages ({"role", "content", "name", "time", "id",
+        /// "metadata"} a line; `-`: standard input) instead of TEXT.
+        #[arg(long, conflicts_with_all = ["text", "speaker", "role", "time", "id", "meta"])]
         file: Option<PathBuf>,
         #[command(flatten)]
         models: ModelArgs,
@@ -94,9 +100,18 @@ enum Command {
         /// Only memories whose event time starts at or before this time.
         #[arg(long, value_parser = when::parse)]
         until: Option<DateTime<Utc>>,
+        /// Answer as of this time: memories said by then, current unless superseded by then.
+        #[arg(long, value_parser = when::parse)]
+        as_of: Option<DateTime<Utc>>,
         /// Only memories no newer memory about the same thing supersedes.
         #[arg(long)]
         latest_only: bool,
+        /// Only memories said in this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Only memories said in sessions of this agent.
+        #[arg(long)]
+        agent: Option<String>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -138,6 +153,61 @@ enum Command {
         /// Only memories whose event time starts at or before this time.
         #[arg(long, value_parser = when::parse)]
         until: Option<DateTime<Utc>>,
+        /// Only memories said in this session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Only memories said in sessions of this agent.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace a memory's text by a new version that supersedes it from now on (the old
+    /// one stays in its history).
+    Update {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The user.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        /// The memory id (16 hex digits, as add, search and list print).
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The new text (its words are joined by spaces).
+        #[arg(required = true)]
+        text: Vec<String>,
+    },
+    /// Every version of a memory, oldest first, with when each stopped being current
+    /// (read-only).
+    History {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The user.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        /// The memory id (any of its versions).
+        id: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The messages stored in a session of a user, with their ids, times and metadata
+    /// (read-only).
+    Messages {
+        /// Store directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The user.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        /// The session.
+        #[arg(long)]
+        session: String,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -403,6 +473,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             db,
             user,
             session,
+            agent,
+            meta,
             speaker,
             role,
             time,
@@ -414,10 +486,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             let messages = match file {
                 Some(f) => messages::from_file(&f)?,
-                None => vec![messages::from_args(&text, role, speaker, time, id)?],
+                None => vec![messages::from_args(&text, role, speaker, time, id, &meta)?],
             };
             let handle = store::open(&db, models.options()?)?;
-            let stored = add::run(&handle, &user, &session, &messages)?;
+            let stored = add::run(&handle, &user, &session, agent, &messages)?;
             handle.close()?;
             print(json, &stored, add::render)
         }
@@ -427,7 +499,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             k,
             since,
             until,
+            as_of,
             latest_only,
+            session,
+            agent,
             json,
             question,
         } => {
@@ -435,8 +510,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 k: usize::from(k),
                 since,
                 until,
-                as_of: None,
+                as_of,
+                snapshot: None,
                 latest_only,
+                session,
+                agent,
             };
             let question = question.join(" ");
             let handle = store::open_read_only(&db)?;
@@ -464,6 +542,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             offset,
             since,
             until,
+            session,
+            agent,
             json,
         } => {
             let options = ListOptions {
@@ -471,6 +551,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 offset,
                 since,
                 until,
+                session,
+                agent,
             };
             let handle = store::open_read_only(&db)?;
             let memories = handle.list(&user, &options)?;
@@ -481,6 +563,50 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 memories,
             };
             print(json, &listed, records::render_list)
+        }
+        Command::Update {
+            db,
+            user,
+            id,
+            json,
+            text,
+        } => {
+            let old = forget::memory_id(&id)?;
+            let handle = store::open_existing(&db)?;
+            let new = handle.update(&user, old, &text.join(" "))?;
+            let record = handle.get(&user, new)?;
+            handle.close()?;
+            let new = record.with_context(|| format!("memory {new} vanished after its update"))?;
+            let updated = versions::Updated { user, old, new };
+            print(json, &updated, versions::render_updated)
+        }
+        Command::History { db, user, id, json } => {
+            let id = forget::memory_id(&id)?;
+            let handle = store::open_read_only(&db)?;
+            let all = handle.history(&user, id)?;
+            handle.close()?;
+            let history = versions::History {
+                user,
+                id,
+                versions: all,
+            };
+            print(json, &history, versions::render_history)
+        }
+        Command::Messages {
+            db,
+            user,
+            session,
+            json,
+        } => {
+            let handle = store::open_read_only(&db)?;
+            let stored = handle.messages(&user, &session)?;
+            handle.close()?;
+            let listed = messages::Session {
+                user,
+                session,
+                messages: stored,
+            };
+            print(json, &listed, messages::render)
         }
         Command::Profile { db, user, json } => {
             let handle = store::open_read_only(&db)?;

@@ -1,4 +1,5 @@
-//! The messages `memforest add` stores: one from the command line, or a file of them.
+//! The messages `memforest add` stores (one from the command line, or a file of them) and
+//! `memforest messages` prints.
 //!
 //! A messages file is JSONL, one message a line (blank lines ignored), in the shape chat
 //! APIs use:
@@ -14,16 +15,20 @@
 //!   the time of the `add`.
 //! - `id`: the message's id within its session; a message whose id is already stored is
 //!   skipped, so adding the same file twice stores it once.
+//! - `metadata`: an object of string values kept with the message (`memforest messages`
+//!   prints it).
 //!
 //! The whole file is read and checked before anything is stored.
 
+use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::Path;
 
 use memforest::{Message, Role};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{CliError, Result};
+use crate::records;
 use crate::when;
 
 /// `--role`: who speaks a message given on the command line.
@@ -48,16 +53,18 @@ impl From<RoleArg> for Role {
     }
 }
 
-/// The message `memforest add ... TEXT...` stores: the words of `text` joined by spaces.
+/// The message `memforest add ... TEXT...` stores: the words of `text` joined by spaces,
+/// with the `KEY=VALUE` entries of `metadata`.
 ///
 /// # Errors
-/// [`CliError::Usage`] when the text is empty.
+/// [`CliError::Usage`] when the text is empty or an entry has no `=`.
 pub fn from_args(
     text: &[String],
     role: RoleArg,
     speaker: Option<String>,
     time: Option<chrono::DateTime<chrono::Utc>>,
     id: Option<String>,
+    metadata: &[String],
 ) -> Result<Message> {
     let text = text.join(" ");
     if text.trim().is_empty() {
@@ -65,13 +72,59 @@ pub fn from_args(
             "add needs the message text (TEXT...) or --file FILE".into(),
         ));
     }
-    Ok(Message {
+    let mut m = Message {
         role: role.into(),
         speaker: speaker.unwrap_or_default(),
         text,
         time,
         id,
-    })
+        metadata: BTreeMap::new(),
+    };
+    for entry in metadata {
+        let (key, value) = entry
+            .split_once('=')
+            .ok_or_else(|| CliError::Usage(format!("--meta {entry:?} is not KEY=VALUE")))?;
+        m = m.meta(key, value);
+    }
+    Ok(m)
+}
+
+/// A session's stored messages, as `memforest messages` prints them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Session {
+    /// The user.
+    pub user: String,
+    /// The session.
+    pub session: String,
+    /// Its messages, in order.
+    pub messages: Vec<Message>,
+}
+
+/// `memforest messages`' text: one line per message (`[time] id speaker: text`), its
+/// metadata indented below it as `key = value`.
+#[must_use]
+pub fn render(s: &Session) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "{} in session {:?} of user {:?}:\n",
+        records::count(s.messages.len() as u64, "message", "messages"),
+        s.session,
+        s.user
+    );
+    for m in &s.messages {
+        let when = m.time.map_or_else(|| "-".to_owned(), records::time);
+        let speaker = if m.speaker.is_empty() {
+            m.role.name()
+        } else {
+            &m.speaker
+        };
+        let id = m.id.as_deref().unwrap_or("-");
+        let _ = writeln!(out, "  [{when}] {id}  {speaker}: {}", m.text);
+        for (k, v) in &m.metadata {
+            let _ = writeln!(out, "      {k} = {v}");
+        }
+    }
+    out
 }
 
 /// One line of a messages file.
@@ -88,6 +141,8 @@ struct Line {
     time: Option<String>,
     #[serde(default)]
     id: Option<String>,
+    #[serde(default)]
+    metadata: BTreeMap<String, String>,
 }
 
 /// Reads the messages file `path` (`-`: standard input).
@@ -144,6 +199,7 @@ pub fn from_file(path: &Path) -> Result<Vec<Message>> {
             text,
             time,
             id: l.id,
+            metadata: l.metadata,
         });
     }
     if out.is_empty() {

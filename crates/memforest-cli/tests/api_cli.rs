@@ -523,3 +523,191 @@ fn bad_arguments_name_what_is_wrong() {
                 .is_empty()
     );
 }
+
+/// `update` and `history` by id; `search --as-of` sees the memory as it stood then;
+/// `--agent` and `--session` scope `search` and `list`; `--meta` and a file's `metadata`
+/// come back from `messages`.
+#[test]
+fn update_history_as_of_scopes_and_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db = db.to_str().unwrap();
+    let v = json(&[
+        "add",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        "--session",
+        "trip",
+        "--agent",
+        "travel",
+        "--meta",
+        "channel=app",
+        "--meta",
+        "lang=en",
+        "--speaker",
+        "Alice",
+        "--time",
+        "2024-01-10",
+        "I live in Paris and booked a hotel in Kyoto.",
+    ]);
+    let paris = v["memories"][0]["id"].as_str().unwrap().to_owned();
+    let file = dir.path().join("run.jsonl");
+    std::fs::write(
+        &file,
+        "{\"content\": \"I booked a hotel in Boston for the marathon.\", \"time\": \"2024-03-01\", \"metadata\": {\"channel\": \"watch\"}}\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    ok(&[
+        "add",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        "--session",
+        "run",
+        "--agent",
+        "coach",
+        "--file",
+        file,
+    ]);
+    let e = fails(&[
+        "add",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        "--session",
+        "run",
+        "--agent",
+        "travel",
+        "hi",
+    ]);
+    assert!(
+        e.contains("belongs to agent \"coach\", not \"travel\""),
+        "{e}"
+    );
+    let e = fails(&[
+        "add",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        "--session",
+        "x",
+        "--meta",
+        "novalue",
+        "hi",
+    ]);
+    assert!(e.contains("--meta \"novalue\" is not KEY=VALUE"), "{e}");
+
+    let v = json(&[
+        "messages",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        "--session",
+        "trip",
+    ]);
+    let m = &v["messages"][0];
+    assert_eq!(m["metadata"]["channel"], "app", "{v}");
+    assert_eq!(m["metadata"]["lang"], "en", "{v}");
+    let v = json(&[
+        "messages",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        "--session",
+        "run",
+    ]);
+    assert_eq!(v["messages"][0]["metadata"]["channel"], "watch", "{v}");
+    let out = ok(&[
+        "messages",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        "--session",
+        "trip",
+    ]);
+    assert!(out.contains("channel = app"), "{out}");
+    let e = fails(&[
+        "messages",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        "--session",
+        "nope",
+    ]);
+    assert!(e.contains("no session \"nope\" for user \"alice\""), "{e}");
+
+    let hotel = |extra: &[&str]| {
+        let mut args = vec!["search", "--db", db, "--user", "alice"];
+        args.extend_from_slice(extra);
+        args.push("hotel");
+        texts(&json(&args), "hits")
+    };
+    let travel = hotel(&["--agent", "travel"]);
+    assert_eq!(travel.len(), 1, "{travel:?}");
+    assert!(travel[0].contains("Kyoto"), "{travel:?}");
+    let run = hotel(&["--session", "run"]);
+    assert_eq!(run.len(), 1, "{run:?}");
+    assert!(run[0].contains("Boston"), "{run:?}");
+    let listed = texts(
+        &json(&["list", "--db", db, "--user", "alice", "--agent", "coach"]),
+        "memories",
+    );
+    assert_eq!(listed, run);
+
+    let v = json(&[
+        "update",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        &paris,
+        "Alice lives in Berlin.",
+    ]);
+    assert_eq!(v["old"], paris.as_str(), "{v}");
+    let berlin = v["new"]["id"].as_str().unwrap().to_owned();
+    let v = json(&["history", "--db", db, "--user", "alice", &berlin]);
+    let versions = v["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 2, "{v}");
+    assert_eq!(versions[0]["id"], paris.as_str());
+    assert!(versions[0]["valid_until"].is_string(), "{v}");
+    assert!(versions[1]["valid_until"].is_null(), "{v}");
+    let out = ok(&["history", "--db", db, "--user", "alice", &paris]);
+    assert!(out.starts_with("2 versions of memory"), "{out}");
+    assert!(out.contains("current  Alice lives in Berlin."), "{out}");
+
+    let live = |extra: &[&str]| {
+        let mut args = vec!["search", "--db", db, "--user", "alice", "--latest-only"];
+        args.extend_from_slice(extra);
+        args.push("where does Alice live");
+        json(&args)["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let now = live(&[]);
+    assert!(now.contains(&berlin) && !now.contains(&paris), "{now:?}");
+    let then = live(&["--as-of", "2024-02-01"]);
+    assert!(then.contains(&paris) && !then.contains(&berlin), "{then:?}");
+    let e = fails(&[
+        "update",
+        "--db",
+        db,
+        "--user",
+        "alice",
+        "00000000000000ff",
+        "x",
+    ]);
+    assert!(e.contains("no memory"), "{e}");
+}
