@@ -5,21 +5,21 @@
 //! See `docs/format/memory.md` for the table layout.
 
 pub(crate) mod apply;
-pub mod cell;
+pub(crate) mod cell;
 pub mod embed;
 mod error;
 pub mod extract;
-pub mod fact;
-pub mod failed;
+pub(crate) mod fact;
+pub(crate) mod failed;
 pub(crate) mod forest;
-pub mod ingest;
+pub(crate) mod ingest;
 pub mod limits;
 pub mod model;
 pub mod options;
 pub(crate) mod pool;
 pub mod record;
 mod reembed;
-pub mod route;
+pub(crate) mod route;
 mod scheduler;
 pub mod session;
 pub mod stats;

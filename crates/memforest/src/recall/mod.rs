@@ -3,35 +3,35 @@
 //! the heat-managed page cache, and `Memory::profile`.
 //!
 //! - [`bm25`]: the one BM25 scorer (and the in-memory [`Bm25Index`] baseline).
-//! - [`accumulate`]: a query's BM25 totals by merging its sorted posting lists.
+//! - `accumulate`: a query's BM25 totals by merging its sorted posting lists.
 //! - [`index`]: the persistent per-tenant postings (table `Postings`); `postings`: the
 //!   in-memory cache of decoded posting lists.
-//! - [`search`]: the query pipeline; [`browse`]: beam search in one tree; [`fuse`]: the
-//!   final ranking by source turn (and time, for temporal questions); [`turn_cache`]: the
+//! - `search`: the query pipeline; `browse`: beam search in one tree; `fuse`: the
+//!   final ranking by source turn (and time, for temporal questions); `turn_cache`: the
 //!   in-memory cache of source turns' term counts.
-//! - [`heat`], `cache`: MemoryOS heat and the page cache it governs; [`summaries`]: the
+//! - `heat`, `cache`: MemoryOS heat and the page cache it governs; `summaries`: the
 //!   cache of node summaries' term counts (what a browse reads most pages for);
 //!   `lru`: the byte-bounded LRU behind the in-memory caches.
-//! - [`update`]: knowledge updates; [`context`]: rendering; [`profile`].
+//! - `update`: knowledge updates; `context`: rendering; [`profile`].
 
-pub mod accumulate;
+pub(crate) mod accumulate;
 pub mod bm25;
-pub mod browse;
+pub(crate) mod browse;
 pub(crate) mod cache;
-pub mod context;
-pub mod fuse;
-pub mod heat;
+pub(crate) mod context;
+pub(crate) mod fuse;
+pub(crate) mod heat;
 pub mod index;
 pub(crate) mod lru;
 pub mod page;
 pub(crate) mod postings;
 pub mod profile;
 pub mod query;
-pub mod reader;
-pub mod search;
-pub mod summaries;
-pub mod turn_cache;
-pub mod update;
+pub(crate) mod reader;
+pub(crate) mod search;
+pub(crate) mod summaries;
+pub(crate) mod turn_cache;
+pub(crate) mod update;
 
 pub use bm25::Bm25Index;
 pub use profile::{EntityProfile, Profile};
