@@ -653,12 +653,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let mut s = String::new();
                 for (i, f) in r.facts.iter().enumerate() {
                     s.push_str(&format!(
-                        "{:>3}. [{:.3}] {} (memory {:016x}, turns {})\n",
+                        "{:>3}. [{:.3}] {} (memory {}, {})\n",
                         i + 1,
-                        f.score,
-                        f.text,
-                        f.id,
-                        f.turns.join(" ")
+                        f.hit.score,
+                        f.hit.text,
+                        f.hit.id,
+                        records::sources(&f.hit.sources)
                     ));
                 }
                 s.push_str("\ncontext:\n");

@@ -2,23 +2,19 @@
 //! prints and what `eval` scores: the source turns of the retrieved facts.
 
 use memforest::recall::Query;
-use memforest::Memory;
+use memforest::{Hit, Memory};
 use memforest_engine::TenantId;
 use serde::Serialize;
 
 use crate::error::Result;
 
-/// One retrieved fact.
+/// One retrieved fact: the memory as `search` reports it (id, text, score, event time,
+/// current / valid-until, sources) and the trees it was found through.
 #[derive(Debug, Clone, Serialize)]
 pub struct FactHit {
-    /// Fact id (printed as 16 hex digits it is the memory id `get` and `forget --memory` take).
-    pub id: u64,
-    /// Fact text.
-    pub text: String,
-    /// Ranking score (`RecalledFact::score`: its best source turn's fused score).
-    pub score: f32,
-    /// Source turn ids, first occurrence first.
-    pub turns: Vec<String>,
+    /// The memory.
+    #[serde(flatten)]
+    pub hit: Hit,
     /// Trees (`kind:label`) it was found through.
     pub trees: Vec<String>,
 }
@@ -52,28 +48,22 @@ pub fn query(
     let r = db.query(tenant, &q)?;
     let mut turns: Vec<String> = Vec::new();
     let mut facts = Vec::with_capacity(r.facts.len());
-    for f in &r.facts {
-        let ids: Vec<String> = f
-            .provenance
-            .iter()
-            .flat_map(|p| p.turns.iter().cloned())
-            .collect();
-        for t in &ids {
+    let context = r.context();
+    for f in r.facts {
+        for t in f.provenance.iter().flat_map(|p| &p.turns) {
             if !turns.contains(t) {
                 turns.push(t.clone());
             }
         }
+        let trees = f.trees.clone();
         facts.push(FactHit {
-            id: f.id,
-            text: f.text.clone(),
-            score: f.score,
-            turns: ids,
-            trees: f.trees.clone(),
+            hit: Hit::from(f),
+            trees,
         });
     }
     Ok(Recall {
         facts,
         turns,
-        context: r.context(),
+        context,
     })
 }

@@ -72,6 +72,18 @@ fn ingest_query_stats_verify() {
         .iter()
         .any(|f| f["text"].as_str().unwrap().contains("Miso")));
     assert!(v["context"].as_str().unwrap().contains("Miso"));
+    // ids are the 16-hex-digit strings get and forget take; validity and time are there
+    let miso = facts
+        .iter()
+        .find(|f| f["text"].as_str().unwrap().contains("Miso"))
+        .unwrap();
+    assert_eq!(miso["id"].as_str().unwrap().len(), 16, "{miso}");
+    assert_eq!(miso["current"], true, "{miso}");
+    assert!(
+        miso["start"].is_string() && miso["valid_until"].is_null(),
+        "{miso}"
+    );
+    assert_eq!(miso["sources"][0]["session"], "s1", "{miso}");
     // tenants are isolated
     let out = ok(&["query", "--db", db, "--tenant", "bob", "--json", "cat Miso"]);
     assert!(!out.contains("Miso"), "{out}");
