@@ -532,26 +532,36 @@ fn update_history_as_of_scopes_and_messages() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let db = db.to_str().unwrap();
-    let v = json(&[
+    // `memforest COMMAND --db DB --user alice REST...`
+    let alice = |command: &'static str, rest: &[&str]| -> Vec<String> {
+        [command, "--db", db, "--user", "alice"]
+            .iter()
+            .chain(rest)
+            .map(|s| (*s).to_owned())
+            .collect()
+    };
+    let run = |args: Vec<String>| json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let refused = |args: Vec<String>| fails(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let text = |args: Vec<String>| ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+
+    let v = run(alice(
         "add",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        "--session",
-        "trip",
-        "--agent",
-        "travel",
-        "--meta",
-        "channel=app",
-        "--meta",
-        "lang=en",
-        "--speaker",
-        "Alice",
-        "--time",
-        "2024-01-10",
-        "I live in Paris and booked a hotel in Kyoto.",
-    ]);
+        &[
+            "--session",
+            "trip",
+            "--agent",
+            "travel",
+            "--meta",
+            "channel=app",
+            "--meta",
+            "lang=en",
+            "--speaker",
+            "Alice",
+            "--time",
+            "2024-01-10",
+            "I live in Paris and booked a hotel in Kyoto.",
+        ],
+    ));
     let paris = v["memories"][0]["id"].as_str().unwrap().to_owned();
     let file = dir.path().join("run.jsonl");
     std::fs::write(
@@ -560,136 +570,64 @@ fn update_history_as_of_scopes_and_messages() {
     )
     .unwrap();
     let file = file.to_str().unwrap();
-    ok(&[
+    run(alice(
         "add",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        "--session",
-        "run",
-        "--agent",
-        "coach",
-        "--file",
-        file,
-    ]);
-    let e = fails(&[
+        &["--session", "run", "--agent", "coach", "--file", file],
+    ));
+    let e = refused(alice(
         "add",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        "--session",
-        "run",
-        "--agent",
-        "travel",
-        "hi",
-    ]);
+        &["--session", "run", "--agent", "travel", "hi"],
+    ));
     assert!(
         e.contains("belongs to agent \"coach\", not \"travel\""),
         "{e}"
     );
-    let e = fails(&[
-        "add",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        "--session",
-        "x",
-        "--meta",
-        "novalue",
-        "hi",
-    ]);
+    let e = refused(alice("add", &["--session", "x", "--meta", "novalue", "hi"]));
     assert!(e.contains("--meta \"novalue\" is not KEY=VALUE"), "{e}");
 
-    let v = json(&[
-        "messages",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        "--session",
-        "trip",
-    ]);
+    let v = run(alice("messages", &["--session", "trip"]));
     let m = &v["messages"][0];
     assert_eq!(m["metadata"]["channel"], "app", "{v}");
     assert_eq!(m["metadata"]["lang"], "en", "{v}");
-    let v = json(&[
-        "messages",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        "--session",
-        "run",
-    ]);
+    let v = run(alice("messages", &["--session", "run"]));
     assert_eq!(v["messages"][0]["metadata"]["channel"], "watch", "{v}");
-    let out = ok(&[
-        "messages",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        "--session",
-        "trip",
-    ]);
+    let out = text(alice("messages", &["--session", "trip"]));
     assert!(out.contains("channel = app"), "{out}");
-    let e = fails(&[
-        "messages",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        "--session",
-        "nope",
-    ]);
+    let e = refused(alice("messages", &["--session", "nope"]));
     assert!(e.contains("no session \"nope\" for user \"alice\""), "{e}");
 
-    let hotel = |extra: &[&str]| {
-        let mut args = vec!["search", "--db", db, "--user", "alice"];
-        args.extend_from_slice(extra);
+    let hotel = |scope: &[&str]| {
+        let mut args = scope.to_vec();
         args.push("hotel");
-        texts(&json(&args), "hits")
+        texts(&run(alice("search", &args)), "hits")
     };
     let travel = hotel(&["--agent", "travel"]);
     assert_eq!(travel.len(), 1, "{travel:?}");
     assert!(travel[0].contains("Kyoto"), "{travel:?}");
-    let run = hotel(&["--session", "run"]);
-    assert_eq!(run.len(), 1, "{run:?}");
-    assert!(run[0].contains("Boston"), "{run:?}");
-    let listed = texts(
-        &json(&["list", "--db", db, "--user", "alice", "--agent", "coach"]),
-        "memories",
-    );
-    assert_eq!(listed, run);
+    let in_run = hotel(&["--session", "run"]);
+    assert_eq!(in_run.len(), 1, "{in_run:?}");
+    assert!(in_run[0].contains("Boston"), "{in_run:?}");
+    let listed = texts(&run(alice("list", &["--agent", "coach"])), "memories");
+    assert_eq!(listed, in_run);
 
-    let v = json(&[
-        "update",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        &paris,
-        "Alice lives in Berlin.",
-    ]);
+    let v = run(alice("update", &[&paris, "Alice lives in Berlin."]));
     assert_eq!(v["old"], paris.as_str(), "{v}");
     let berlin = v["new"]["id"].as_str().unwrap().to_owned();
-    let v = json(&["history", "--db", db, "--user", "alice", &berlin]);
+    let v = run(alice("history", &[&berlin]));
     let versions = v["versions"].as_array().unwrap();
     assert_eq!(versions.len(), 2, "{v}");
     assert_eq!(versions[0]["id"], paris.as_str());
     assert!(versions[0]["valid_until"].is_string(), "{v}");
     assert!(versions[1]["valid_until"].is_null(), "{v}");
-    let out = ok(&["history", "--db", db, "--user", "alice", &paris]);
+    let out = text(alice("history", &[&paris]));
     assert!(out.starts_with("2 versions of memory"), "{out}");
     assert!(out.contains("current  Alice lives in Berlin."), "{out}");
 
     let live = |extra: &[&str]| {
-        let mut args = vec!["search", "--db", db, "--user", "alice", "--latest-only"];
+        let mut args = vec!["--latest-only"];
         args.extend_from_slice(extra);
         args.push("where does Alice live");
-        json(&args)["hits"]
+        run(alice("search", &args))["hits"]
             .as_array()
             .unwrap()
             .iter()
@@ -700,14 +638,6 @@ fn update_history_as_of_scopes_and_messages() {
     assert!(now.contains(&berlin) && !now.contains(&paris), "{now:?}");
     let then = live(&["--as-of", "2024-02-01"]);
     assert!(then.contains(&paris) && !then.contains(&berlin), "{then:?}");
-    let e = fails(&[
-        "update",
-        "--db",
-        db,
-        "--user",
-        "alice",
-        "00000000000000ff",
-        "x",
-    ]);
+    let e = refused(alice("update", &["00000000000000ff", "x"]));
     assert!(e.contains("no memory"), "{e}");
 }

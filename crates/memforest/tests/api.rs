@@ -9,6 +9,9 @@
     reason = "test code"
 )]
 
+#[path = "files_common/mod.rs"]
+mod files_common;
+
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -257,19 +260,6 @@ fn deleting_what_does_not_exist_is_an_error_and_changes_nothing() {
 #[test]
 fn delete_user_then_purge_leaves_no_byte_of_the_text() {
     const CANARY: &[u8] = b"Qworbletrix";
-    fn holds(dir: &std::path::Path) -> bool {
-        std::fs::read_dir(dir).unwrap().any(|e| {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                holds(&p)
-            } else {
-                std::fs::read(&p)
-                    .unwrap()
-                    .windows(CANARY.len())
-                    .any(|w| w == CANARY)
-            }
-        })
-    }
     let dir = tempfile::tempdir().unwrap();
     let mem = Memory::open(dir.path()).unwrap();
     mem.add(
@@ -288,10 +278,13 @@ fn delete_user_then_purge_leaves_no_byte_of_the_text() {
     .unwrap();
     mem.flush_summaries().unwrap();
     mem.db().flush().unwrap();
-    assert!(holds(dir.path()));
+    assert!(files_common::any_file_holds(dir.path(), CANARY));
     mem.delete_user("alice").unwrap();
     mem.purge().unwrap();
-    assert!(!holds(dir.path()), "a file still holds the deleted text");
+    assert!(
+        !files_common::any_file_holds(dir.path(), CANARY),
+        "a file still holds the deleted text"
+    );
     assert!(!mem.list("bob", &ListOptions::default()).unwrap().is_empty());
     mem.close().unwrap();
 }

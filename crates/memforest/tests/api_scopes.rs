@@ -9,6 +9,9 @@
     reason = "test code"
 )]
 
+#[path = "files_common/mod.rs"]
+mod files_common;
+
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -172,19 +175,6 @@ fn agent_and_session_scopes_filter_search_and_list() {
 #[test]
 fn metadata_is_kept_with_messages_and_forgotten_with_them() {
     const CANARY: &[u8] = b"Zqfrobnitz";
-    fn holds(dir: &std::path::Path) -> bool {
-        std::fs::read_dir(dir).unwrap().any(|e| {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                holds(&p)
-            } else {
-                std::fs::read(&p)
-                    .unwrap()
-                    .windows(CANARY.len())
-                    .any(|w| w == CANARY)
-            }
-        })
-    }
     let dir = tempfile::tempdir().unwrap();
     let mem = Memory::open(dir.path()).unwrap();
     mem.add(
@@ -230,11 +220,11 @@ fn metadata_is_kept_with_messages_and_forgotten_with_them() {
 
     mem.flush_summaries().unwrap();
     mem.db().flush().unwrap();
-    assert!(holds(dir.path()));
+    assert!(files_common::any_file_holds(dir.path(), CANARY));
     mem.delete_session("alice", "s1").unwrap();
     mem.purge().unwrap();
     assert!(
-        !holds(dir.path()),
+        !files_common::any_file_holds(dir.path(), CANARY),
         "a file still holds the forgotten metadata"
     );
     assert_eq!(mem.messages("alice", "s2").unwrap().len(), 1);
