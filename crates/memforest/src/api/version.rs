@@ -90,7 +90,10 @@ impl Memory {
     }
 
     /// Every version of memory `id` of `user`, oldest first, each with the end of its
-    /// validity; a memory never updated is its only version.
+    /// validity: the versions [`Memory::update`] linked, else the memories of its
+    /// knowledge-update slot with the most memories (what extraction keyed as the same
+    /// subject and attribute, e.g. where the user lives); a memory in neither is its only
+    /// version.
     ///
     /// # Errors
     /// [`MemoryError::NotFound`] when `user` has no memory `id`; engine errors.
@@ -99,20 +102,37 @@ impl Memory {
         let rec = self
             .fact(&tenant, id.fact())?
             .ok_or_else(|| not_found("memory", id.to_string(), user))?;
-        let Some(key) = version_key(&rec) else {
+        // The versions an update linked, else the knowledge-update slot (`subject/
+        // attribute` keys found by extraction) with the most memories in it.
+        let reader = Reader::new(&self.db, &tenant, None, &self.recall)?;
+        let slots = index::slots(&rec);
+        let mut members = match version_key(&rec) {
+            Some(key) => {
+                let slot = slots
+                    .iter()
+                    .find(|s| s.ends_with(&format!("\0{}", normalize(&key))))
+                    .ok_or(MemoryError::Invariant(
+                        "a versioned memory has no version slot",
+                    ))?;
+                index::slot_members(&reader, slot)?
+            }
+            None => {
+                let mut best = Vec::new();
+                for slot in &slots {
+                    let members = index::slot_members(&reader, slot)?;
+                    if members.len() > best.len() {
+                        best = members;
+                    }
+                }
+                best
+            }
+        };
+        if members.is_empty() {
             return Ok(vec![Version {
                 memory: MemoryRecord::new(id.fact(), rec),
                 valid_until: None,
             }]);
-        };
-        let reader = Reader::new(&self.db, &tenant, None, &self.recall)?;
-        let slot = index::slots(&rec)
-            .into_iter()
-            .find(|s| s.ends_with(&format!("\0{}", normalize(&key))))
-            .ok_or(MemoryError::Invariant(
-                "a versioned memory has no version slot",
-            ))?;
-        let mut members = index::slot_members(&reader, &slot)?;
+        }
         members.sort_by_key(|&(fact, start)| (start, fact));
         let mut out: Vec<Version> = Vec::with_capacity(members.len());
         for (fact, start) in members {

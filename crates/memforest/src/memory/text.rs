@@ -233,6 +233,7 @@ pub fn sentences(text: &str) -> Vec<&str> {
     while let Some((i, c)) = chars.next() {
         let boundary = match c {
             '\n' => true,
+            '.' if abbreviation(text.get(start..i).unwrap_or_default()) => false,
             '.' | '!' | '?' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
             _ => false,
         };
@@ -248,6 +249,24 @@ pub fn sentences(text: &str) -> Vec<&str> {
         push_trimmed(&mut out, s);
     }
     out
+}
+
+/// Words that end with a period without ending a sentence ("Dr. Ortiz", "e.g. this").
+const ABBREVIATIONS: &[&str] = &[
+    "dr", "mr", "mrs", "ms", "prof", "st", "mt", "jr", "sr", "vs", "e.g", "i.e", "approx", "fig",
+    "dept", "inc", "ltd", "ave", "u.s", "a.m", "p.m",
+];
+
+/// Whether the last word of `before` (the text before a period) is an abbreviation or a
+/// single-letter initial ("J. R. R. Tolkien").
+fn abbreviation(before: &str) -> bool {
+    let word = before
+        .rsplit(|c: char| c.is_whitespace() || c == '(' || c == '"')
+        .next()
+        .unwrap_or_default();
+    let mut letters = word.chars();
+    let initial = matches!((letters.next(), letters.next()), (Some(c), None) if c.is_uppercase());
+    initial || ABBREVIATIONS.contains(&word.to_lowercase().as_str())
 }
 
 fn push_trimmed<'a>(out: &mut Vec<&'a str>, s: &'a str) {
@@ -285,6 +304,21 @@ mod tests {
         assert_eq!(
             keywords("I was running to the Running club, the runners ran!"),
             vec!["run", "club", "runner", "ran"]
+        );
+    }
+
+    #[test]
+    fn sentences_keep_abbreviations_and_initials() {
+        assert_eq!(
+            sentences("I told Dr. Ortiz about my cholesterol. He said e.g. oats help."),
+            vec![
+                "I told Dr. Ortiz about my cholesterol.",
+                "He said e.g. oats help."
+            ]
+        );
+        assert_eq!(
+            sentences("J. R. R. Tolkien wrote it. No. I mean yes."),
+            vec!["J. R. R. Tolkien wrote it.", "No.", "I mean yes."]
         );
     }
 

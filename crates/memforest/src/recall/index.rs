@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::memory::extract::statements;
 use crate::memory::record::{self, FactRecord, SessionRecord, SESSION_PREFIX};
 use crate::memory::store::{Kv, Staged};
 use crate::memory::text::normalize;
@@ -62,8 +63,10 @@ pub fn term_prefix(term: &str) -> Vec<u8> {
     k
 }
 
-/// The knowledge-update slots of a fact: `(entity, attribute)` for each entity (or
-/// `user` when it names none) and each attribute/domain/collection key, normalized.
+/// The knowledge-update slots of a fact, normalized: a key `subject/attribute` (what
+/// `memory::extract::statements` writes) is the slot `(subject, attribute)`; any other
+/// attribute/domain/collection key gives `(entity, key)` for each entity (or `user` when
+/// the fact names none).
 #[must_use]
 pub fn slots(rec: &FactRecord) -> Vec<String> {
     let mut entities: Vec<String> = rec.entities.iter().map(|e| normalize(e)).collect();
@@ -71,16 +74,20 @@ pub fn slots(rec: &FactRecord) -> Vec<String> {
         entities.push(memforest_tree::USER_ENTITY.to_owned());
     }
     let mut out = Vec::new();
-    for e in entities.iter().filter(|e| !e.is_empty()) {
-        for a in rec
-            .keys
-            .iter()
-            .map(|k| normalize(k))
-            .filter(|k| !k.is_empty())
-        {
-            let s = format!("{e}\0{a}");
-            if !out.contains(&s) {
-                out.push(s);
+    let mut push = |e: &str, a: &str| {
+        let s = format!("{e}\0{a}");
+        if !e.is_empty() && !a.is_empty() && !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    for key in &rec.keys {
+        match key.split_once('/') {
+            Some((subject, attribute)) => push(&normalize(subject), &normalize(attribute)),
+            None => {
+                let a = normalize(key);
+                for e in &entities {
+                    push(e, &a);
+                }
             }
         }
     }
@@ -186,8 +193,19 @@ pub fn remove_fact(st: &mut Staged<'_>, id: u64, rec: &FactRecord) -> Result<(),
     change(st, id, rec, false)
 }
 
+/// What a fact is indexed as: its text and the question words of its knowledge-update
+/// attributes (`memory::extract::statements::index_words`).
+fn indexed_text(rec: &FactRecord) -> String {
+    let extra = statements::index_words(&rec.keys);
+    if extra.is_empty() {
+        rec.text.clone()
+    } else {
+        format!("{} {extra}", rec.text)
+    }
+}
+
 fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(), MemoryError> {
-    let counts = term_counts(&rec.text);
+    let counts = term_counts(&indexed_text(rec));
     let len: u32 = counts.iter().map(|c| c.1).sum();
     for (term, tf) in &counts {
         crate::recall::postings::bump(st.tenant(), term);

@@ -1,9 +1,11 @@
 //! [`HeuristicExtractor`]: the default, network-free extractor. One item per sentence of
 //! at least three words; origin from the speaker's role; entities are proper names, quoted
 //! titles and numbers with units; topics are the sentence's first three keywords; time is
-//! the first date or relative phrase in the sentence, resolved against the turn's time.
+//! the first date or relative phrase in the sentence, resolved against the turn's time;
+//! knowledge-update keys from [`statements::keys`] (the first person of a user-role turn is
+//! its speaker, of an assistant turn no one).
 
-use crate::memory::extract::dates;
+use crate::memory::extract::{dates, statements};
 use crate::memory::extract::{
     ExtractedItem, Extraction, ExtractionInput, Extractor, Origin, SemanticRole,
 };
@@ -87,11 +89,13 @@ impl Extractor for HeuristicExtractor {
             } else {
                 turn.speaker.as_str()
             };
+            let first_person = (turn.role == Role::User).then(|| speaker.to_lowercase());
             for sentence in sentences(&turn.text) {
                 if sentence.split_whitespace().count() < 3 {
                     continue;
                 }
                 let mut item = item_for(sentence, turn.time);
+                item.attribute_keys = statements::keys(sentence, first_person.as_deref());
                 item.fact_text = format!("{speaker}: {sentence}");
                 item.participants = vec![speaker.to_owned()];
                 item.origin = Some(Origin::from_role(turn.role));
@@ -200,6 +204,12 @@ fn entities(sentence: &str) -> Vec<String> {
     let mut run: Vec<&str> = Vec::new();
     for (i, raw) in words.iter().enumerate() {
         let w = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '$' && c != '%');
+        // "DGIA's" names DGIA.
+        let w = ["'s", "\u{2019}s"]
+            .iter()
+            .find_map(|s| w.strip_suffix(s))
+            .filter(|b| !b.is_empty())
+            .unwrap_or(w);
         let capital = w.chars().next().is_some_and(char::is_uppercase)
             && w.chars()
                 .skip(1)
@@ -318,6 +328,9 @@ mod tests {
         assert_eq!(start, NaiveDate::from_ymd_opt(2023, 5, 7).unwrap());
         assert_eq!(items[1].entities, vec!["Becoming Nicole", "5 km", "$20"]);
         assert_eq!(items[1].time_start, None);
+        let items = extract(Role::User, "I told Dr. Ortiz about DGIA's report.", day);
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].entities, vec!["Dr", "Ortiz", "DGIA"]);
     }
 
     #[test]

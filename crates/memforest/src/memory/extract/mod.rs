@@ -3,6 +3,7 @@
 
 pub mod dates;
 mod heuristic;
+pub mod statements;
 
 pub use heuristic::HeuristicExtractor;
 

@@ -1,0 +1,121 @@
+//! The knowledge-update suite (`tests/data/knowledge_updates.json`): short conversations,
+//! each stating a value and later changing it (or negating it, or mentioning a past value
+//! with "used to", or changing someone else's), with distractors. With the default
+//! extractor and no model, a `latest_only` search for the question must rank the current
+//! value first, and the history of that memory must show the superseded value with the end
+//! of its validity. At least 95% of the conversations must pass.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+use chrono::{NaiveDate, TimeZone, Utc};
+use memforest::{Memory, Message, Role, SearchOptions};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Case {
+    kind: String,
+    question: String,
+    current: String,
+    superseded: String,
+    /// `[date, role, text]`.
+    messages: Vec<(String, String, String)>,
+}
+
+fn cases() -> Vec<Case> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/knowledge_updates.json"
+    );
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn message(date: &str, role: &str, text: &str) -> Message {
+    let day = NaiveDate::parse_from_str(date, "%Y-%m-%d").unwrap();
+    let time = Utc.from_utc_datetime(&day.and_hms_opt(12, 0, 0).unwrap());
+    match role {
+        "user" => Message::user(text).by("Alice").at(time),
+        "assistant" => Message::new(Role::Assistant, text).at(time),
+        other => panic!("role {other}"),
+    }
+}
+
+/// Why case `case` of user `user` fails, or `None` when it passes.
+fn check(mem: &Memory, user: &str, case: &Case) -> Option<String> {
+    let lower = |s: &str| s.to_lowercase();
+    let options = SearchOptions {
+        k: 5,
+        latest_only: true,
+        ..SearchOptions::default()
+    };
+    let hits = mem.search(user, &case.question, &options).unwrap();
+    let Some(first) = hits.first() else {
+        return Some("no hit".into());
+    };
+    if !lower(&first.text).contains(&lower(&case.current)) {
+        let texts: Vec<&str> = hits.iter().map(|h| h.text.as_str()).collect();
+        return Some(format!("first hit is not {:?}: {texts:?}", case.current));
+    }
+    if case.superseded.is_empty() {
+        return None;
+    }
+    let history = mem.history(user, first.id).unwrap();
+    let old = history.iter().find(|v| {
+        v.memory.id != first.id && lower(&v.memory.text).contains(&lower(&case.superseded))
+    });
+    match old {
+        Some(v) if v.valid_until.is_some() => None,
+        Some(_) => Some(format!("{:?} has no valid_until", case.superseded)),
+        None => {
+            let texts: Vec<&str> = history.iter().map(|v| v.memory.text.as_str()).collect();
+            Some(format!("history lacks {:?}: {texts:?}", case.superseded))
+        }
+    }
+}
+
+#[test]
+fn the_current_value_ranks_first_and_the_old_one_stays_in_history() {
+    let cases = cases();
+    assert!(cases.len() >= 60, "{} conversations", cases.len());
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    for (i, case) in cases.iter().enumerate() {
+        let user = format!("u{i}");
+        for (n, (date, role, text)) in case.messages.iter().enumerate() {
+            mem.add(&user, &format!("s{n}"), &[message(date, role, text)])
+                .unwrap();
+        }
+    }
+    let mut failed = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        if let Some(why) = check(&mem, &format!("u{i}"), case) {
+            failed.push(format!("{i} ({}) {:?}: {why}", case.kind, case.question));
+        }
+    }
+    // Across a reopen the answers are the same.
+    mem.close().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    let after: usize = (0..cases.len())
+        .filter(|&i| check(&mem, &format!("u{i}"), &cases[i]).is_some())
+        .count();
+    mem.close().unwrap();
+    let passed = cases.len() - failed.len();
+    eprintln!(
+        "knowledge updates: {passed} of {} conversations pass ({:.1}%)",
+        cases.len(),
+        100.0 * passed as f64 / cases.len() as f64
+    );
+    for f in &failed {
+        eprintln!("  failed: {f}");
+    }
+    assert_eq!(after, failed.len(), "a reopen changed the answers");
+    assert!(
+        passed * 100 >= cases.len() * 95,
+        "{passed} of {} pass",
+        cases.len()
+    );
+}
