@@ -98,7 +98,7 @@ pub fn run(db: &Path, limit: Option<usize>, k: usize, progress: bool) -> Result<
     opts.memory.summarize_on_shutdown = true;
     let handle = store::open(db, opts)?;
     let summary = ingest::run(&handle, &data, progress)?;
-    let report = eval::run(&handle, &data, k, 5)?;
+    let report = eval::run(&handle, &data, k, 5, false)?;
     let mut examples = Vec::new();
     for ty in EXAMPLE_TYPES {
         let Some(q) = data
@@ -108,7 +108,8 @@ pub fn run(db: &Path, limit: Option<usize>, k: usize, progress: bool) -> Result<
         else {
             continue;
         };
-        let r = retrieve::query(&handle, &TenantId::new(&q.tenant)?, &q.text, q.time, k)?;
+        let tenant = TenantId::new(&q.tenant)?;
+        let r = retrieve::query(&handle, &tenant, &q.text, q.time, k, false)?;
         let top: Vec<&String> = r.turns.iter().take(k).collect();
         let found = q.evidence_turns.iter().filter(|e| top.contains(e)).count();
         examples.push(Example {

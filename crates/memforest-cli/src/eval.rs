@@ -118,10 +118,16 @@ fn sessions(turns: &[String], of: &HashMap<String, String>, k: usize) -> Vec<Str
 
 /// MemForest's ranked distinct turns for `q`: at least `want` of them unless the store
 /// has no more matching facts (see the module docs).
-fn ranked_turns(db: &Memory, tenant: &TenantId, q: &Question, want: usize) -> Result<Vec<String>> {
+fn ranked_turns(
+    db: &Memory,
+    tenant: &TenantId,
+    q: &Question,
+    want: usize,
+    latest_only: bool,
+) -> Result<Vec<String>> {
     let mut depth = want.saturating_mul(FACTS_PER_TURN).clamp(1, MAX_FACTS);
     loop {
-        let r = retrieve::query(db, tenant, &q.text, q.time, depth)?;
+        let r = retrieve::query(db, tenant, &q.text, q.time, depth, latest_only)?;
         if r.turns.len() >= want || r.facts.len() < depth || depth >= MAX_FACTS {
             return Ok(r.turns);
         }
@@ -133,11 +139,18 @@ fn abstention(q: &Question) -> bool {
     q.tenant.ends_with("_abs")
 }
 
-/// Runs every question of `data` against `db` and the baseline.
+/// Runs every question of `data` against `db` (only current memories with `latest_only`)
+/// and the baseline.
 ///
 /// # Errors
 /// Retrieval errors; an invalid tenant name.
-pub fn run(db: &Memory, data: &Dataset, k: usize, session_k: usize) -> Result<EvalReport> {
+pub fn run(
+    db: &Memory,
+    data: &Dataset,
+    k: usize,
+    session_k: usize,
+    latest_only: bool,
+) -> Result<EvalReport> {
     let started = std::time::Instant::now();
     let mut by_tenant: HashMap<&str, Vec<&Question>> = HashMap::new();
     for q in &data.questions {
@@ -171,7 +184,7 @@ pub fn run(db: &Memory, data: &Dataset, k: usize, session_k: usize) -> Result<Ev
             } else {
                 k
             };
-            let ours = ranked_turns(db, &tenant, q, depth)?;
+            let ours = ranked_turns(db, &tenant, q, depth, latest_only)?;
             let theirs = base.search(&q.text, depth);
             if scored_turns {
                 mf.add(&q.category, recall(&ours, &q.evidence_turns, k));

@@ -296,6 +296,9 @@ enum Command {
         /// Use only the first N tenants.
         #[arg(long)]
         limit: Option<usize>,
+        /// Retrieve only memories no newer memory about the same thing supersedes.
+        #[arg(long)]
+        latest_only: bool,
         #[command(flatten)]
         models: ModelArgs,
         /// Print JSON instead of text.
@@ -647,7 +650,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             question,
         } => {
             let handle = store::open_read_only(&db)?;
-            let r = retrieve::query(&handle, &tenant(&t)?, &question, None, usize::from(k))?;
+            let r = retrieve::query(
+                &handle,
+                &tenant(&t)?,
+                &question,
+                None,
+                usize::from(k),
+                false,
+            )?;
             handle.close()?;
             print(json, &r, |r| {
                 let mut s = String::new();
@@ -674,6 +684,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             k,
             session_k,
             limit,
+            latest_only,
             models,
             json,
         } => {
@@ -691,7 +702,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     s.turns, s.facts, s.trees, s.seconds, s.turns_per_sec
                 );
             }
-            let r = eval::run(&handle, &data, usize::from(k), usize::from(session_k))?;
+            let r = eval::run(
+                &handle,
+                &data,
+                usize::from(k),
+                usize::from(session_k),
+                latest_only,
+            )?;
             handle.close()?;
             print(json, &r, eval::render)
         }

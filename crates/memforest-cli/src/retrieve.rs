@@ -31,7 +31,7 @@ pub struct Recall {
 }
 
 /// Retrieves the `k` best facts of `tenant` for `question` asked at `time` (microseconds
-/// since the epoch; `None` = now).
+/// since the epoch; `None` = now), only current ones with `latest_only`.
 ///
 /// # Errors
 /// The engine's query errors (storage, corrupt records).
@@ -41,9 +41,11 @@ pub fn query(
     question: &str,
     time: Option<i64>,
     k: usize,
+    latest_only: bool,
 ) -> Result<Recall> {
     let mut q = Query::new(question);
     q.k = k.max(1);
+    q.latest_only = latest_only;
     q.reference_time = time;
     let r = db.query(tenant, &q)?;
     let mut turns: Vec<String> = Vec::new();

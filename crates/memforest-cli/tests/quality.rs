@@ -29,7 +29,7 @@ fn locomo_memforest_beats_flat_bm25_in_every_category() {
     let dir = tempfile::tempdir().unwrap();
     let db = store::open(dir.path(), Options::default()).unwrap();
     ingest::run(&db, &data, false).unwrap();
-    let r = eval::run(&db, &data, 10, 5).unwrap();
+    let r = eval::run(&db, &data, 10, 5, false).unwrap();
     db.close().unwrap();
     eprintln!("{}", eval::render(&r));
     assert!(r.questions > 1900, "{} questions scored", r.questions);
