@@ -233,8 +233,21 @@ fn add_one_message_at_a_time_then_search_get_list_profile() {
         .as_str()
         .unwrap_or_else(|| panic!("{profile}"));
     assert!(summary.contains("Berlin"), "{profile}");
+    let current = profile["current"].as_array().unwrap();
+    let residence = current
+        .iter()
+        .find(|v| v["subject"] == "alice" && v["attribute"] == "residence")
+        .unwrap_or_else(|| panic!("{profile}"));
+    assert!(
+        residence["text"].as_str().unwrap().contains("Berlin"),
+        "{profile}"
+    );
     let text = ok(&["profile", "--db", db, "--user", "alice"]);
-    assert!(text.starts_with("user \"alice\": "), "{text}");
+    assert!(
+        text.starts_with("alice:\n  residence: Alice: I moved to Berlin"),
+        "{text}"
+    );
+    assert!(text.contains("\nuser \"alice\": "), "{text}");
 
     // an unknown user is a clear empty result
     let v = json(&["list", "--db", db, "--user", "carol"]);

@@ -59,5 +59,5 @@ pub use handle::{Memory, Options};
 pub use memory::session::Role;
 pub use memory::{MemoryError, MemoryOptions};
 pub use node_store::{EngineNodeStore, SnapshotNodeStore, StagedNodeStore};
-pub use recall::Profile;
+pub use recall::{CurrentValue, Profile};
 pub use verify::MemoryVerifyReport;

@@ -119,3 +119,52 @@ fn the_current_value_ranks_first_and_the_old_one_stays_in_history() {
         cases.len()
     );
 }
+
+/// The profile lists what is current per subject and attribute; forgetting the newer
+/// value makes the older one current again, across a reopen.
+#[test]
+fn profile_shows_current_values_and_forgetting_the_newer_restores_the_older() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    for (session, date, text) in [
+        ("s1", "2024-01-10", "I live in Paris and I work as a nurse."),
+        ("s2", "2024-04-02", "Big news: I moved to Berlin last week!"),
+    ] {
+        mem.add("alice", session, &[message(date, "user", text)])
+            .unwrap();
+    }
+    let residence = |mem: &Memory| {
+        let p = mem.profile("alice").unwrap();
+        let v = p
+            .current
+            .iter()
+            .find(|v| v.subject == "alice" && v.attribute == "residence")
+            .unwrap_or_else(|| panic!("{:?}", p.current));
+        (v.text.clone(), v.since)
+    };
+    let (text, since) = residence(&mem);
+    assert!(text.contains("Berlin"), "{text}");
+    assert_eq!(since.unwrap().date_naive().to_string(), "2024-03-25");
+    let p = mem.profile("alice").unwrap();
+    assert!(p
+        .current
+        .iter()
+        .any(|v| v.attribute == "job" && v.text.contains("nurse")));
+
+    mem.delete_session("alice", "s2").unwrap();
+    mem.close().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    assert!(residence(&mem).0.contains("Paris"));
+    let latest = SearchOptions {
+        latest_only: true,
+        ..SearchOptions::default()
+    };
+    let hits = mem
+        .search("alice", "Where does Alice live?", &latest)
+        .unwrap();
+    assert!(
+        hits[0].text.contains("Paris") && hits[0].current,
+        "{hits:?}"
+    );
+    mem.close().unwrap();
+}

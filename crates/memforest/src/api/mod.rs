@@ -33,4 +33,5 @@ pub use message::Message;
 pub use record::{ListOptions, MemoryRecord};
 pub use search::{Hit, SearchOptions, Source};
 pub use stats::UserStats;
+pub(crate) use version::is_version_attribute;
 pub use version::{Version, UPDATES_SESSION};

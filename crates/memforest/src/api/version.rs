@@ -170,6 +170,12 @@ impl Memory {
     }
 }
 
+/// Whether a normalized slot attribute is a version key (the link [`Memory::update`]
+/// writes, not something said).
+pub(crate) fn is_version_attribute(attribute: &str) -> bool {
+    attribute.starts_with(&normalize(VERSION_KEY))
+}
+
 /// The version key `rec` carries, if any.
 fn version_key(rec: &FactRecord) -> Option<String> {
     rec.keys

@@ -34,7 +34,7 @@ pub(crate) mod turn_cache;
 pub(crate) mod update;
 
 pub use bm25::Bm25Index;
-pub use profile::{EntityProfile, Profile};
+pub use profile::{CurrentValue, EntityProfile, Profile};
 pub use query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 
 /// The read path's in-memory state of one open `Db`: tree heat, the page cache, the

@@ -1,7 +1,15 @@
-//! `Memory::profile`: the long-term profile (MemoryOS "long-term persona"): the root summary
-//! of `entity:user` and of the hottest entity trees.
+//! `Memory::profile`: the long-term profile (MemoryOS "long-term persona"): the current
+//! value of every knowledge-update slot (what is true now, per subject and attribute), the
+//! root summary of `entity:user` and of the hottest entity trees.
 
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
 use memforest_tree::{TreeKind, USER_ENTITY};
+
+use crate::api::MemoryId;
+use crate::memory::time::to_datetime;
+use crate::recall::index::SLOT_PREFIX;
 
 use crate::memory::record::{self, TreeRecord};
 use crate::memory::MemoryError;
@@ -12,6 +20,25 @@ use memforest_engine::TenantId;
 
 /// Entity trees in a profile.
 pub const PROFILE_ENTITIES: usize = 5;
+/// Current values in a profile, at most.
+pub const PROFILE_VALUES: usize = 200;
+
+/// The current value of one knowledge-update slot: the newest memory about a subject's
+/// attribute.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CurrentValue {
+    /// Whom it is about (`user`, a speaker's or person's name, a relation such as
+    /// `sister`), normalized.
+    pub subject: String,
+    /// What about them (`residence`, `job`, `dog name`, ...), normalized.
+    pub attribute: String,
+    /// The memory that says it.
+    pub id: MemoryId,
+    /// Its text.
+    pub text: String,
+    /// Since when it holds: the start of its event time.
+    pub since: Option<DateTime<Utc>>,
+}
 
 /// One entity's profile line.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -27,6 +54,9 @@ pub struct EntityProfile {
 /// What `Memory::profile` returns.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Profile {
+    /// The current value of each slot, the subject with the most values first, then by
+    /// subject and attribute (at most [`PROFILE_VALUES`]).
+    pub current: Vec<CurrentValue>,
     /// Root summary of `entity:user` (`None` before its first summary).
     pub user: Option<String>,
     /// The hottest entity trees with a summary, hottest first.
@@ -44,9 +74,65 @@ fn root_summary(r: &Reader<'_>, tree: u64, heat: f64) -> Result<Option<String>, 
     Ok(n.clean_summary().map(str::to_owned))
 }
 
+/// The newest memory of every slot (`recall::index` slot entries), ordered as
+/// [`Profile::current`] says.
+fn current_values(r: &Reader<'_>) -> Result<Vec<CurrentValue>, MemoryError> {
+    let mut newest: BTreeMap<String, (i64, u64)> = BTreeMap::new();
+    for kv in r.scan_prefix(Table::Postings, &[SLOT_PREFIX])? {
+        let (k, v) = kv?;
+        let rest = k.get(1..).unwrap_or_default();
+        let (Some(slot), Some(fact), Some(start)) = (
+            rest.get(..rest.len().saturating_sub(9))
+                .map(|s| String::from_utf8_lossy(s).into_owned()),
+            rest.get(rest.len().saturating_sub(8)..)
+                .and_then(record::be_u64),
+            v.get(..8)
+                .and_then(|b| b.try_into().ok())
+                .map(i64::from_le_bytes),
+        ) else {
+            return Err(MemoryError::Corrupt {
+                what: "slot entry",
+                detail: format!("key {k:02x?}"),
+            });
+        };
+        let e = newest.entry(slot).or_insert((start, fact));
+        *e = (*e).max((start, fact));
+    }
+    let mut per_subject: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (slot, (start, fact)) in newest {
+        let Some((subject, attribute)) = slot.split_once('\0') else {
+            continue;
+        };
+        if crate::api::is_version_attribute(attribute) {
+            continue;
+        }
+        let Some(rec) = crate::recall::search::load_fact(r, fact)? else {
+            continue;
+        };
+        *per_subject.entry(subject.to_owned()).or_default() += 1;
+        out.push(CurrentValue {
+            subject: subject.to_owned(),
+            attribute: attribute.to_owned(),
+            id: MemoryId::from_fact(fact),
+            text: rec.text,
+            since: to_datetime(start),
+        });
+    }
+    let rank = |s: &str| std::cmp::Reverse(per_subject.get(s).copied().unwrap_or(0));
+    out.sort_by(|a, b| {
+        rank(&a.subject)
+            .cmp(&rank(&b.subject))
+            .then_with(|| a.subject.cmp(&b.subject))
+            .then_with(|| a.attribute.cmp(&b.attribute))
+    });
+    out.truncate(PROFILE_VALUES);
+    Ok(out)
+}
+
 impl Memory {
-    /// What is known about `user`: the summary of `entity:user` and of the
-    /// [`PROFILE_ENTITIES`] hottest entity trees. Summaries of nodes still waiting for
+    /// What is known about `user`: the current value of each knowledge-update slot, the
+    /// summary of `entity:user` and of the [`PROFILE_ENTITIES`] hottest entity trees. Summaries of nodes still waiting for
     /// re-summarization are left out (they may describe removed facts). A user with no
     /// memory gets an empty profile.
     ///
@@ -76,6 +162,7 @@ impl Memory {
         }
         entities.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut out = Profile {
+            current: current_values(&r)?,
             user: root_summary(&r, user_id, 0.0)?,
             entities: Vec::new(),
         };
