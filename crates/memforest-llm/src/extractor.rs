@@ -103,7 +103,8 @@ Return only a JSON object: {{"items": [ ... ]}}. Each item is an object with the
 - "topics": at most {MAX_TOPICS} short topic keywords.
 - "time_text": the time expression as written in the conversation, or null.
 - "time_start", "time_end": the ISO dates (YYYY-MM-DD) the fact is about, or null.
-- "attribute_keys", "domain_keys", "collection_keys": at most {MAX_KEYS} each, e.g. "pet.name", "health", "books read".
+- "attribute_keys": at most {MAX_KEYS}, for a statement that sets what is true now about someone: "subject/attribute", the subject in lower case (the speaker's name, "user" for a user without a name, another person's first name, or a relation such as "sister") and the attribute one of residence, job, employer, school, major, <pet or relation>.name (e.g. "dog.name", "sister.name"), possession.<thing>, favorite.<thing>, likes.<thing>, allergy.<thing>, diet, plan.<event>, count.<thing>, uses.<thing>; e.g. "alice/residence" for "Alice moved to Berlin". A newer item with the same key replaces the older one, so key negations and changes ("no longer", "switched from X to Y") the same way, and do not key past habits ("used to").
+- "domain_keys", "collection_keys": at most {MAX_KEYS} each, e.g. "health", "books read".
 - "source_turns": the ids of the turns the item comes from.
 Keep only information worth remembering about the people, their lives, preferences, plans and the facts they share. Do not invent anything. If there is nothing to remember, return {{"items": []}}."#
     )

@@ -313,7 +313,7 @@ mod tests {
         let reply = r#"{"items": [{"fact_text": " Alice adopted a cat named Miso on 2023-05-07. ",
             "participants": ["Alice"], "origin": "User", "semantic_role": "event",
             "entities": ["Miso", "Miso", ""], "topics": "pets", "time_text": "yesterday",
-            "time_start": "2023-05-07", "attribute_keys": ["pet.name"], "domain_keys": ["pets"],
+            "time_start": "2023-05-07", "attribute_keys": ["alice/cat.name"], "domain_keys": ["pets"],
             "collection_keys": [], "source_turns": ["s1#turn_1", "s9#turn_4"]}]}"#;
         let parsed = parse_items(reply, &turns()).unwrap();
         assert!(parsed.dropped.is_empty());
@@ -336,6 +336,8 @@ mod tests {
             (Some(MAY_7_2023), Some(MAY_7_2023 + DAY - 1))
         );
         assert_eq!(item.source_turns, vec!["s1#turn_1"]);
+        // the key the default extractor writes for "my cat is named Miso": one mechanism
+        assert_eq!(item.attribute_keys, vec!["alice/cat.name"]);
     }
 
     #[test]

@@ -54,7 +54,7 @@ fn cell() -> ExtractionInput {
 fn item(text: &str) -> serde_json::Value {
     json!({"fact_text": text, "participants": ["Alice"], "origin": "user", "semantic_role": "event",
            "entities": ["Miso", "$120"], "topics": ["pets"], "time_text": "yesterday",
-           "time_start": "2023-05-07", "time_end": "2023-05-07", "attribute_keys": ["pet.name"],
+           "time_start": "2023-05-07", "time_end": "2023-05-07", "attribute_keys": ["alice/cat.name"],
            "domain_keys": ["pets"], "collection_keys": [], "source_turns": ["s1#turn_0"]})
 }
 
@@ -98,6 +98,8 @@ fn extractor_sends_the_cell_and_maps_items() {
         )
     );
     assert_eq!(got.source_turns, vec!["s1#turn_0"]);
+    // the knowledge-update key of the default extractor: one supersession mechanism
+    assert_eq!(got.attribute_keys, vec!["alice/cat.name"]);
     assert!(
         extractor.recent_notes().is_empty(),
         "{:?}",
@@ -105,6 +107,8 @@ fn extractor_sends_the_cell_and_maps_items() {
     );
 
     let body = server.requests()[0].json();
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("\"subject/attribute\""), "{system}");
     let user = body["messages"][1]["content"].as_str().unwrap();
     assert!(
         user.contains("[s1#turn_0] 2023-05-08 09:00 UTC (Monday) user (Alice): I adopted"),
