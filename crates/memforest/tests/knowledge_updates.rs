@@ -91,10 +91,17 @@ fn the_current_value_ranks_first_and_the_old_one_stays_in_history() {
         }
     }
     let mut failed = Vec::new();
+    let mut by_kind: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
     for (i, case) in cases.iter().enumerate() {
-        if let Some(why) = check(&mem, &format!("u{i}"), case) {
-            failed.push(format!("{i} ({}) {:?}: {why}", case.kind, case.question));
+        let kind = by_kind.entry(&case.kind).or_default();
+        kind.1 += 1;
+        match check(&mem, &format!("u{i}"), case) {
+            Some(why) => failed.push(format!("{i} ({}) {:?}: {why}", case.kind, case.question)),
+            None => kind.0 += 1,
         }
+    }
+    for (kind, (passed, all)) in &by_kind {
+        eprintln!("  {kind}: {passed}/{all}");
     }
     // Across a reopen the answers are the same.
     mem.close().unwrap();
