@@ -251,22 +251,22 @@ pub fn sentences(text: &str) -> Vec<&str> {
     out
 }
 
-/// Words that end with a period without ending a sentence ("Dr. Ortiz", "e.g. this").
+/// Words that end with a period without ending a sentence ("Dr. Ortiz", "e.g. this"):
+/// titles before a name and Latin abbreviations, not those that often end a sentence
+/// ("5 p.m.", "Acme Inc.", "in the U.S.").
 const ABBREVIATIONS: &[&str] = &[
-    "dr", "mr", "mrs", "ms", "prof", "st", "mt", "jr", "sr", "vs", "e.g", "i.e", "approx", "fig",
-    "dept", "inc", "ltd", "ave", "u.s", "a.m", "p.m",
+    "dr", "mr", "mrs", "ms", "prof", "mt", "vs", "e.g", "i.e", "approx", "fig", "dept",
 ];
 
-/// Whether the last word of `before` (the text before a period) is an abbreviation or a
-/// single-letter initial ("J. R. R. Tolkien").
+/// Whether the last word of `before` (the text before a period) is an abbreviation. A
+/// single capital letter is not one: "Vitamin D." and "Plan B." end sentences far more
+/// often than initials occur, so "J. R. R. Tolkien" is split.
 fn abbreviation(before: &str) -> bool {
     let word = before
         .rsplit(|c: char| c.is_whitespace() || c == '(' || c == '"')
         .next()
         .unwrap_or_default();
-    let mut letters = word.chars();
-    let initial = matches!((letters.next(), letters.next()), (Some(c), None) if c.is_uppercase());
-    initial || ABBREVIATIONS.contains(&word.to_lowercase().as_str())
+    ABBREVIATIONS.contains(&word.to_lowercase().as_str())
 }
 
 fn push_trimmed<'a>(out: &mut Vec<&'a str>, s: &'a str) {
@@ -317,8 +317,8 @@ mod tests {
             ]
         );
         assert_eq!(
-            sentences("J. R. R. Tolkien wrote it. No. I mean yes."),
-            vec!["J. R. R. Tolkien wrote it.", "No.", "I mean yes."]
+            sentences("I need more vitamin D. No. I mean yes."),
+            vec!["I need more vitamin D.", "No.", "I mean yes."]
         );
     }
 
