@@ -1,5 +1,5 @@
-//! `memforest forget`: a memory, a session or everything of a user, through the `Memory`
-//! API's deletes, which fail for what does not exist.
+//! `memforest forget`: a memory, a message, a session or everything of a user, through the
+//! `Memory` API's deletes, which fail for what does not exist.
 
 use memforest::{Memory, MemoryError, MemoryId};
 use serde::Serialize;
@@ -12,6 +12,13 @@ use crate::records::count;
 pub enum Target {
     /// One memory (its source messages stay).
     Memory(MemoryId),
+    /// A message of a session (by id) and the memories only it supported.
+    Message {
+        /// The session.
+        session: String,
+        /// The message id.
+        id: String,
+    },
     /// A session: its messages and the memories only they supported.
     Session(String),
     /// Everything of the user.
@@ -23,7 +30,8 @@ pub enum Target {
 pub struct Forgotten {
     /// The user.
     pub user: String,
-    /// What was forgotten: `memory <id>`, `session <id>` or `everything`.
+    /// What was forgotten: `memory <id>`, `message <id> of session <id>`, `session <id>`
+    /// or `everything`.
     pub forgot: String,
     /// Messages deleted.
     pub messages: u64,
@@ -60,6 +68,10 @@ pub fn memory_id(s: &str) -> Result<MemoryId> {
 pub fn run(memory: &Memory, user: &str, target: &Target) -> Result<Forgotten> {
     let (deleted, forgot) = match target {
         Target::Memory(id) => (memory.delete(user, *id)?, format!("memory {id}")),
+        Target::Message { session, id } => (
+            memory.delete_message(user, session, id)?,
+            format!("message {id} of session {session}"),
+        ),
         Target::Session(s) => (memory.delete_session(user, s)?, format!("session {s}")),
         Target::User => match memory.delete_user(user) {
             Ok(d) => (d, "everything".to_owned()),

@@ -345,9 +345,14 @@ enum Command {
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
-        /// Forget this session: its messages and the memories only they supported.
+        /// Forget this session: its messages and the memories only they supported (with
+        /// --message: only that message of it).
         #[arg(long, group = "what")]
         session: Option<String>,
+        /// Forget this message of --session (its id, as `messages` prints it) and the
+        /// memories only it supported.
+        #[arg(long, requires = "session")]
+        message: Option<String>,
         /// Forget this memory (its id as add, search and list print it).
         #[arg(long, visible_alias = "fact", group = "what")]
         memory: Option<String>,
@@ -739,15 +744,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             db,
             user,
             session,
+            message,
             memory,
             all,
             json,
         } => {
-            let target = match (session, memory, all) {
-                (_, _, true) => Target::User,
-                (Some(s), _, _) => Target::Session(s),
-                (_, Some(m), _) => Target::Memory(forget::memory_id(&m)?),
-                _ => anyhow::bail!("forget needs one of --session, --memory or --all"),
+            let target = match (session, message, memory, all) {
+                (_, _, _, true) => Target::User,
+                (Some(session), Some(id), _, _) => Target::Message { session, id },
+                (Some(s), None, _, _) => Target::Session(s),
+                (_, _, Some(m), _) => Target::Memory(forget::memory_id(&m)?),
+                _ => anyhow::bail!(
+                    "forget needs one of --session (with --message for one message), --memory or --all"
+                ),
             };
             tenant(&user)?;
             let handle = store::open_existing(&db)?;

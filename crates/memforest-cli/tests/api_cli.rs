@@ -418,10 +418,33 @@ fn forget_removes_what_exists_and_fails_for_what_does_not() {
     // Forgetting it again fails: it does not exist any more.
     fails(&["forget", "--db", db, "--user", "alice", "--memory", &paris]);
 
-    // A session: its messages and their memories.
+    // One message of a session, by id; then the rest of the session.
+    let forget_in_s3 = |message: &'static str| {
+        [
+            "forget",
+            "--db",
+            db,
+            "--user",
+            "alice",
+            "--session",
+            "s3",
+            "--message",
+            message,
+        ]
+    };
+    let err = fails(&forget_in_s3("m9"));
+    assert!(
+        err.contains("no message \"m9\" for user \"alice\""),
+        "{err}"
+    );
+    let out = ok(&forget_in_s3("m2"));
+    assert!(
+        out.starts_with("forgot message m2 of session s3 of user \"alice\": 1 message and "),
+        "{out}"
+    );
     let out = ok(&["forget", "--db", db, "--user", "alice", "--session", "s3"]);
     assert!(
-        out.starts_with("forgot session s3 of user \"alice\": 2 messages and "),
+        out.starts_with("forgot session s3 of user \"alice\": 1 message and "),
         "{out}"
     );
     let listed = texts(&json(&["list", "--db", db, "--user", "alice"]), "memories");

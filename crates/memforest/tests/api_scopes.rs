@@ -311,3 +311,41 @@ fn a_search_as_of_a_past_time_answers_as_the_memory_stood_then() {
         .is_empty());
     mem.close().unwrap();
 }
+
+/// One message is deleted by its id: with its metadata and the memories only it
+/// supported; the session's other messages stay; what does not exist is an error.
+#[test]
+fn delete_message_removes_one_message_and_what_only_it_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add(
+        "alice",
+        "s1",
+        &[
+            Message::user("I keep bees on my roof in Lyon.")
+                .with_id("m1")
+                .meta("channel", "sms"),
+            Message::user("My neighbour Jules bakes bread every Sunday.").with_id("m2"),
+        ],
+    )
+    .unwrap();
+    let bees = SearchOptions::default();
+    assert!(!mem.search("alice", "bees roof", &bees).unwrap().is_empty());
+    let gone = mem.delete_message("alice", "s1", "m1").unwrap();
+    assert_eq!((gone.messages, gone.memories), (1, 1), "{gone:?}");
+    let left = mem.messages("alice", "s1").unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id.as_deref(), Some("m2"));
+    assert!(mem
+        .search("alice", "bees roof", &bees)
+        .unwrap()
+        .iter()
+        .all(|h| !h.text.contains("bees")));
+    for (session, message, what) in [("s1", "m1", "message"), ("s9", "m2", "session")] {
+        match mem.delete_message("alice", session, message) {
+            Err(MemoryError::NotFound { what: w, .. }) => assert_eq!(w, what),
+            other => panic!("{other:?}"),
+        }
+    }
+    mem.close().unwrap();
+}

@@ -1,11 +1,14 @@
-//! [`Memory::delete`], [`Memory::delete_session`], [`Memory::delete_user`]: forgetting
-//! through the API, with an error for what does not exist.
+//! [`Memory::delete`], [`Memory::delete_message`], [`Memory::delete_session`],
+//! [`Memory::delete_user`]: forgetting through the API, with an error for what does not
+//! exist.
 
 use serde::Serialize;
 
 use crate::api::{user, MemoryId};
 use crate::lifecycle::{Forget, ForgetReport};
+use crate::memory::record::{self, SessionRecord, TurnRecord, SESSION_PREFIX};
 use crate::memory::MemoryError;
+use crate::schema::Table;
 use crate::Memory;
 
 /// What a delete removed.
@@ -42,6 +45,46 @@ impl Memory {
             return Err(not_found("memory", id.to_string(), user));
         }
         Ok(self.forget(&tenant, &Forget::Fact(id.fact()))?.into())
+    }
+
+    /// Deletes message `message` (its id, as given to or numbered by [`Memory::add`]) of
+    /// session `session` of `user`: the message, its metadata, and the memories only it
+    /// supported; memories it shared with other messages lose it as a source. O(messages
+    /// in the session) to find it.
+    ///
+    /// # Errors
+    /// [`MemoryError::NotFound`] when `user` has no such session or message; as
+    /// [`Memory::delete`].
+    pub fn delete_message(
+        &self,
+        user: &str,
+        session: &str,
+        message: &str,
+    ) -> Result<Deleted, MemoryError> {
+        let tenant = user::tenant(user)?;
+        let key = record::prefixed(SESSION_PREFIX, session.as_bytes());
+        let Some(bytes) = self.db.get(&tenant, Table::Sessions.into(), &key)? else {
+            return Err(not_found("session", session.to_owned(), user));
+        };
+        let srec: SessionRecord = record::decode(&bytes, "session")?;
+        for index in 0..srec.turns {
+            let Some(b) = self.db.get(
+                &tenant,
+                Table::Turns.into(),
+                &record::turn_key(session, index),
+            )?
+            else {
+                continue;
+            };
+            if record::decode::<TurnRecord>(&b, "turn")?.id == message {
+                let what = Forget::Turn {
+                    session: session.to_owned(),
+                    index,
+                };
+                return Ok(self.forget(&tenant, &what)?.into());
+            }
+        }
+        Err(not_found("message", message.to_owned(), user))
     }
 
     /// Deletes session `session` of `user`: its messages and the memories only they

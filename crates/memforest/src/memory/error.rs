@@ -37,7 +37,7 @@ pub enum MemoryError {
     /// was changed.
     #[error("no {what} {id:?}{}", if *what == "user" { String::new() } else { format!(" for user {user:?}") })]
     NotFound {
-        /// What kind of thing (`"memory"`, `"session"`, `"user"`).
+        /// What kind of thing (`"memory"`, `"message"`, `"session"`, `"user"`).
         what: &'static str,
         /// Its id as given.
         id: String,
