@@ -175,3 +175,80 @@ fn profile_shows_current_values_and_forgetting_the_newer_restores_the_older() {
     );
     mem.close().unwrap();
 }
+
+/// Saying an earlier value again makes it current again, though its text merges into the
+/// older memory.
+#[test]
+fn moving_back_to_an_earlier_value_makes_it_current_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    for (session, date, text) in [
+        ("s1", "2024-01-10", "I live in Paris."),
+        ("s2", "2024-02-10", "I live in Berlin."),
+        ("s3", "2024-03-10", "I live in Paris."),
+    ] {
+        mem.add("alice", session, &[message(date, "user", text)])
+            .unwrap();
+    }
+    let latest = SearchOptions {
+        latest_only: true,
+        ..SearchOptions::default()
+    };
+    let hits = mem
+        .search("alice", "Where does Alice live?", &latest)
+        .unwrap();
+    assert!(hits[0].text.contains("Paris"), "{hits:?}");
+    assert!(hits.iter().all(|h| !h.text.contains("Berlin")), "{hits:?}");
+    let p = mem.profile("alice").unwrap();
+    assert!(p
+        .current
+        .iter()
+        .any(|v| v.attribute == "residence" && v.text.contains("Paris")));
+    mem.close().unwrap();
+}
+
+/// An update joins the updated memory's slot: the profile and `latest_only` see the new
+/// version, even when the updated memory was already superseded; a blank update stores
+/// nothing.
+#[test]
+fn an_update_supersedes_in_the_slot_of_the_memory_it_updates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    for (session, date, text) in [
+        ("s1", "2024-01-10", "I live in Paris."),
+        ("s2", "2024-02-10", "I moved to Berlin."),
+    ] {
+        mem.add("alice", session, &[message(date, "user", text)])
+            .unwrap();
+    }
+    let paris = mem
+        .search("alice", "Paris", &SearchOptions::default())
+        .unwrap()[0]
+        .id;
+    assert!(mem.update("alice", paris, "   ").is_err());
+    assert!(mem
+        .messages("alice", memforest::api::UPDATES_SESSION)
+        .is_err());
+    let lyon = mem.update("alice", paris, "Home city: Lyon.").unwrap();
+    let latest = SearchOptions {
+        latest_only: true,
+        ..SearchOptions::default()
+    };
+    let current: Vec<_> = mem
+        .search(
+            "alice",
+            "Where does Alice live? Lyon Berlin Paris city",
+            &latest,
+        )
+        .unwrap();
+    assert_eq!(current.len(), 1, "{current:?}");
+    assert_eq!(current[0].id, lyon);
+    let p = mem.profile("alice").unwrap();
+    let residence = p
+        .current
+        .iter()
+        .find(|v| v.attribute == "residence")
+        .unwrap();
+    assert_eq!(residence.id, lyon, "{:?}", p.current);
+    mem.close().unwrap();
+}

@@ -52,10 +52,19 @@ impl Memory {
     /// a text over the limits; engine errors.
     pub fn update(&self, user: &str, id: MemoryId, text: &str) -> Result<MemoryId, MemoryError> {
         let tenant = user::tenant(user)?;
+        if text.trim().is_empty() {
+            return Err(MemoryError::Name(memforest_engine::InputError::Empty {
+                field: "update text",
+            }));
+        }
         let old = self
             .fact(&tenant, id.fact())?
             .ok_or_else(|| not_found("memory", id.to_string(), user))?;
         let key = version_key(&old).unwrap_or_else(|| format!("{VERSION_KEY}{id}"));
+        // The new version also joins the old one's knowledge-update slots (`subject/
+        // attribute`), so it supersedes there too: the profile and `latest_only` see it.
+        let mut keys = vec![key.clone()];
+        keys.extend(old.keys.iter().filter(|k| k.contains('/')).take(1).cloned());
         if !old.keys.contains(&key) {
             self.add_key(&tenant, id.fact(), old.clone(), &key)?;
         }
@@ -68,7 +77,7 @@ impl Memory {
             semantic_role: Some(old.role),
             entities: old.entities.clone(),
             topics: old.topics.clone(),
-            attribute_keys: vec![key],
+            attribute_keys: keys,
             source_turns: vec![turn_id.clone()],
             ..ExtractedItem::default()
         };

@@ -118,5 +118,6 @@ pub fn drop_occurrences(
         );
     }
     st.put(Table::Facts, &id.to_be_bytes(), record::encode(&rec)?);
+    index::stamp_slots(st, id, &rec);
     Ok(Outcome::Updated)
 }

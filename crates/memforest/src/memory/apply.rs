@@ -325,6 +325,7 @@ fn commit_cell(
                 out.facts_merged += 1;
                 out.facts.push(id);
                 crate::recall::index::note_occurrence(router.st, &rec.session, id);
+                crate::recall::index::stamp_slots(router.st, id, &fact_rec);
             }
             Upsert::Unchanged => continue,
         }

@@ -94,6 +94,31 @@ pub fn slots(rec: &FactRecord) -> Vec<String> {
     out
 }
 
+/// When fact `rec` was last stated: the latest start among its occurrences. It orders a
+/// slot's facts, so saying an older value again ("I live in Paris" after "I moved to
+/// Berlin") makes it current again, though its text merges into the older fact.
+#[must_use]
+pub fn slot_start(rec: &FactRecord) -> i64 {
+    rec.occurrences
+        .iter()
+        .map(|o| o.time.0)
+        .max()
+        .unwrap_or(rec.time.0)
+}
+
+/// Stages fact `id`'s slot entries with its current [`slot_start`] (after its occurrences
+/// changed).
+pub fn stamp_slots(st: &mut Staged<'_>, id: u64, rec: &FactRecord) {
+    for slot in slots(rec) {
+        let key = with_id(slot_prefix(&slot), id);
+        st.put(
+            Table::Postings,
+            &key,
+            slot_start(rec).to_le_bytes().to_vec(),
+        );
+    }
+}
+
 /// `k | slot | 0x00`.
 #[must_use]
 pub fn slot_prefix(slot: &str) -> Vec<u8> {
@@ -222,7 +247,11 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
     for slot in slots(rec) {
         let key = with_id(slot_prefix(&slot), id);
         if add {
-            st.put(Table::Postings, &key, rec.time.0.to_le_bytes().to_vec());
+            st.put(
+                Table::Postings,
+                &key,
+                slot_start(rec).to_le_bytes().to_vec(),
+            );
         } else {
             st.delete(Table::Postings, &key);
         }

@@ -21,7 +21,7 @@ pub fn superseded(
     rec: &FactRecord,
     as_of: Option<i64>,
 ) -> Result<Option<i64>, MemoryError> {
-    let mine = (rec.time.0, id);
+    let mine = (index::slot_start(rec), id);
     let mut until: Option<i64> = None;
     for slot in index::slots(rec) {
         for (other, start) in index::slot_members(r, &slot)? {

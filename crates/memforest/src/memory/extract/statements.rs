@@ -64,7 +64,20 @@ const RELATIONS: &[&str] = &[
     "therapist",
     "doctor",
     "coach",
+    "colleague",
+    "coworker",
+    "neighbor",
+    "neighbour",
+    "teacher",
+    "manager",
+    "classmate",
+    "landlord",
+    "ex",
 ];
+
+/// The statement kinds led by a verb phrase ([`PHRASES`]): "my X lives in..." is about X,
+/// so when X is no known relation the subject is unknown, not the speaker.
+const VERB_LED: &[&str] = &["residence", "job", "employer", "school", "major"];
 
 /// Pet species, with the young's names folded into the species.
 const PETS: &[(&str, &str)] = &[
@@ -222,6 +235,38 @@ const LIKE_ADVERBS: &[&str] = &[
     "genuinely",
 ];
 
+/// Words that make a statement hypothetical or wished for: it sets nothing.
+const HYPOTHETICAL: &[&str] = &[
+    "if",
+    "would",
+    "might",
+    "maybe",
+    "perhaps",
+    "thinking",
+    "considering",
+    "wish",
+    "hope",
+    "dream",
+    "could",
+    "should",
+    "whether",
+    "wonder",
+];
+
+/// Negations, and the words that make a negation a change ("not ... anymore").
+const NEGATIONS: &[&str] = &[
+    "not", "don't", "doesn't", "didn't", "never", "isn't", "aren't", "wasn't", "no", "dont",
+    "doesnt", "won't", "can't",
+];
+const CHANGED: &[&str] = &["anymore", "longer", "now", "stopped", "quit"];
+
+/// Attributes keyed by their value (`likes.sushi`): a negation of one is about that value.
+fn keyed_by_value(attribute: &str) -> bool {
+    ["likes.", "allergy.", "uses.", "possession."]
+        .iter()
+        .any(|p| attribute.starts_with(p))
+}
+
 /// Number words a count can be written with.
 const NUMBERS: &[&str] = &[
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -316,11 +361,27 @@ pub fn keys(sentence: &str, speaker: Option<&str>) -> Vec<String> {
     }
     let w = words(sentence);
     let lower: Vec<&str> = w.iter().map(|x| x.lower.as_str()).collect();
-    if lower.windows(2).any(|p| p == ["used", "to"]) {
+    if lower.windows(2).any(|p| p == ["used", "to"])
+        || lower.iter().any(|x| HYPOTHETICAL.contains(x))
+    {
         return Vec::new();
     }
+    // "I don't live in London" says nothing of where one lives; "I don't live in Paris
+    // anymore" ends it, and "I don't like sushi" is about sushi.
+    let changed = lower.iter().any(|x| CHANGED.contains(x));
     let mut out: Vec<String> = Vec::new();
     for (at, attribute) in statements(&lower) {
+        let before = lower.get(at.saturating_sub(3)..at).unwrap_or_default();
+        let negated = before.iter().any(|x| NEGATIONS.contains(x));
+        if negated && !changed && !keyed_by_value(&attribute) {
+            continue;
+        }
+        let unknown_owner = at >= 2
+            && lower.get(at - 2) == Some(&"my")
+            && lower.get(at - 1).is_some_and(|x| !RELATIONS.contains(x));
+        if unknown_owner && VERB_LED.contains(&attribute.as_str()) {
+            continue;
+        }
         if let Some(subject) = subject(&w, at, speaker) {
             let key = format!("{subject}/{attribute}");
             if !out.contains(&key) && out.len() < 2 {
@@ -376,6 +437,8 @@ const PHRASES: &[(&str, &[&[&str]])] = &[
             &["hired", "by"],
             &["employed", "by"],
             &["quit", "my", "job"],
+            &["job", "at"],
+            &["started", "at"],
             &["laid", "off"],
             &["joined"],
         ],
@@ -426,14 +489,19 @@ fn statements(w: &[&str]) -> Vec<(usize, String)> {
         .position(|x| *x == "named" || *x == "called")
         .or_else(|| find(&["name", "is"]))
     {
-        let before = w.get(i.saturating_sub(4)..i).unwrap_or_default();
-        let pet = before
-            .iter()
-            .rev()
-            .find_map(|x| PETS.iter().find(|(p, _)| p == x))
-            .map(|(_, species)| *species);
-        let relation = before.iter().rev().find(|x| RELATIONS.contains(x)).copied();
-        if let Some(who) = pet.or(relation) {
+        let start = i.saturating_sub(4);
+        let before = w.get(start..i).unwrap_or_default();
+        let named = before.iter().enumerate().rev().find_map(|(j, x)| {
+            let pet = PETS.iter().find(|(p, _)| p == x).map(|(_, s)| *s);
+            pet.or_else(|| RELATIONS.contains(x).then_some(*x))
+                .map(|who| (start + j, who))
+        });
+        // "my dog's name", "our cat is called", "a puppy named": not "my neighbour's dog".
+        let owner = named.and_then(|(j, _)| j.checked_sub(1).and_then(|k| w.get(k)));
+        let own = owner.is_none_or(|o| {
+            matches!(*o, "my" | "our" | "a" | "an" | "new" | "the") || FIRST_PERSON.contains(o)
+        });
+        if let Some((_, who)) = named.filter(|_| own) {
             out.push((i, format!("{who}.name")));
         }
     }
@@ -612,6 +680,10 @@ mod tests {
         assert_eq!(user("I retired last spring."), ["user/job"]);
         assert_eq!(user("I work at Google now."), ["user/employer"]);
         assert_eq!(user("I quit my job at the bank."), ["user/employer"]);
+        assert_eq!(
+            user("I just started a new job at Globex."),
+            ["user/employer"]
+        );
         assert_eq!(user("I'm studying chemistry this year."), ["user/major"]);
         assert_eq!(user("I graduated from Stanford."), ["user/school"]);
     }
@@ -620,6 +692,11 @@ mod tests {
     fn subjects_are_names_relations_or_the_speaker() {
         assert_eq!(user("Emma moved to Lisbon in March."), ["emma/residence"]);
         assert_eq!(user("My sister lives in Porto."), ["sister/residence"]);
+        assert_eq!(
+            user("My colleague lives in Prague."),
+            ["colleague/residence"]
+        );
+        assert_eq!(user("I don't live in Rome anymore."), ["user/residence"]);
         assert_eq!(user("My sister's name is Emma."), ["user/sister.name"]);
         assert_eq!(user("My dog is named Rex."), ["user/dog.name"]);
         assert_eq!(
@@ -676,6 +753,10 @@ mod tests {
             "I'd like to visit Japan someday.",
             "Thanks, that sounds great.",
             "It was a lovely afternoon.",
+            "I don't live in London.",
+            "I'm thinking about moving to Rome.",
+            "If I moved to Vienna I would be happy.",
+            "My neighbor's dog's name is Max.",
         ] {
             assert!(user(s).is_empty(), "{s}: {:?}", user(s));
         }
