@@ -100,7 +100,8 @@ enum Command {
         /// Only memories whose event time starts at or before this time.
         #[arg(long, value_parser = when::parse)]
         until: Option<DateTime<Utc>>,
-        /// Answer as of this time: memories said by then, current unless superseded by then.
+        /// Answer as of this time: memories whose event time starts by then, current unless
+        /// superseded by then.
         #[arg(long, value_parser = when::parse)]
         as_of: Option<DateTime<Utc>>,
         /// Only memories no newer memory about the same thing supersedes.
@@ -499,7 +500,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let handle = store::open(&db, models.options()?)?;
             let stored = add::run(&handle, &user, &session, agent, &messages)?;
             handle.close()?;
-            print(json, &stored, add::render)
+            print(json, &stored, add::render)?;
+            // A conflict is a message the caller asked for that was not stored.
+            if !stored.conflicts.is_empty() {
+                anyhow::bail!(
+                    "not stored, an id already stored with other content: {}",
+                    stored.conflicts.join(", ")
+                );
+            }
+            Ok(())
         }
         Command::Search {
             db,

@@ -620,6 +620,25 @@ fn update_history_as_of_scopes_and_messages() {
     );
     let e = refused(alice("add", &["--session", "x", "--meta", "novalue", "hi"]));
     assert!(e.contains("--meta \"novalue\" is not KEY=VALUE"), "{e}");
+    // An id of the automatic form would block the session's later messages: refused.
+    let e = refused(alice(
+        "add",
+        &["--session", "trip", "--id", "trip#turn_4", "hi there"],
+    ));
+    assert!(e.contains("has the form trip#turn_N"), "{e}");
+    // A message whose id is stored with other content is not stored, and the add fails.
+    run(alice(
+        "add",
+        &["--session", "trip", "--id", "m7", "Kyoto was lovely."],
+    ));
+    let e = refused(alice(
+        "add",
+        &["--session", "trip", "--id", "m7", "Osaka too."],
+    ));
+    assert!(
+        e.contains("not stored, an id already stored with other content: m7"),
+        "{e}"
+    );
 
     let v = run(alice("messages", &["--session", "trip"]));
     let m = &v["messages"][0];

@@ -23,6 +23,16 @@ pub enum InputError {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// The field holds more entries than its limit.
+    #[error("{field}: {count} entries exceed the limit of {limit}")]
+    TooMany {
+        /// Which field.
+        field: &'static str,
+        /// Its entries.
+        count: usize,
+        /// The limit, in entries.
+        limit: usize,
+    },
     /// The field holds a NUL byte, which a name may not (it could not be typed on a
     /// command line, so the data would be unreachable there).
     #[error("{field} contains a NUL byte at byte offset {at}")]
@@ -67,6 +77,7 @@ impl From<InputError> for crate::Error {
         Self::InvalidArgument(match e {
             InputError::Empty { .. } => "empty name",
             InputError::TooLong { .. } => "name over its byte limit",
+            InputError::TooMany { .. } => "more entries than the limit",
             InputError::Nul { .. } => "name contains a NUL byte",
         })
     }

@@ -64,6 +64,8 @@ impl Memory {
     /// [`MemoryError::Name`] for a bad user or agent; [`MemoryError::Input`] for a session
     /// id or message over the limits (`memory::limits`: nothing stored);
     /// [`MemoryError::AgentConflict`] for a session of another agent (nothing stored);
+    /// [`MemoryError::ReservedId`] for a message id of the form `{session}#turn_{n}`
+    /// (nothing stored);
     /// [`MemoryError::Engine`] for storage errors (`Error::ReadOnly` on a read-only store).
     pub fn add_with(
         &self,
@@ -73,6 +75,16 @@ impl Memory {
         options: &AddOptions,
     ) -> Result<Added, MemoryError> {
         let tenant = user::tenant(user)?;
+        if let Some(id) = messages
+            .iter()
+            .filter_map(|m| m.id.as_deref())
+            .find(|id| record::is_default_turn_id(session, id))
+        {
+            return Err(MemoryError::ReservedId {
+                session: session.to_owned(),
+                id: id.to_owned(),
+            });
+        }
         let key = record::prefixed(SESSION_PREFIX, session.as_bytes());
         let stored = match self.db.get(&tenant, Table::Sessions.into(), &key)? {
             Some(bytes) => record::decode::<SessionRecord>(&bytes, "session")?.turns,

@@ -23,9 +23,11 @@ pub struct SearchOptions {
     pub since: Option<DateTime<Utc>>,
     /// Only memories whose event time starts at or before this.
     pub until: Option<DateTime<Utc>>,
-    /// Answer as of this time: only memories said at or before it, a memory counts as
-    /// current unless a memory said by then supersedes it, and the recent messages are
-    /// those said by then (the context's reference date is this date).
+    /// Answer as of this time: only memories whose event time (what they are about, as
+    /// `Hit::start` gives it) starts at or before it; a memory counts as current unless one
+    /// starting by then supersedes it; the recent messages are those said by then; the
+    /// context's reference date is this date. A message said later about an earlier time
+    /// ("last week") counts at that earlier time.
     pub as_of: Option<DateTime<Utc>>,
     /// Read at this seqno: that of a [`Memory::snapshot`] held while searching (the store
     /// as it was then, before later adds, updates and deletes).

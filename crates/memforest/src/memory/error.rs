@@ -55,6 +55,15 @@ pub enum MemoryError {
         /// The agent given.
         given: String,
     },
+    /// `Memory::add` was given a message id of the form `{session}#turn_{n}`, which the
+    /// messages without an id are given; nothing was stored.
+    #[error("message id {id:?} has the form {session}#turn_N that messages without an id are given; choose another id (nothing was stored)")]
+    ReservedId {
+        /// The session.
+        session: String,
+        /// The id given.
+        id: String,
+    },
     /// A record failed to encode (or is over the record size limit).
     #[error("encode: {0}")]
     Encode(String),

@@ -129,7 +129,13 @@ pub fn check_session(session: &Session) -> Result<(), SessionInputError> {
 
 /// Checks one turn's metadata against the limits above.
 fn check_metadata(metadata: &BTreeMap<String, String>) -> Result<(), InputError> {
-    check_len("metadata (entries)", metadata.len(), MAX_METADATA_ENTRIES)?;
+    if metadata.len() > MAX_METADATA_ENTRIES {
+        return Err(InputError::TooMany {
+            field: "metadata",
+            count: metadata.len(),
+            limit: MAX_METADATA_ENTRIES,
+        });
+    }
     for (key, value) in metadata {
         check_name("metadata key", key.as_bytes(), MAX_METADATA_KEY_BYTES)?;
         check_len("metadata value", value.len(), MAX_METADATA_VALUE_BYTES)?;

@@ -246,6 +246,14 @@ pub fn default_turn_id(session: &str, position: usize) -> String {
     format!("{session}#turn_{position}")
 }
 
+/// Whether `id` has the form of a [`default_turn_id`] of `session`.
+#[must_use]
+pub fn is_default_turn_id(session: &str, id: &str) -> bool {
+    id.strip_prefix(session)
+        .and_then(|rest| rest.strip_prefix("#turn_"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Deterministic cell id: hash of session id and cell index.
 #[must_use]
 pub fn cell_id(session: &str, index: u32) -> u64 {

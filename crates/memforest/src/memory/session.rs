@@ -4,14 +4,19 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Who spoke a turn.
+/// Who spoke a turn. In JSON it is `"user"`, `"assistant"` or `"system"` (the capitalized
+/// names are read too); stored records keep the variant's index, so the spelling is free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The human user.
+    #[serde(alias = "User")]
     User,
     /// The agent.
+    #[serde(alias = "Assistant")]
     Assistant,
     /// A system or tool message.
+    #[serde(alias = "System")]
     System,
 }
 
