@@ -44,6 +44,24 @@ fn message(date: &str, role: &str, text: &str) -> Message {
     }
 }
 
+/// A store where alice said `said` (`(session, date, text)`), one message per session.
+fn alice_said(said: &[(&str, &str, &str)]) -> (tempfile::TempDir, Memory) {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    for (session, date, text) in said {
+        mem.add("alice", session, &[message(date, "user", text)])
+            .unwrap();
+    }
+    (dir, mem)
+}
+
+fn latest() -> SearchOptions {
+    SearchOptions {
+        latest_only: true,
+        ..SearchOptions::default()
+    }
+}
+
 /// Why case `case` of user `user` fails, or `None` when it passes.
 fn check(mem: &Memory, user: &str, case: &Case) -> Option<String> {
     let lower = |s: &str| s.to_lowercase();
@@ -131,15 +149,10 @@ fn the_current_value_ranks_first_and_the_old_one_stays_in_history() {
 /// value makes the older one current again, across a reopen.
 #[test]
 fn profile_shows_current_values_and_forgetting_the_newer_restores_the_older() {
-    let dir = tempfile::tempdir().unwrap();
-    let mem = Memory::open(dir.path()).unwrap();
-    for (session, date, text) in [
+    let (dir, mem) = alice_said(&[
         ("s1", "2024-01-10", "I live in Paris and I work as a nurse."),
         ("s2", "2024-04-02", "Big news: I moved to Berlin last week!"),
-    ] {
-        mem.add("alice", session, &[message(date, "user", text)])
-            .unwrap();
-    }
+    ]);
     let residence = |mem: &Memory| {
         let p = mem.profile("alice").unwrap();
         let v = p
@@ -162,10 +175,7 @@ fn profile_shows_current_values_and_forgetting_the_newer_restores_the_older() {
     mem.close().unwrap();
     let mem = Memory::open(dir.path()).unwrap();
     assert!(residence(&mem).0.contains("Paris"));
-    let latest = SearchOptions {
-        latest_only: true,
-        ..SearchOptions::default()
-    };
+    let latest = latest();
     let hits = mem
         .search("alice", "Where does Alice live?", &latest)
         .unwrap();
@@ -180,20 +190,12 @@ fn profile_shows_current_values_and_forgetting_the_newer_restores_the_older() {
 /// older memory.
 #[test]
 fn moving_back_to_an_earlier_value_makes_it_current_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let mem = Memory::open(dir.path()).unwrap();
-    for (session, date, text) in [
+    let (_dir, mem) = alice_said(&[
         ("s1", "2024-01-10", "I live in Paris."),
         ("s2", "2024-02-10", "I live in Berlin."),
         ("s3", "2024-03-10", "I live in Paris."),
-    ] {
-        mem.add("alice", session, &[message(date, "user", text)])
-            .unwrap();
-    }
-    let latest = SearchOptions {
-        latest_only: true,
-        ..SearchOptions::default()
-    };
+    ]);
+    let latest = latest();
     let hits = mem
         .search("alice", "Where does Alice live?", &latest)
         .unwrap();
@@ -212,15 +214,10 @@ fn moving_back_to_an_earlier_value_makes_it_current_again() {
 /// nothing.
 #[test]
 fn an_update_supersedes_in_the_slot_of_the_memory_it_updates() {
-    let dir = tempfile::tempdir().unwrap();
-    let mem = Memory::open(dir.path()).unwrap();
-    for (session, date, text) in [
+    let (_dir, mem) = alice_said(&[
         ("s1", "2024-01-10", "I live in Paris."),
         ("s2", "2024-02-10", "I moved to Berlin."),
-    ] {
-        mem.add("alice", session, &[message(date, "user", text)])
-            .unwrap();
-    }
+    ]);
     let paris = mem
         .search("alice", "Paris", &SearchOptions::default())
         .unwrap()[0]
@@ -230,10 +227,7 @@ fn an_update_supersedes_in_the_slot_of_the_memory_it_updates() {
         .messages("alice", memforest::api::UPDATES_SESSION)
         .is_err());
     let lyon = mem.update("alice", paris, "Home city: Lyon.").unwrap();
-    let latest = SearchOptions {
-        latest_only: true,
-        ..SearchOptions::default()
-    };
+    let latest = latest();
     let current: Vec<_> = mem
         .search(
             "alice",

@@ -17,7 +17,8 @@ pub struct TimeMention {
     pub end: i64,
 }
 
-const MONTHS: [&str; 12] = [
+/// Month names, January first.
+pub(crate) const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",

@@ -29,6 +29,7 @@
 //! whose subject cannot be told. Negations ("no longer", "don't") are keyed into the same
 //! slot, so they end the older value.
 
+use crate::memory::extract::dates;
 use crate::memory::text::{is_stop_word, stem};
 
 /// Relations after "my" that name a person: the subject of "my sister lives in...", and
@@ -126,20 +127,9 @@ const POSSESSIONS: &[&str] = &[
     "apartment",
 ];
 
-/// Month and weekday names: "moved to June" is a date, not a place.
-const CALENDAR: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
+/// Weekday names and relative days: with the month names, "moved to June" or "moved to
+/// Friday" is a date, not a place.
+const DAYS: &[&str] = &[
     "monday",
     "tuesday",
     "wednesday",
@@ -151,6 +141,10 @@ const CALENDAR: &[&str] = &[
     "today",
     "next",
 ];
+
+fn is_calendar(x: &str) -> bool {
+    dates::MONTHS.contains(&x) || DAYS.contains(&x)
+}
 
 /// Possessions named by a kind of them, folded into the kind.
 const POSSESSION_KINDS: &[(&str, &str)] = &[("iphone", "phone"), ("smartphone", "phone")];
@@ -475,7 +469,7 @@ fn statements(w: &[&str]) -> Vec<(usize, String)> {
         // "moved to August" reschedules; it is no move.
         let when = |(i, len): (usize, usize)| {
             w.get(i + len)
-                .is_some_and(|x| CALENDAR.contains(x) || is_number(x))
+                .is_some_and(|x| is_calendar(x) || is_number(x))
         };
         if let Some(i) = found.filter(|f| !when(*f)).map(|(i, _)| i) {
             // "major" also matches "studying at": the school statement already has it.
