@@ -4,10 +4,9 @@ use serde::Serialize;
 
 use crate::api::{user, MemoryId, Message};
 use crate::memory::limits::check_session;
-use crate::memory::record::{self, SessionRecord, SESSION_PREFIX};
+use crate::memory::record;
 use crate::memory::session::Session;
 use crate::memory::MemoryError;
-use crate::schema::Table;
 use crate::Memory;
 
 /// What [`Memory::add`] stored.
@@ -85,11 +84,9 @@ impl Memory {
                 id: id.to_owned(),
             });
         }
-        let key = record::prefixed(SESSION_PREFIX, session.as_bytes());
-        let stored = match self.db.get(&tenant, Table::Sessions.into(), &key)? {
-            Some(bytes) => record::decode::<SessionRecord>(&bytes, "session")?.turns,
-            None => 0,
-        };
+        let stored = self
+            .session_record(&tenant, session)?
+            .map_or(0, |s| s.turns);
         let now = crate::api::version::now_micros();
         let mut next = usize::try_from(stored).unwrap_or(usize::MAX);
         let turns = messages

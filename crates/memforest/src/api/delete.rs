@@ -6,9 +6,7 @@ use serde::Serialize;
 
 use crate::api::{user, MemoryId};
 use crate::lifecycle::{Forget, ForgetReport};
-use crate::memory::record::{self, SessionRecord, TurnRecord, SESSION_PREFIX};
 use crate::memory::MemoryError;
-use crate::schema::Table;
 use crate::Memory;
 
 /// What a delete removed.
@@ -62,29 +60,19 @@ impl Memory {
         message: &str,
     ) -> Result<Deleted, MemoryError> {
         let tenant = user::tenant(user)?;
-        let key = record::prefixed(SESSION_PREFIX, session.as_bytes());
-        let Some(bytes) = self.db.get(&tenant, Table::Sessions.into(), &key)? else {
-            return Err(not_found("session", session.to_owned(), user));
+        let turns = self
+            .stored_turns(&tenant, session)?
+            .ok_or_else(|| not_found("session", session.to_owned(), user))?;
+        let index = turns
+            .iter()
+            .find(|(_, t)| t.id == message)
+            .map(|(i, _)| *i)
+            .ok_or_else(|| not_found("message", message.to_owned(), user))?;
+        let what = Forget::Turn {
+            session: session.to_owned(),
+            index,
         };
-        let srec: SessionRecord = record::decode(&bytes, "session")?;
-        for index in 0..srec.turns {
-            let Some(b) = self.db.get(
-                &tenant,
-                Table::Turns.into(),
-                &record::turn_key(session, index),
-            )?
-            else {
-                continue;
-            };
-            if record::decode::<TurnRecord>(&b, "turn")?.id == message {
-                let what = Forget::Turn {
-                    session: session.to_owned(),
-                    index,
-                };
-                return Ok(self.forget(&tenant, &what)?.into());
-            }
-        }
-        Err(not_found("message", message.to_owned(), user))
+        Ok(self.forget(&tenant, &what)?.into())
     }
 
     /// Deletes session `session` of `user`: its messages and the memories only they

@@ -25,20 +25,11 @@ impl Memory {
     /// user does not have; engine read errors; a corrupt record.
     pub fn messages(&self, user: &str, session: &str) -> Result<Vec<Message>, MemoryError> {
         let tenant = user::tenant(user)?;
-        let key = record::prefixed(SESSION_PREFIX, session.as_bytes());
-        let Some(bytes) = self.db.get(&tenant, Table::Sessions.into(), &key)? else {
-            return Err(not_found("session", session.to_owned(), user));
-        };
-        let srec: SessionRecord = record::decode(&bytes, "session")?;
-        let mut out = Vec::with_capacity(usize::try_from(srec.turns).unwrap_or(0));
-        for i in 0..srec.turns {
-            let Some(b) =
-                self.db
-                    .get(&tenant, Table::Turns.into(), &record::turn_key(session, i))?
-            else {
-                continue;
-            };
-            let t: TurnRecord = record::decode(&b, "turn")?;
+        let turns = self
+            .stored_turns(&tenant, session)?
+            .ok_or_else(|| not_found("session", session.to_owned(), user))?;
+        let mut out = Vec::with_capacity(turns.len());
+        for (i, t) in turns {
             let metadata = match self.db.get(
                 &tenant,
                 Table::Sessions.into(),
@@ -57,6 +48,39 @@ impl Memory {
             });
         }
         Ok(out)
+    }
+
+    /// The record of session `session` of `tenant`, if it exists.
+    pub(crate) fn session_record(
+        &self,
+        tenant: &TenantId,
+        session: &str,
+    ) -> Result<Option<SessionRecord>, MemoryError> {
+        let key = record::prefixed(SESSION_PREFIX, session.as_bytes());
+        self.db
+            .get(tenant, Table::Sessions.into(), &key)?
+            .map(|b| record::decode(&b, "session"))
+            .transpose()
+    }
+
+    /// The stored turns of session `session` of `tenant` with their indexes, in order (a
+    /// forgotten turn is absent); `None` when there is no such session.
+    pub(crate) fn stored_turns(
+        &self,
+        tenant: &TenantId,
+        session: &str,
+    ) -> Result<Option<Vec<(u32, TurnRecord)>>, MemoryError> {
+        let Some(srec) = self.session_record(tenant, session)? else {
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(usize::try_from(srec.turns).unwrap_or(0));
+        for i in 0..srec.turns {
+            let key = record::turn_key(session, i);
+            if let Some(b) = self.db.get(tenant, Table::Turns.into(), &key)? {
+                out.push((i, record::decode(&b, "turn")?));
+            }
+        }
+        Ok(Some(out))
     }
 
     /// The agent session `session` of `tenant` belongs to, if it was added with one.

@@ -364,17 +364,33 @@ pub fn postings(r: &Reader<'_>, term: &str) -> Result<Vec<Posting>, MemoryError>
 /// # Errors
 /// As [`postings`].
 pub fn slot_members(r: &Reader<'_>, slot: &str) -> Result<Vec<(u64, i64)>, MemoryError> {
-    let prefix = slot_prefix(slot);
+    Ok(slot_entries(r, &slot_prefix(slot))?
+        .into_iter()
+        .map(|(_, fact, start)| (fact, start))
+        .collect())
+}
+
+/// Every slot entry whose key starts with `prefix` (`[SLOT_PREFIX]` for all of them), as
+/// `(slot, fact id, start)`; the slot is `subject \0 attribute` (lossy UTF-8).
+///
+/// # Errors
+/// Engine errors; [`MemoryError::Corrupt`] for an entry whose key or value is cut short.
+pub fn slot_entries(r: &Reader<'_>, prefix: &[u8]) -> Result<Vec<(String, u64, i64)>, MemoryError> {
     let mut out = Vec::new();
-    for kv in r.scan_prefix(Table::Postings, &prefix)? {
+    for kv in r.scan_prefix(Table::Postings, prefix)? {
         let (k, v) = kv?;
-        let fact = k.get(prefix.len()..).and_then(record::be_u64);
+        // `k | slot | 0x00 | fact id BE`
+        let split = k.len().checked_sub(8).filter(|&at| at >= 2);
+        let slot = split.and_then(|at| k.get(1..at - 1));
+        let fact = split.and_then(|at| k.get(at..)).and_then(record::be_u64);
         let start = v
             .get(..8)
             .and_then(|b| b.try_into().ok())
             .map(i64::from_le_bytes);
-        match (fact, start) {
-            (Some(f), Some(s)) => out.push((f, s)),
+        match (slot, fact, start) {
+            (Some(slot), Some(f), Some(s)) => {
+                out.push((String::from_utf8_lossy(slot).into_owned(), f, s));
+            }
             _ => {
                 return Err(MemoryError::Corrupt {
                     what: "slot entry",

@@ -9,7 +9,7 @@ use memforest_tree::{TreeKind, USER_ENTITY};
 
 use crate::api::MemoryId;
 use crate::memory::time::to_datetime;
-use crate::recall::index::SLOT_PREFIX;
+use crate::recall::index::{self, SLOT_PREFIX};
 
 use crate::memory::record::{self, TreeRecord};
 use crate::memory::MemoryError;
@@ -78,23 +78,7 @@ fn root_summary(r: &Reader<'_>, tree: u64, heat: f64) -> Result<Option<String>, 
 /// [`Profile::current`] says.
 fn current_values(r: &Reader<'_>) -> Result<Vec<CurrentValue>, MemoryError> {
     let mut newest: BTreeMap<String, (i64, u64)> = BTreeMap::new();
-    for kv in r.scan_prefix(Table::Postings, &[SLOT_PREFIX])? {
-        let (k, v) = kv?;
-        let rest = k.get(1..).unwrap_or_default();
-        let (Some(slot), Some(fact), Some(start)) = (
-            rest.get(..rest.len().saturating_sub(9))
-                .map(|s| String::from_utf8_lossy(s).into_owned()),
-            rest.get(rest.len().saturating_sub(8)..)
-                .and_then(record::be_u64),
-            v.get(..8)
-                .and_then(|b| b.try_into().ok())
-                .map(i64::from_le_bytes),
-        ) else {
-            return Err(MemoryError::Corrupt {
-                what: "slot entry",
-                detail: format!("key {k:02x?}"),
-            });
-        };
+    for (slot, fact, start) in index::slot_entries(r, &[SLOT_PREFIX])? {
         let e = newest.entry(slot).or_insert((start, fact));
         *e = (*e).max((start, fact));
     }
