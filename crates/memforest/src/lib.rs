@@ -41,6 +41,7 @@
 
 pub mod api;
 mod builder;
+pub mod embedder;
 pub mod filter_scope;
 mod handle;
 pub mod lifecycle;
@@ -55,6 +56,7 @@ pub use api::{
     SearchOptions, Source, UserStats, Version,
 };
 pub use builder::MemoryBuilder;
+pub use embedder::StaticEmbedder;
 pub use handle::{Memory, Options};
 pub use memory::session::Role;
 pub use memory::{MemoryError, MemoryOptions};
