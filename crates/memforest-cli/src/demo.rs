@@ -98,7 +98,7 @@ pub fn run(db: &Path, limit: Option<usize>, k: usize, progress: bool) -> Result<
     opts.memory.summarize_on_shutdown = true;
     let handle = store::open(db, opts)?;
     let summary = ingest::run(&handle, &data, progress)?;
-    let report = eval::run(&handle, &data, k, 5, false)?;
+    let report = eval::run(&handle, &data, &eval::Settings::top(k))?;
     let mut examples = Vec::new();
     for ty in EXAMPLE_TYPES {
         let Some(q) = data
@@ -109,7 +109,7 @@ pub fn run(db: &Path, limit: Option<usize>, k: usize, progress: bool) -> Result<
             continue;
         };
         let tenant = TenantId::new(&q.tenant)?;
-        let r = retrieve::query(&handle, &tenant, &q.text, q.time, k, false)?;
+        let r = retrieve::query(&handle, &tenant, &q.text, q.time, retrieve::Ask::top(k))?;
         let top: Vec<&String> = r.turns.iter().take(k).collect();
         let found = q.evidence_turns.iter().filter(|e| top.contains(e)).count();
         examples.push(Example {

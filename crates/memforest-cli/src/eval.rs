@@ -1,11 +1,13 @@
 //! Retrieval evaluation: evidence recall@k per question category and overall, for
-//! MemForest and for the flat BM25 baseline over the same raw turns, in the same run.
+//! MemForest and for two flat baselines over the same raw turns, in the same run: BM25,
+//! and dense retrieval with the store's embedder (when it has one).
 //!
 //! Both systems are scored on the same unit, a ranked list of distinct turns:
 //!
 //! - turn recall@k of a question = |evidence turns among the first k distinct turns| /
 //!   |evidence turns|;
-//! - the baseline's list is its BM25 ranking of the raw turns;
+//! - a baseline's list is its ranking of the raw turns (BM25; cosine of the embeddings of
+//!   the question and the turn, `speaker: text`);
 //! - MemForest's list is the source turns of the facts `Memory::query` returns, in order of
 //!   first appearance (a fact's occurrences' turns in ingest order), cut at k distinct
 //!   turns. Facts are asked `FACTS_PER_TURN * k` at first and the ask doubles until k
@@ -23,10 +25,10 @@ use memforest::Memory;
 use memforest_engine::TenantId;
 use serde::Serialize;
 
-use crate::baseline::{session_of, Baseline};
+use crate::baseline::{session_of, Baseline, DenseBaseline};
 use crate::error::Result;
 use crate::import::{Dataset, Question};
-use crate::retrieve;
+use crate::retrieve::{self, Ask};
 
 /// Distinct turns ranked per question, by both systems, when ranking sessions (their
 /// first k distinct sessions).
@@ -57,6 +59,9 @@ pub struct EvalReport {
     pub recall_at_k: Table,
     /// Flat BM25 turn recall@k, same shape.
     pub baseline_recall_at_k: Table,
+    /// Flat dense turn recall@k with the store's embedder, same shape (empty without
+    /// one).
+    pub dense_baseline_recall_at_k: Table,
     /// k of the session recall (only with session evidence).
     pub session_k: usize,
     /// Questions scored for session recall.
@@ -123,11 +128,16 @@ fn ranked_turns(
     tenant: &TenantId,
     q: &Question,
     want: usize,
-    latest_only: bool,
+    settings: &Settings,
 ) -> Result<Vec<String>> {
     let mut depth = want.saturating_mul(FACTS_PER_TURN).clamp(1, MAX_FACTS);
     loop {
-        let r = retrieve::query(db, tenant, &q.text, q.time, depth, latest_only)?;
+        let ask = Ask {
+            k: depth,
+            latest_only: settings.latest_only,
+            trees: settings.trees,
+        };
+        let r = retrieve::query(db, tenant, &q.text, q.time, ask)?;
         if r.turns.len() >= want || r.facts.len() < depth || depth >= MAX_FACTS {
             return Ok(r.turns);
         }
@@ -135,33 +145,49 @@ fn ranked_turns(
     }
 }
 
+/// How `run` scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// k of the turn recall.
+    pub k: usize,
+    /// k of the session recall.
+    pub session_k: usize,
+    /// Only current memories.
+    pub latest_only: bool,
+    /// Recall through the trees (false: the flat ablation).
+    pub trees: bool,
+}
+
+impl Settings {
+    /// Turn recall@`k`, session recall@5, every version, through the trees.
+    #[must_use]
+    pub fn top(k: usize) -> Self {
+        Self {
+            k,
+            session_k: 5,
+            latest_only: false,
+            trees: true,
+        }
+    }
+}
+
 fn abstention(q: &Question) -> bool {
     q.tenant.ends_with("_abs")
 }
 
-/// Runs every question of `data` against `db` (only current memories with `latest_only`)
-/// and the baseline.
+/// Runs every question of `data` against `db` and the baselines.
 ///
 /// # Errors
-/// Retrieval errors; an invalid tenant name.
-pub fn run(
-    db: &Memory,
-    data: &Dataset,
-    k: usize,
-    session_k: usize,
-    latest_only: bool,
-) -> Result<EvalReport> {
+/// Retrieval and embedder errors; an invalid tenant name.
+pub fn run(db: &Memory, data: &Dataset, settings: &Settings) -> Result<EvalReport> {
+    let (k, session_k) = (settings.k, settings.session_k);
+    let embedder = db.embedder();
     let started = std::time::Instant::now();
     let mut by_tenant: HashMap<&str, Vec<&Question>> = HashMap::new();
     for q in &data.questions {
         by_tenant.entry(q.tenant.as_str()).or_default().push(q);
     }
-    let (mut mf, mut bl, mut mfs, mut bls) = (
-        Acc::default(),
-        Acc::default(),
-        Acc::default(),
-        Acc::default(),
-    );
+    let (mut mf, mut bl, mut dn, mut mfs, mut bls): (Acc, Acc, Acc, Acc, Acc) = Default::default();
     let mut skipped = 0;
     for t in &data.tenants {
         let Some(qs) = by_tenant.get(t.name.as_str()) else {
@@ -169,6 +195,10 @@ pub fn run(
         };
         let tenant = TenantId::new(&t.name)?;
         let base = Baseline::build(t);
+        let dense = match &embedder {
+            Some(e) => Some(DenseBaseline::build(t, e.as_ref())?),
+            None => None,
+        };
         let of = session_of(t);
         for q in qs {
             let scored_turns = !q.evidence_turns.is_empty() && !abstention(q);
@@ -184,11 +214,15 @@ pub fn run(
             } else {
                 k
             };
-            let ours = ranked_turns(db, &tenant, q, depth, latest_only)?;
+            let ours = ranked_turns(db, &tenant, q, depth, settings)?;
             let theirs = base.search(&q.text, depth);
             if scored_turns {
                 mf.add(&q.category, recall(&ours, &q.evidence_turns, k));
                 bl.add(&q.category, recall(&theirs, &q.evidence_turns, k));
+                if let (Some(d), Some(e)) = (&dense, &embedder) {
+                    let flat = d.search(e.as_ref(), &q.text, k)?;
+                    dn.add(&q.category, recall(&flat, &q.evidence_turns, k));
+                }
             }
             if scored_sessions {
                 let gold = &q.evidence_sessions;
@@ -210,6 +244,7 @@ pub fn run(
         questions_by_category: mf.n.clone(),
         recall_at_k: mf.table(),
         baseline_recall_at_k: bl.table(),
+        dense_baseline_recall_at_k: dn.table(),
         session_k,
         session_questions: mfs.n.get("all").copied().unwrap_or(0),
         session_recall_at_k: mfs.table(),
@@ -230,13 +265,21 @@ pub fn render(r: &EvalReport) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<28} {:>6} {:>10} {:>10} {:>8}",
-        "category", "n", "memforest", "bm25", "delta"
+        "{:<28} {:>6} {:>10} {:>10} {:>8} {:>10}",
+        "category", "n", "memforest", "bm25", "delta", "dense"
     );
     for (c, v) in &r.recall_at_k {
         let b = r.baseline_recall_at_k.get(c).copied().unwrap_or(0.0);
         let n = r.questions_by_category.get(c).copied().unwrap_or(0);
-        let _ = writeln!(s, "{c:<28} {n:>6} {v:>10.3} {b:>10.3} {:>+8.3}", v - b);
+        let d = r
+            .dense_baseline_recall_at_k
+            .get(c)
+            .map_or_else(|| "-".to_owned(), |d| format!("{d:.3}"));
+        let _ = writeln!(
+            s,
+            "{c:<28} {n:>6} {v:>10.3} {b:>10.3} {:>+8.3} {d:>10}",
+            v - b
+        );
     }
     if r.session_questions > 0 {
         let _ = writeln!(

@@ -300,6 +300,10 @@ enum Command {
         /// Retrieve only memories no newer memory about the same thing supersedes.
         #[arg(long)]
         latest_only: bool,
+        /// Score the flat candidates only, without forest recall and browse (to measure
+        /// what the trees add).
+        #[arg(long)]
+        no_trees: bool,
         #[command(flatten)]
         models: ModelArgs,
         /// Print JSON instead of text.
@@ -669,8 +673,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 &tenant(&t)?,
                 &question,
                 None,
-                usize::from(k),
-                false,
+                retrieve::Ask::top(usize::from(k)),
             )?;
             handle.close()?;
             print(json, &r, |r| {
@@ -699,6 +702,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             session_k,
             limit,
             latest_only,
+            no_trees,
             models,
             json,
         } => {
@@ -716,13 +720,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     s.turns, s.facts, s.trees, s.seconds, s.turns_per_sec
                 );
             }
-            let r = eval::run(
-                &handle,
-                &data,
-                usize::from(k),
-                usize::from(session_k),
+            let settings = eval::Settings {
+                k: usize::from(k),
+                session_k: usize::from(session_k),
                 latest_only,
-            )?;
+                trees: !no_trees,
+            };
+            let r = eval::run(&handle, &data, &settings)?;
             handle.close()?;
             print(json, &r, eval::render)
         }

@@ -1,5 +1,6 @@
-//! MemForest retrieval for the CLI: [`Memory::query`] (lexical mode) mapped to what `query`
-//! prints and what `eval` scores: the source turns of the retrieved facts.
+//! MemForest retrieval for the CLI: [`Memory::query`] (the store's default mode: hybrid
+//! with an embedder, else lexical) mapped to what `query` prints and what `eval` scores:
+//! the source turns of the retrieved facts.
 
 use memforest::recall::Query;
 use memforest::{Hit, Memory};
@@ -30,22 +31,45 @@ pub struct Recall {
     pub context: String,
 }
 
-/// Retrieves the `k` best facts of `tenant` for `question` asked at `time` (microseconds
-/// since the epoch; `None` = now), only current ones with `latest_only`.
+/// What to ask of [`query`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ask {
+    /// Facts wanted.
+    pub k: usize,
+    /// Only current memories (no newer memory about the same thing supersedes them).
+    pub latest_only: bool,
+    /// Recall through the trees (`Query::trees`); false for the flat ablation.
+    pub trees: bool,
+}
+
+impl Ask {
+    /// `k` facts, every version, through the trees.
+    #[must_use]
+    pub fn top(k: usize) -> Self {
+        Self {
+            k,
+            latest_only: false,
+            trees: true,
+        }
+    }
+}
+
+/// Retrieves what `ask` says of `tenant`'s memories for `question` asked at `time`
+/// (microseconds since the epoch; `None` = now).
 ///
 /// # Errors
-/// The engine's query errors (storage, corrupt records).
+/// The engine's query errors (storage, corrupt records, an embedder mismatch).
 pub fn query(
     db: &Memory,
     tenant: &TenantId,
     question: &str,
     time: Option<i64>,
-    k: usize,
-    latest_only: bool,
+    ask: Ask,
 ) -> Result<Recall> {
     let mut q = Query::new(question);
-    q.k = k.max(1);
-    q.latest_only = latest_only;
+    q.k = ask.k.max(1);
+    q.latest_only = ask.latest_only;
+    q.trees = ask.trees;
     q.reference_time = time;
     let r = db.query(tenant, &q)?;
     let mut turns: Vec<String> = Vec::new();

@@ -48,8 +48,10 @@ pub enum SummarizerArg {
 /// `--embedder`: embeds facts and summaries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum EmbedderArg {
-    /// No embeddings (lexical retrieval only; default).
+    /// The bundled in-process static embedder (`memforest::StaticEmbedder`; default).
     #[default]
+    Static,
+    /// No embeddings: lexical retrieval only.
     None,
     /// An OpenAI-compatible embeddings endpoint (`--llm-url`, `--embed-model`).
     Openai,
@@ -131,9 +133,13 @@ impl ModelArgs {
             }
             SummarizerArg::None => m.summarizer = Arc::new(HeaderOnlySummarizer),
         }
-        if self.embedder == EmbedderArg::Openai {
-            let c = self.llm(self.embed_model.as_ref(), "--embedder openai")?;
-            m.embedder = Some(Arc::new(OpenAiEmbedder::new(c)?));
+        match self.embedder {
+            EmbedderArg::Static => {}
+            EmbedderArg::None => m.embedder = None,
+            EmbedderArg::Openai => {
+                let c = self.llm(self.embed_model.as_ref(), "--embedder openai")?;
+                m.embedder = Some(Arc::new(OpenAiEmbedder::new(c)?));
+            }
         }
         Ok(o)
     }

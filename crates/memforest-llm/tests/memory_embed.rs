@@ -1,7 +1,7 @@
 //! Summary embeddings through the OpenAI-compatible embedder, against a real HTTP server on
 //! 127.0.0.1 serving `/v1/embeddings`: after `flush_summaries` every internal node has an
 //! embedding row of the configured dimension; `drop_derived` removes them and
-//! `embed_missing_summaries` brings them back (and drops the vectors of a tenant forgotten
+//! `embed_missing` brings them back (and drops the vectors of a tenant forgotten
 //! while it waits on the embedder); nodes freed by a forget lose their rows; an embedder
 //! error or a malformed reply leaves the node dirty and retried, never a panic.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
@@ -153,11 +153,11 @@ fn every_node_summary_gets_an_embedding_and_a_rebuild_restores_them() {
 
     db.drop_derived(Durability::Buffered).unwrap();
     assert!(embeddings(&db).is_empty());
-    let written = db.embed_missing_summaries().unwrap();
+    let written = db.embed_missing().unwrap();
     assert_eq!(written, nodes as u64);
     assert_every_node_embedded(&db);
     // Nothing missing any more: a second call embeds nothing.
-    assert_eq!(db.embed_missing_summaries().unwrap(), 0);
+    assert_eq!(db.embed_missing().unwrap(), 0);
 }
 
 #[test]
@@ -215,7 +215,7 @@ impl Embedder for GatedEmbedder {
     }
 }
 
-/// A tenant forgotten while `embed_missing_summaries` waits on the embedder: the vectors
+/// A tenant forgotten while `embed_missing` waits on the embedder: the vectors
 /// of its summaries come back after the forget and must not be stored (no later forget
 /// would remove them).
 #[test]
@@ -235,7 +235,7 @@ fn embeddings_of_a_tenant_forgotten_during_the_rebuild_are_dropped() {
     gate.set_shut(true);
     let before = gate.started.load(Ordering::SeqCst);
     std::thread::scope(|s| {
-        let rebuild = s.spawn(|| db.embed_missing_summaries());
+        let rebuild = s.spawn(|| db.embed_missing());
         let t0 = Instant::now();
         while gate.started.load(Ordering::SeqCst) == before {
             assert!(t0.elapsed() < Duration::from_secs(20), "no embedding call");

@@ -50,7 +50,8 @@ pub struct Memory {
 
 impl Memory {
     /// Opens (or creates) the memory store in `dir` with the defaults, which need no
-    /// network: the heuristic extractor, the extractive summarizer, no embedder.
+    /// network: the heuristic extractor, the extractive summarizer, the bundled static
+    /// embedder ([`crate::StaticEmbedder`]).
     ///
     /// # Errors
     /// As [`Memory::open_with`].
@@ -105,6 +106,13 @@ impl Memory {
     /// The memory layer, while running.
     pub(crate) fn runtime(&self) -> Option<&Runtime> {
         self.runtime.as_ref()
+    }
+
+    /// The embedder this store was opened with (`MemoryOptions::embedder`), if any.
+    #[must_use]
+    pub fn embedder(&self) -> Option<Arc<dyn crate::memory::embed::Embedder>> {
+        self.runtime()
+            .and_then(|r| r.shared().opts.embedder.clone())
     }
 
     /// The store's directory.

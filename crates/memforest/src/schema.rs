@@ -30,11 +30,13 @@ pub enum Table {
     DirtyMarks = 0x42,
     /// Derived: the read path's lexical postings and fact slots (`crate::recall::index`).
     Postings = 0x43,
+    /// Derived: fact embeddings (`crate::recall::vectors`; regenerable).
+    FactVectors = 0x44,
 }
 
 impl Table {
     /// Every table, in tag order.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Sessions,
         Self::Turns,
         Self::Facts,
@@ -47,14 +49,16 @@ impl Table {
         Self::Embeddings,
         Self::DirtyMarks,
         Self::Postings,
+        Self::FactVectors,
     ];
 
     /// The derived tables, which [`crate::Memory::drop_derived`] drops for every tenant.
-    pub const DERIVED: [Self; 4] = [
+    pub const DERIVED: [Self; 5] = [
         Self::Summaries,
         Self::Embeddings,
         Self::DirtyMarks,
         Self::Postings,
+        Self::FactVectors,
     ];
 
     /// The tag byte.

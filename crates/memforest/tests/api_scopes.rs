@@ -285,10 +285,12 @@ fn a_search_as_of_a_past_time_answers_as_the_memory_stood_then() {
         .expect("Paris as of March");
     assert!(hit.current && hit.valid_until.is_none(), "{hit:?}");
     assert!(then.iter().all(|h| h.id != berlin));
+    // Nearest neighbours by meaning may still come back; the June fact may not.
     assert!(mem
         .search("alice", "puppy Rex", &in_march)
         .unwrap()
-        .is_empty());
+        .iter()
+        .all(|h| !h.text.contains("Rex")));
     let context = mem
         .context("alice", "where does Alice live", 500, &in_march)
         .unwrap();

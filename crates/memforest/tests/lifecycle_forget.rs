@@ -9,11 +9,20 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use memforest::lifecycle::Forget;
 use memforest::memory::record::{self, FactRecord, TreeRecord};
-use memforest::recall::{index, Query};
+use memforest::recall::{index, Mode, Query};
 use memforest::{schema::Table, EngineNodeStore, Memory};
 use memforest_engine::{Durability, TenantId, WriteBatch};
 use memforest_tree::{MemTree, NodeBody, NodeId, PayloadKind, TreeConfig, TreeId, TreeKind};
 use recall_common::{options, session};
+
+/// A query for the facts sharing a word with `q` (lexical: these cases count which facts
+/// a forget left, and nearest neighbours by meaning would always return some).
+fn words(q: &str) -> Query {
+    Query {
+        mode: Mode::Lexical,
+        ..Query::new(q)
+    }
+}
 
 fn rows<T: serde::de::DeserializeOwned>(db: &Memory, t: &TenantId, table: Table) -> Vec<(u64, T)> {
     db.db()
@@ -106,7 +115,7 @@ fn shared_fact_survives_one_source_and_goes_with_the_last() {
     .unwrap();
     db.ingest_session(&t, &session("b", 1, &["My cat Tom is grey!"]))
         .unwrap();
-    let cat = || db.query(&t, &Query::new("grey cat")).unwrap();
+    let cat = || db.query(&t, &words("grey cat")).unwrap();
     assert_eq!(cat().facts[0].provenance.len(), 2);
 
     let r = db
@@ -133,7 +142,7 @@ fn shared_fact_survives_one_source_and_goes_with_the_last() {
         Some("a"),
         "STM moves to the latest left"
     );
-    let rex = db.query(&t, &Query::new("dog barks")).unwrap();
+    let rex = db.query(&t, &words("dog barks")).unwrap();
     assert_eq!(rex.facts.len(), 1);
     db.flush_summaries().unwrap();
     let text = check_forest(&db, &t);
@@ -165,7 +174,7 @@ fn forgetting_facts_rebalances_trees_and_regenerates_summaries() {
         assert_eq!(r.facts_removed, 1);
         assert!(r.leaves_removed >= 1);
         let word = rec.text.split(' ').next_back().unwrap();
-        let q = db.query(&t, &Query::new(word)).unwrap();
+        let q = db.query(&t, &words(word)).unwrap();
         assert!(q.facts.iter().all(|f| f.id != *id), "{word} still returned");
     }
     db.flush_summaries().unwrap();
@@ -194,15 +203,15 @@ fn forgetting_a_tenant_leaves_the_other_intact() {
         db.ingest_session(t, &session("s", 0, &["Rex the dog chased a ball"]))
             .unwrap();
     }
-    db.query(&a, &Query::new("dog")).unwrap();
+    db.query(&a, &words("dog")).unwrap();
     db.forget(&a, &Forget::Tenant).unwrap();
-    let q = db.query(&a, &Query::new("dog ball Rex")).unwrap();
+    let q = db.query(&a, &words("dog ball Rex")).unwrap();
     assert!(q.facts.is_empty() && q.recent_turns.is_empty());
     assert_eq!(db.db().scan_tenant(&a, None).unwrap().count(), 0);
-    assert_eq!(db.query(&b, &Query::new("dog")).unwrap().facts.len(), 1);
+    assert_eq!(db.query(&b, &words("dog")).unwrap().facts.len(), 1);
     db.ingest_session(&a, &session("s2", 1, &["Rex is back"]))
         .unwrap();
-    assert_eq!(db.query(&a, &Query::new("Rex")).unwrap().facts.len(), 1);
+    assert_eq!(db.query(&a, &words("Rex")).unwrap().facts.len(), 1);
 }
 
 /// The ids of the facts whose text contains `word`.
@@ -241,12 +250,8 @@ fn forgetting_a_session_reads_only_the_facts_it_sourced() {
 
     let r = db.forget(&t, &Forget::Session("a".into())).unwrap();
     assert_eq!((r.facts_removed, r.facts_updated), (1, 1), "{r:?}");
-    assert!(db
-        .query(&t, &Query::new("Ada paints"))
-        .unwrap()
-        .facts
-        .is_empty());
-    let oboe = db.query(&t, &Query::new("oboe")).unwrap();
+    assert!(db.query(&t, &words("Ada paints")).unwrap().facts.is_empty());
+    let oboe = db.query(&t, &words("oboe")).unwrap();
     assert_eq!(oboe.facts.len(), 1);
     let sessions: Vec<&str> = oboe.facts[0]
         .provenance
@@ -258,7 +263,7 @@ fn forgetting_a_session_reads_only_the_facts_it_sourced() {
     // b's occurrence of the merged fact was indexed when it merged: forgetting b removes it.
     let r = db.forget(&t, &Forget::Session("b".into())).unwrap();
     assert_eq!((r.facts_removed, r.facts_updated), (2, 0), "{r:?}");
-    assert!(db.query(&t, &Query::new("oboe")).unwrap().facts.is_empty());
+    assert!(db.query(&t, &words("oboe")).unwrap().facts.is_empty());
     assert!(facts_with_raw(&db, &t).contains(&lou), "c's fact untouched");
 }
 

@@ -21,6 +21,8 @@ use memory_common::{facts, tenant, trees, DAY, T0};
 fn open(dir: &std::path::Path, capacity: usize, open_limit: usize) -> Memory {
     let mut o = memory_common::options(None);
     o.memory.extractor = Arc::new(SynthExtractor);
+    // The keyword-only scoring these cases are written for (no cosine term).
+    o.memory.embedder = None;
     o.memory.scene_capacity = capacity;
     o.memory.scene_open_limit = open_limit;
     Memory::open_with(dir, o).unwrap()

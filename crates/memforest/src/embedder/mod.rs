@@ -134,7 +134,12 @@ mod tests {
         let a = e.vector("I adopted a puppy last week");
         let b = e.vector("she got a new dog");
         let c = e.vector("the quarterly tax filing deadline");
-        assert!(cosine(&a, &b) > cosine(&a, &c) + 0.1, "{} vs {}", cosine(&a, &b), cosine(&a, &c));
+        assert!(
+            cosine(&a, &b) > cosine(&a, &c) + 0.1,
+            "{} vs {}",
+            cosine(&a, &b),
+            cosine(&a, &c)
+        );
         let n = a.iter().map(|x| x * x).sum::<f32>();
         assert!((n - 1.0).abs() < 1e-4);
     }

@@ -82,7 +82,10 @@ impl ModelFile {
         }
         let version = c.u32("version")?;
         if version != VERSION {
-            return Err(malformed(4, &format!("version {version}, expected {VERSION}")));
+            return Err(malformed(
+                4,
+                &format!("version {version}, expected {VERSION}"),
+            ));
         }
         let vocab = c.u32("vocabulary size")? as usize;
         let dims = c.u32("dimensions")? as usize;

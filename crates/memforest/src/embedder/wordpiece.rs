@@ -134,8 +134,10 @@ mod tests {
 
     fn vocab() -> WordPiece {
         WordPiece::new(
-            ["[UNK]", "the", "cat", "play", "##ing", "##s", ",", "!", "cafe", "你", "好"]
-                .map(String::from),
+            [
+                "[UNK]", "the", "cat", "play", "##ing", "##s", ",", "!", "cafe", "你", "好",
+            ]
+            .map(String::from),
         )
     }
 

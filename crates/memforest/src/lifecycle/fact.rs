@@ -63,6 +63,7 @@ pub fn remove_fact(
         &record::time_index_key(rec.time.0, id),
     );
     index::remove_fact(st, id, rec)?;
+    crate::recall::vectors::delete(st, id);
     Ok(leaves)
 }
 

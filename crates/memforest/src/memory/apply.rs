@@ -87,8 +87,8 @@ pub fn process(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<CellOutc
 /// Loads cell `cell` of `tenant` and runs the extractor (and the embedder) on it.
 ///
 /// # Errors
-/// [`MemoryError::Model`] when the extractor fails (the cell stays pending); engine and
-/// record errors.
+/// [`MemoryError::Model`] when the extractor or the embedder fails (the cell stays
+/// pending); engine and record errors.
 pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared, MemoryError> {
     let (rec, turns) = load(shared, tenant, cell)?;
     let input = ExtractionInput {
@@ -118,28 +118,7 @@ pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared
             return Err(MemoryError::Model(e.to_string()));
         }
     };
-    let embeddings = match &shared.opts.embedder {
-        Some(emb) if !extraction.items.is_empty() => {
-            let texts: Vec<String> = extraction
-                .items
-                .iter()
-                .map(|i| i.fact_text.clone())
-                .collect();
-            match emb.embed(&texts) {
-                Ok(e) => {
-                    shared
-                        .counters
-                        .call(&name, CallKind::Embedding, Ok(e.usage));
-                    Some(e.vectors)
-                }
-                Err(_) => {
-                    shared.counters.call(&name, CallKind::Embedding, Err(()));
-                    None
-                }
-            }
-        }
-        _ => None,
-    };
+    let embeddings = embed_items(shared, &name, &extraction.items)?;
     Ok(Prepared {
         cell,
         rec,
@@ -149,11 +128,50 @@ pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared
     })
 }
 
-/// Loads cell `cell` of `tenant` with `items` as its extraction (no extractor or embedder
-/// call): facts the caller states, e.g. a new version given to `Memory::update`.
+/// The vectors of `items`' fact texts, when the store has an embedder (`None` without
+/// one or without items).
 ///
 /// # Errors
-/// Engine and record errors.
+/// [`MemoryError::Model`] when the embedder fails or returns another number of vectors:
+/// the caller keeps its work queued (a fact stored without its vector could never be
+/// found by meaning).
+fn embed_items(
+    shared: &Shared,
+    tenant: &str,
+    items: &[ExtractedItem],
+) -> Result<Option<Vec<Vec<f32>>>, MemoryError> {
+    let Some(emb) = shared.opts.embedder.as_ref().filter(|_| !items.is_empty()) else {
+        return Ok(None);
+    };
+    let texts: Vec<String> = items.iter().map(|i| i.fact_text.clone()).collect();
+    match emb.embed(&texts) {
+        Ok(e) if e.vectors.len() == texts.len() => {
+            shared
+                .counters
+                .call(tenant, CallKind::Embedding, Ok(e.usage));
+            Ok(Some(e.vectors))
+        }
+        Ok(e) => {
+            shared.counters.call(tenant, CallKind::Embedding, Err(()));
+            Err(MemoryError::Model(format!(
+                "embedder returned {} vectors for {} texts",
+                e.vectors.len(),
+                texts.len()
+            )))
+        }
+        Err(e) => {
+            shared.counters.call(tenant, CallKind::Embedding, Err(()));
+            Err(MemoryError::Model(e.to_string()))
+        }
+    }
+}
+
+/// Loads cell `cell` of `tenant` with `items` as its extraction (no extractor call; the
+/// embedder, if any, embeds them): facts the caller states, e.g. a new version given to
+/// `Memory::update`.
+///
+/// # Errors
+/// [`MemoryError::Model`] when the embedder fails; engine and record errors.
 pub fn prepare_stated(
     shared: &Shared,
     tenant: &TenantId,
@@ -161,6 +179,8 @@ pub fn prepare_stated(
     items: Vec<ExtractedItem>,
 ) -> Result<Prepared, MemoryError> {
     let (rec, turns) = load(shared, tenant, cell)?;
+    let name = String::from_utf8_lossy(tenant.name()).into_owned();
+    let embeddings = embed_items(shared, &name, &items)?;
     Ok(Prepared {
         cell,
         rec,
@@ -169,7 +189,7 @@ pub fn prepare_stated(
             items,
             ..Extraction::default()
         },
-        embeddings: None,
+        embeddings,
     })
 }
 
@@ -314,12 +334,20 @@ fn commit_cell(
         let Some((id, fact_rec, what)) = fact::upsert(router.st, item, occ)? else {
             continue;
         };
+        let embedding = p
+            .embeddings
+            .as_ref()
+            .and_then(|e| e.get(i))
+            .map(Vec::as_slice);
         match what {
             Upsert::Added => {
                 out.facts_added += 1;
                 out.facts.push(id);
                 router.fresh.insert(id);
                 crate::recall::index::add_fact(router.st, id, &fact_rec)?;
+                if let Some(v) = embedding {
+                    crate::recall::vectors::put(router.st, id, v);
+                }
             }
             Upsert::Merged => {
                 out.facts_merged += 1;
@@ -334,12 +362,11 @@ fn commit_cell(
             rec: &fact_rec,
             new: what == Upsert::Added,
             session: &rec.session,
-            embedding: p
-                .embeddings
-                .as_ref()
-                .and_then(|e| e.get(i))
-                .map(Vec::as_slice),
+            embedding,
         })?;
+    }
+    if let (Some(_), Some(e)) = (&p.embeddings, &router.opts.embedder) {
+        crate::recall::vectors::record_embedder(router.st, e.name())?;
     }
     router.st.delete(Table::RouterState, &pending);
     Ok(())

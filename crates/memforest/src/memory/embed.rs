@@ -18,11 +18,34 @@ pub trait Embedder: Send + Sync + Debug {
     /// A short name for stats and logs.
     fn name(&self) -> &str;
 
-    /// Embeds `texts` (one vector per text, in order).
+    /// Embeds `texts`, stored passages (facts, summaries): one vector per text, in order.
     ///
     /// # Errors
-    /// [`ModelError`]; the caller treats embeddings as optional derived data.
+    /// [`ModelError`]; the work that needed the vectors stays queued for a retry.
     fn embed(&self, texts: &[String]) -> Result<Embeddings, ModelError>;
+
+    /// Embeds a search query. Models trained with distinct query and passage prefixes (e5:
+    /// `query: ` / `passage: `) override it; by default it is [`Embedder::embed`] of the
+    /// one text.
+    ///
+    /// # Errors
+    /// [`ModelError`], or [`ModelError::Malformed`] when no vector comes back.
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, ModelError> {
+        self.embed(std::slice::from_ref(&text.to_owned()))?
+            .vectors
+            .pop()
+            .ok_or_else(|| ModelError::Malformed {
+                offset: 0,
+                what: "embedder returned no vector".into(),
+            })
+    }
+
+    /// True when a call takes microseconds and may run on the ingesting thread (an
+    /// in-process table lookup, [`crate::StaticEmbedder`]); false (the default) for a
+    /// model behind a network, which ingest calls from its worker pool.
+    fn runs_inline(&self) -> bool {
+        false
+    }
 }
 
 /// Cosine similarity of two vectors (0 when either is zero or the lengths differ).

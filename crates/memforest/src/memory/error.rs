@@ -73,6 +73,18 @@ pub enum MemoryError {
     /// A model (extractor, summarizer, embedder) call failed; the work stays queued.
     #[error("model call failed: {0}")]
     Model(String),
+    /// A query would compare vectors of two embedders: the user's fact vectors were made
+    /// by `stored`, the store is open with `configured`. Open it with the embedder that
+    /// made them, or with none (lexical search).
+    #[error("user {user:?}: memories were embedded by {stored:?}, the store is open with {configured:?}; open it with that embedder")]
+    EmbedderMismatch {
+        /// The user (tenant) name.
+        user: String,
+        /// The embedder that made the stored vectors.
+        stored: String,
+        /// The embedder the store is open with.
+        configured: String,
+    },
     /// The memory runtime has stopped (the database is closing).
     #[error("the memory runtime has stopped")]
     Stopped,

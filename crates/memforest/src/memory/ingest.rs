@@ -1,7 +1,7 @@
 //! `Memory::ingest_session`: check the session against the input limits, commit the turns not
 //! stored yet (and the cells they form, each marked pending) in one batch, then extract
 //! the cells (in parallel on the extraction pool, or on the calling thread for an
-//! extractor that runs inline when no embedder is set) and commit all their facts and
+//! extractor that runs inline when the embedder does too, or none is set) and commit all their facts and
 //! routing atomically in a second batch. Summaries are left to the scheduler.
 
 use std::borrow::Cow;
@@ -81,7 +81,7 @@ impl Memory {
     ///
     /// The new turns are committed to the WAL first (durable and readable before any
     /// extraction), cut into MemCells, extracted on the bounded extraction pool (on this
-    /// thread when `Extractor::runs_inline` and no embedder is set), and committed as
+    /// thread when `Extractor::runs_inline` and `Embedder::runs_inline` or no embedder), and committed as
     /// canonical facts with their tree inserts and dirty marks in one batch for the whole
     /// session. Cells whose extraction failed stay pending and are committed by their
     /// retry; a cell that can never be committed (`memory::failed`) is recorded as failed
@@ -172,8 +172,8 @@ impl Memory {
 /// A cell and its preparation (extraction) result.
 type Extracted = (u64, Result<Prepared, MemoryError>);
 
-/// Prepares (extracts) every cell, in order: on this thread when the extractor runs inline
-/// and no embedder is set (handing a call of microseconds to a worker costs more than the
+/// Prepares (extracts) every cell, in order: on this thread when the extractor and the
+/// embedder (if any) run inline (handing a call of microseconds to a worker costs more than the
 /// call: a channel send and a thread wake-up, which waits for a CPU on a busy machine),
 /// else on the extraction pool, in parallel.
 fn extract(
@@ -181,7 +181,13 @@ fn extract(
     tenant: &TenantId,
     cells: &[u64],
 ) -> Result<Vec<Extracted>, MemoryError> {
-    if shared.opts.extractor.runs_inline() && shared.opts.embedder.is_none() {
+    let inline = shared.opts.extractor.runs_inline()
+        && shared
+            .opts
+            .embedder
+            .as_ref()
+            .is_none_or(|e| e.runs_inline());
+    if inline {
         return Ok(cells
             .iter()
             .map(|&cell| (cell, apply::prepare(shared, tenant, cell)))

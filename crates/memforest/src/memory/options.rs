@@ -6,6 +6,7 @@ use std::time::Duration;
 use memforest_tree::TreeConfig;
 use memforest_wal::Durability;
 
+use crate::embedder::StaticEmbedder;
 use crate::memory::cell::CellLimits;
 use crate::memory::embed::Embedder;
 use crate::memory::extract::{Extractor, HeuristicExtractor};
@@ -18,7 +19,9 @@ pub struct MemoryOptions {
     pub extractor: Arc<dyn Extractor>,
     /// Summarizes dirty tree nodes. Default [`ExtractiveSummarizer`].
     pub summarizer: Arc<dyn Summarizer>,
-    /// Embeds facts (scene scoring) and summaries (derived data). Default none.
+    /// Embeds facts (their vectors, which queries search by meaning; scene scoring) and
+    /// summaries (forest recall and browse). Default [`StaticEmbedder::bundled`], in
+    /// process; `None` makes a lexical-only store.
     pub embedder: Option<Arc<dyn Embedder>>,
     /// Extraction worker threads. Default: the cores, 2 to 16.
     pub extract_pool: usize,
@@ -76,7 +79,9 @@ impl Default for MemoryOptions {
         Self {
             extractor: Arc::new(HeuristicExtractor),
             summarizer: Arc::new(ExtractiveSummarizer::default()),
-            embedder: None,
+            embedder: StaticEmbedder::bundled()
+                .ok()
+                .map(|e| e as Arc<dyn Embedder>),
             extract_pool: default_pool(),
             summary_pool: default_pool(),
             cells: CellLimits::default(),

@@ -33,6 +33,10 @@ pub const PENDING_PREFIX: u8 = b'p';
 /// value a [`FailedCellRecord`]); its raw turns stay stored.
 pub const FAILED_PREFIX: u8 = b'f';
 
+/// `RouterState` key of the name of the embedder that made the tenant's fact vectors
+/// (`recall::vectors`; value its UTF-8 name).
+pub const EMBEDDER_KEY: &[u8] = b"v";
+
 /// A prefix byte followed by `rest`.
 #[must_use]
 pub fn prefixed(prefix: u8, rest: &[u8]) -> Vec<u8> {

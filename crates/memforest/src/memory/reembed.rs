@@ -1,14 +1,16 @@
-//! `Db::embed_missing_summaries`: regenerates the summary embeddings (derived data) that
-//! `Memory::drop_derived` removed, or that were never made because the embedder was configured
-//! later. Summaries themselves live in the tree pages and are not touched.
+//! `Memory::embed_missing`: regenerates the summary embeddings and fact vectors (derived
+//! data) that `Memory::drop_derived` removed, or that were never made because the embedder
+//! was configured later. Summaries and facts themselves are not touched.
 
 use memforest_tree::{NodeId, NodeStore};
 
+use crate::memory::embed::Embedder;
 use crate::memory::forest::open_tree;
-use crate::memory::record;
+use crate::memory::record::{self, FactRecord};
 use crate::memory::stats::CallKind;
 use crate::memory::store::Staged;
 use crate::memory::{MemoryError, Shared};
+use crate::recall::vectors;
 use crate::schema::Table;
 use crate::Memory;
 use memforest_engine::TenantId;
@@ -18,14 +20,15 @@ const BATCH: usize = 64;
 
 impl Memory {
     /// Embeds every internal-node summary (in every tree of every tenant) that has no row in
-    /// `Embeddings`, with the configured embedder, committing one batch per tree. Returns
-    /// the number of embeddings written (0 without an embedder). Cost: one read of every
-    /// tree page.
+    /// `Embeddings`, committing one batch per tree, and every fact without a vector
+    /// (`FactVectors`), one batch per [`BATCH`] facts, with the configured embedder.
+    /// Returns the number of vectors written (0 without an embedder). Cost: one read of
+    /// every tree page and every fact.
     ///
     /// # Errors
     /// [`MemoryError::Model`] when the embedder fails (rows written for earlier trees stay;
     /// calling again resumes); [`MemoryError::Stopped`]; engine and tree errors.
-    pub fn embed_missing_summaries(&self) -> Result<u64, MemoryError> {
+    pub fn embed_missing(&self) -> Result<u64, MemoryError> {
         let shared = self.memory_shared()?;
         let Some(embedder) = shared.opts.embedder.clone() else {
             return Ok(0);
@@ -62,9 +65,57 @@ impl Memory {
                 }
                 written += store(&shared, &tenant, id, embedded)?;
             }
+            written += embed_facts(&shared, &tenant, &name, embedder.as_ref())?;
         }
         Ok(written)
     }
+}
+
+/// Embeds `tenant`'s facts that have no vector, [`BATCH`] per call, and commits each
+/// batch under the forest lock, skipping facts forgotten or rewritten meanwhile. Returns
+/// the vectors written.
+fn embed_facts(
+    shared: &Shared,
+    tenant: &TenantId,
+    name: &str,
+    embedder: &dyn Embedder,
+) -> Result<u64, MemoryError> {
+    let mut todo: Vec<(Vec<u8>, String)> = Vec::new();
+    for (k, v) in shared.kv.scan_prefix(tenant, Table::Facts, &[])? {
+        if shared.kv.get(tenant, Table::FactVectors, &k)?.is_none() {
+            let rec: FactRecord = record::decode(&v, "fact")?;
+            todo.push((k.to_vec(), rec.text));
+        }
+    }
+    let mut written = 0;
+    for chunk in todo.chunks(BATCH) {
+        let texts: Vec<String> = chunk.iter().map(|c| c.1.clone()).collect();
+        let e = embedder.embed(&texts).map_err(|e| {
+            shared.counters.call(name, CallKind::Embedding, Err(()));
+            MemoryError::Model(e.to_string())
+        })?;
+        shared.counters.call(name, CallKind::Embedding, Ok(e.usage));
+        if e.vectors.len() != chunk.len() {
+            return Err(MemoryError::Model(
+                "embedder returned a different number of vectors".into(),
+            ));
+        }
+        let _forest = shared.forest.lock();
+        let mut st = Staged::new(&shared.kv, tenant.clone());
+        for ((key, text), v) in chunk.iter().zip(&e.vectors) {
+            let same = match st.get(Table::Facts, key)? {
+                Some(b) => record::decode::<FactRecord>(&b, "fact")?.text == *text,
+                None => false,
+            };
+            if let (true, Some(id)) = (same, record::be_u64(key)) {
+                vectors::put(&mut st, id, v);
+                written += 1;
+            }
+        }
+        vectors::record_embedder(&mut st, embedder.name())?;
+        st.commit(shared.opts.durability)?;
+    }
+    Ok(written)
 }
 
 /// Commits the embeddings of tree `id` whose node still holds the summary they were made

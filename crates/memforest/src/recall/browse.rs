@@ -45,8 +45,12 @@ pub struct Target<'a> {
     pub hits: &'a [(LeafKey, f32)],
 }
 
-/// Score of a node's summary (`summary`: its term counts when clean).
-fn summary_score(
+/// Score of a node's summary (`summary`: its term counts when clean): BM25 when the
+/// scorer is lexical, plus the cosine of the node's embedding when the query has one.
+///
+/// # Errors
+/// Engine read errors.
+pub fn summary_score(
     r: &Reader<'_>,
     s: &Scorer<'_>,
     tree: u64,

@@ -32,6 +32,7 @@ use crate::memory::record::{self, CellRecord, FactRecord, TurnRecord, CELL_PREFI
 use crate::memory::text::tokenize;
 use crate::memory::MemoryError;
 use crate::recall::bm25::Bm25;
+use crate::recall::hybrid;
 use crate::recall::page::Terms;
 use crate::recall::reader::Reader;
 use crate::recall::turn_cache::{CachedCell, CachedTurn, TurnCache};
@@ -176,8 +177,11 @@ fn load_cells<'a>(
 
 /// Ranks the pooled facts by fused score, best first (ties by own score, then id);
 /// returns `(id, fused score)`. `bm`: the fact collection's BM25; `terms`: the query's
-/// `(term hash, idf)`; `temporal`: the query has [`temporal_intent`]; `caching`: where
-/// turn term counts are cached (see [`TurnCaching`]; the ranking is the same either way).
+/// `(term hash, idf)`; `dense`: for a hybrid or embedding query, each pooled fact's
+/// cosine to the query and the dense weight, combined with the lexical score by
+/// `recall::hybrid` before the time bonus; `temporal`: the query has
+/// [`temporal_intent`]; `caching`: where turn term counts are cached (see
+/// [`TurnCaching`]; the ranking is the same either way).
 ///
 /// # Errors
 /// As the loads of the source turns: engine errors, corrupt records.
@@ -186,6 +190,7 @@ pub fn rank(
     bm: Bm25,
     terms: &[(u64, f32)],
     pool: &[Pooled<'_>],
+    dense: Option<(&HashMap<u64, f32>, f32)>,
     temporal: bool,
     caching: TurnCaching<'_>,
 ) -> Result<Vec<(u64, f32)>, MemoryError> {
@@ -230,13 +235,26 @@ pub fn rank(
     for (key, p) in passage {
         *turn_score.entry(key).or_default() += PASSAGE_WEIGHT * p;
     }
-    let bonus = TIME_BONUS * turn_score.values().copied().fold(0.0, f32::max);
+    let lexical: Vec<(u64, f32)> = pool
+        .iter()
+        .map(|(id, own, rec)| {
+            let fused = turns_of(rec)
+                .filter_map(|(k, _)| turn_score.get(&k).copied())
+                .fold(*own, f32::max);
+            (*id, fused)
+        })
+        .collect();
+    let scores: HashMap<u64, f32> = match dense {
+        Some((cosines, weight)) => hybrid::combine(&lexical, cosines, weight)
+            .into_iter()
+            .collect(),
+        None => lexical.into_iter().collect(),
+    };
+    let bonus = TIME_BONUS * scores.values().copied().fold(0.0, f32::max);
     let mut out: Vec<(u64, f32, f32)> = pool
         .iter()
         .map(|(id, own, rec)| {
-            let mut fused = turns_of(rec)
-                .filter_map(|(k, _)| turn_score.get(&k).copied())
-                .fold(*own, f32::max);
+            let mut fused = scores.get(id).copied().unwrap_or(0.0);
             if temporal && !dates::find(&rec.text, 0).is_empty() {
                 fused += bonus;
             }

@@ -12,6 +12,8 @@
 //! - `heat`, `cache`: MemoryOS heat and the page cache it governs; `summaries`: the
 //!   cache of node summaries' term counts (what a browse reads most pages for);
 //!   `lru`: the byte-bounded LRU behind the in-memory caches.
+//! - `vectors`: the fact embeddings a query finds facts by meaning with; `hybrid`: the
+//!   final lexical and dense combination;
 //! - `update`: knowledge updates; `context`: rendering; [`profile`].
 
 pub(crate) mod accumulate;
@@ -21,6 +23,7 @@ pub(crate) mod cache;
 pub(crate) mod context;
 pub(crate) mod fuse;
 pub(crate) mod heat;
+pub(crate) mod hybrid;
 pub mod index;
 pub(crate) mod lru;
 pub mod page;
@@ -32,6 +35,7 @@ pub(crate) mod search;
 pub(crate) mod summaries;
 pub(crate) mod turn_cache;
 pub(crate) mod update;
+pub(crate) mod vectors;
 
 pub use bm25::Bm25Index;
 pub use profile::{CurrentValue, EntityProfile, Profile};

@@ -11,14 +11,18 @@ use crate::memory::record::FactRecord;
 /// How facts and tree nodes are scored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
-    /// BM25 over fact texts and node summaries (no network).
+    /// [`Mode::Hybrid`] when the store has an embedder (`MemoryOptions::embedder`, the
+    /// bundled static one by default), else [`Mode::Lexical`].
     #[default]
+    Auto,
+    /// BM25 over fact texts, their source turns and node summaries only.
     Lexical,
-    /// Cosine similarity of the query's embedding to node embeddings guides the browse;
-    /// facts are still found and ranked lexically (facts carry no stored embedding).
-    /// Needs `MemoryOptions::embedder`.
+    /// Cosine similarity only: facts by their vectors, nodes by their summaries' vectors.
+    /// Needs an embedder.
     Embedding,
-    /// The sum of both scores for nodes. Needs `MemoryOptions::embedder`.
+    /// Both (`recall::hybrid`): candidates from the postings and from the fact vectors,
+    /// nodes by BM25 plus cosine, the final ranking a convex combination of the two
+    /// normalised scores. Needs an embedder.
     Hybrid,
 }
 
@@ -49,6 +53,11 @@ pub struct Query {
     pub snapshot: Option<u64>,
     /// Scoring mode.
     pub mode: Mode,
+    /// Whether recall goes through the trees: forest recall (trees ranked by candidate
+    /// hits, root summaries and heat) and the beam browse down to facts (MemForest paper,
+    /// "Read path"). False scores the flat candidates from the postings and the fact
+    /// vectors alone, to measure what the trees add. Default true.
+    pub trees: bool,
     /// Only facts that no newer fact about the same entity and attribute supersedes.
     pub latest_only: bool,
     /// Turns of the tenant's latest session included as short-term memory (default 7).
@@ -58,7 +67,7 @@ pub struct Query {
 }
 
 impl Query {
-    /// A lexical query for `text` with the defaults.
+    /// A query for `text` with the defaults ([`Mode::Auto`], k = 10, beam = 10).
     #[must_use]
     pub fn new(text: impl Into<String>) -> Self {
         Self {
@@ -69,7 +78,8 @@ impl Query {
             as_of: None,
             sessions: None,
             snapshot: None,
-            mode: Mode::Lexical,
+            mode: Mode::Auto,
+            trees: true,
             latest_only: false,
             recent_turns: 7,
             reference_time: None,

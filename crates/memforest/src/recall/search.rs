@@ -24,11 +24,11 @@ use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind, USER_ENTITY};
 use crate::memory::record::{self, FactRecord, SessionRecord, TurnRecord, SESSION_PREFIX};
 use crate::memory::MemoryError;
 use crate::recall::bm25::{query_terms, top_k, top_k_of, Bm25};
-use crate::recall::browse::{browse, Scorer, Target};
+use crate::recall::browse::{browse, summary_score, Scorer, Target};
 use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
-use crate::recall::{accumulate, fuse, index, postings, update};
+use crate::recall::{accumulate, fuse, hybrid, index, postings, update, vectors};
 use crate::schema::Table;
 use crate::Memory;
 use memforest_engine::TenantId;
@@ -70,19 +70,21 @@ impl Memory {
     /// live snapshot holds; [`MemoryError::Stopped`] while closing.
     pub fn query(&self, tenant: &TenantId, query: &Query) -> Result<QueryResult, MemoryError> {
         let shared = self.runtime().ok_or(MemoryError::Stopped)?.shared();
-        let embedding = match query.mode {
-            Mode::Lexical => None,
-            Mode::Embedding | Mode::Hybrid => {
-                let emb = shared
-                    .opts
-                    .embedder
-                    .as_ref()
-                    .ok_or_else(|| MemoryError::Model("no embedder configured".into()))?;
-                let mut e = emb
-                    .embed(std::slice::from_ref(&query.text))
-                    .map_err(|e| MemoryError::Model(e.to_string()))?;
-                e.vectors.pop()
+        let embedder = shared.opts.embedder.as_ref();
+        let mode = match (query.mode, embedder) {
+            (Mode::Auto, Some(_)) => Mode::Hybrid,
+            (Mode::Auto, None) => Mode::Lexical,
+            (m, _) => m,
+        };
+        let embedding = match (mode, embedder) {
+            (Mode::Lexical | Mode::Auto, _) => None,
+            (Mode::Embedding | Mode::Hybrid, None) => {
+                return Err(MemoryError::Model("no embedder configured".into()))
             }
+            (Mode::Embedding | Mode::Hybrid, Some(e)) => Some(vectors::unit(
+                &e.embed_query(&query.text)
+                    .map_err(|e| MemoryError::Model(e.to_string()))?,
+            )),
         };
         let state = self.recall_state();
         let query_terms = query_terms(&query.text);
@@ -105,6 +107,9 @@ impl Memory {
             let r = Reader::new(&self.db, tenant, query.snapshot, state)?;
             (r, vec![None; query_terms.len()], None)
         };
+        if let (Some(_), Some(e)) = (&embedding, embedder) {
+            vectors::check_embedder(&r, e.name())?;
+        }
         let mut result = QueryResult {
             reference_time: query.reference_time,
             ..QueryResult::default()
@@ -151,7 +156,31 @@ impl Memory {
                 facts.insert(id, (score, rec));
             }
         }
+        // Dense candidates: the facts nearest the query by vector, filtered as above.
+        let mut dense: HashMap<u64, f32> = HashMap::new();
+        let mut nearest = Vec::new();
+        if let Some(q) = embedding.as_deref() {
+            let scan = if query.filtered() { usize::MAX } else { pool };
+            for (id, cos) in vectors::nearest(&r, q, scan)? {
+                if nearest.len() >= pool {
+                    break;
+                }
+                if query.filtered() && !load_fact(&r, id)?.is_some_and(|f| query.admits(&f)) {
+                    continue;
+                }
+                nearest.push(id);
+                dense.insert(id, cos);
+            }
+        }
         // Forest recall.
+        let lexical_top = by_score.first().map_or(1.0, |b| b.1.max(1.0));
+        for &id in nearest.iter().take(want) {
+            if let (Some(&cos), false) = (dense.get(&id), facts.contains_key(&id)) {
+                if let Some(rec) = load_fact(&r, id)? {
+                    facts.insert(id, (cos * lexical_top, rec));
+                }
+            }
+        }
         let mut hits: HashMap<u64, Vec<(LeafKey, f32)>> = HashMap::new();
         for (&id, (score, rec)) in &facts {
             for t in fact_trees(&r, id)? {
@@ -172,7 +201,7 @@ impl Memory {
             bm,
             terms: &terms,
             embedding: embedding.as_deref(),
-            lexical: query.mode != Mode::Embedding,
+            lexical: mode != Mode::Embedding,
             time: query.time_range,
             beam: query.beam.max(1),
         };
@@ -184,9 +213,10 @@ impl Memory {
             let heat = state.heat.heat(tenant, tree, meta.items);
             let n = hits.get(&tree).map_or(0, Vec::len) as f32;
             let root_score = match meta.root {
-                Some(root) => r
-                    .summary(tree, root.id, root.crc, heat)?
-                    .map_or(0.0, |s| scorer.bm.score_terms(&terms, &s)),
+                Some(root) => {
+                    let summary = r.summary(tree, root.id, root.crc, heat)?;
+                    summary_score(&r, &scorer, tree, root.id, summary.as_deref())?
+                }
                 None => continue,
             };
             ranked.push((n + root_score, heat, tree, meta));
@@ -203,8 +233,8 @@ impl Memory {
         // reported through the recalled trees that hold it (its memberships).
         let mut through: HashMap<u64, Vec<u64>> = HashMap::new();
         let mut found: HashMap<u64, f32> = HashMap::new();
-        let browsing = query.mode != Mode::Lexical || query.time_range.is_some();
-        for (_, heat, tree, meta) in &ranked {
+        let browsing = query.trees && (mode != Mode::Lexical || query.time_range.is_some());
+        for (_, heat, tree, meta) in ranked.iter().filter(|_| query.trees) {
             let tree_hits = hits.get(tree).map_or(&[][..], Vec::as_slice);
             if !browsing {
                 for (leaf, _) in tree_hits {
@@ -243,9 +273,16 @@ impl Memory {
             .iter()
             .map(|(_, _, t, m)| (*t, format!("{}:{}", m.kind, m.label)))
             .collect();
-        // Fusion over the best `pool` facts reached (source turns, temporal intent).
+        // Fusion over the best `pool` facts reached and the `pool` nearest by vector
+        // (source turns, temporal intent), then the hybrid combination.
         let mut pooled: HashMap<u64, (f32, FactRecord)> = HashMap::new();
-        for (id, score) in top_k(found, pool) {
+        let mut reached = top_k(found, pool);
+        for &id in &nearest {
+            if !reached.iter().any(|x| x.0 == id) {
+                reached.push((id, 0.0));
+            }
+        }
+        for (id, score) in reached {
             let rec = match facts.remove(&id) {
                 Some((_, rec)) => rec,
                 None => match load_fact(&r, id)? {
@@ -260,7 +297,23 @@ impl Memory {
         let refs: Vec<fuse::Pooled<'_>> =
             pooled.iter().map(|(&id, (s, rec))| (id, *s, rec)).collect();
         let temporal = fuse::temporal_intent(&query.text);
-        let fused = fuse::rank(&r, bm, &terms, &refs, temporal, turn_caching)?;
+        if let Some(q) = embedding.as_deref() {
+            for &(id, _, _) in &refs {
+                if let (false, Some(row)) = (
+                    dense.contains_key(&id),
+                    r.get(Table::FactVectors, &id.to_be_bytes())?,
+                ) {
+                    dense.insert(id, vectors::cosine(q, &row));
+                }
+            }
+        }
+        let weight = if mode == Mode::Embedding {
+            1.0
+        } else {
+            hybrid::DENSE_WEIGHT
+        };
+        let cosines = embedding.as_ref().map(|_| (&dense, weight));
+        let fused = fuse::rank(&r, bm, &terms, &refs, cosines, temporal, turn_caching)?;
         let mut out = Vec::new();
         for (id, score) in fused {
             if out.len() >= query.k {

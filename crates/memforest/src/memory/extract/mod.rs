@@ -139,7 +139,7 @@ pub trait Extractor: Send + Sync + Debug {
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError>;
 
     /// True when a call is local CPU work of microseconds (no network, no sleep, no lock
-    /// held for long): when no embedder is set, `Memory::ingest_session` then extracts on the
+    /// held for long): when the embedder runs inline too (or none is set), `Memory::ingest_session` then extracts on the
     /// calling thread instead of handing each cell to the extraction pool, whose hand-off
     /// (a channel send and a worker's wake-up, which waits for a CPU on a busy machine)
     /// costs more than such a call. A session's cells are then extracted one after

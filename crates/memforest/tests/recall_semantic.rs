@@ -1,0 +1,195 @@
+//! Semantic recall (issue 30): with the default in-process embedder a query finds a
+//! memory by meaning when it shares no word with it; the store refuses to compare vectors
+//! of two embedders; a failed embedding keeps its cell pending instead of storing a fact
+//! no query could find by meaning; vectors dropped as derived data come back.
+#![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use memforest::memory::embed::{Embedder, Embeddings};
+use memforest::memory::model::ModelError;
+use memforest::recall::{Mode, Query};
+use memforest::{Memory, MemoryError, Message, Options, StaticEmbedder};
+use memforest_engine::{Durability, TenantId};
+
+const PET: &str = "I adopted a puppy from the shelter.";
+
+/// Alice's memories: one about a pet, the rest about other things; none says "dog".
+fn remember(mem: &Memory) {
+    let at = Utc.with_ymd_and_hms(2024, 3, 1, 9, 0, 0).unwrap();
+    let texts = [
+        "My sister teaches chemistry at the high school.",
+        PET,
+        "The quarterly tax filing is due in April.",
+        "We repainted the kitchen walls a pale yellow.",
+        "The train to Lyon leaves at seven in the morning.",
+    ];
+    for (i, t) in texts.iter().enumerate() {
+        mem.add(
+            "alice",
+            &format!("s{i}"),
+            &[Message::user(*t).by("Alice").at(at)],
+        )
+        .unwrap();
+    }
+}
+
+fn first_text(mem: &Memory, q: &Query) -> Option<String> {
+    let t = TenantId::new("alice").unwrap();
+    mem.query(&t, q)
+        .unwrap()
+        .facts
+        .into_iter()
+        .next()
+        .map(|f| f.text)
+}
+
+#[test]
+fn a_query_finds_a_memory_by_meaning_without_a_shared_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    remember(&mem);
+    let question = "Does she have a dog?";
+    let hybrid = first_text(&mem, &Query::new(question)).unwrap();
+    assert!(hybrid.contains("puppy"), "{hybrid}");
+    // Embedding only also finds it; lexical search cannot (no word is shared).
+    let dense = Query {
+        mode: Mode::Embedding,
+        ..Query::new(question)
+    };
+    assert!(first_text(&mem, &dense).unwrap().contains("puppy"));
+    let lexical = Query {
+        mode: Mode::Lexical,
+        ..Query::new(question)
+    };
+    assert!(first_text(&mem, &lexical).is_none_or(|t| !t.contains("puppy")));
+    // Without the trees the flat candidates still find it.
+    let flat = Query {
+        trees: false,
+        ..Query::new(question)
+    };
+    assert!(first_text(&mem, &flat).unwrap().contains("puppy"));
+    mem.close().unwrap();
+}
+
+/// An embedder of another name and dimension.
+#[derive(Debug)]
+struct Other;
+
+impl Embedder for Other {
+    fn name(&self) -> &str {
+        "other-3"
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Embeddings, ModelError> {
+        Ok(Embeddings {
+            vectors: texts.iter().map(|_| vec![1.0, 0.0, 0.0]).collect(),
+            ..Embeddings::default()
+        })
+    }
+}
+
+fn with_embedder(embedder: Option<Arc<dyn Embedder>>) -> Options {
+    let mut o = Options::default();
+    o.memory.embedder = embedder;
+    o
+}
+
+#[test]
+fn vectors_of_another_embedder_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    remember(&mem);
+    mem.close().unwrap();
+
+    let mem = Memory::open_with(dir.path(), with_embedder(Some(Arc::new(Other)))).unwrap();
+    let t = TenantId::new("alice").unwrap();
+    match mem.query(&t, &Query::new("dog")) {
+        Err(MemoryError::EmbedderMismatch {
+            stored, configured, ..
+        }) => {
+            assert_eq!(stored, StaticEmbedder::bundled().unwrap().name());
+            assert_eq!(configured, "other-3");
+        }
+        other => panic!("{other:?}"),
+    }
+    mem.close().unwrap();
+    // Without an embedder the store answers lexically.
+    let mem = Memory::open_with(dir.path(), with_embedder(None)).unwrap();
+    assert!(first_text(&mem, &Query::new("puppy shelter"))
+        .unwrap()
+        .contains("puppy"));
+    mem.close().unwrap();
+}
+
+/// The static embedder, failing while `down` is set.
+#[derive(Debug)]
+struct Flaky {
+    down: AtomicBool,
+    inner: Arc<StaticEmbedder>,
+}
+
+impl Embedder for Flaky {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Embeddings, ModelError> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(ModelError::Timeout(std::time::Duration::from_secs(1)));
+        }
+        self.inner.embed(texts)
+    }
+}
+
+#[test]
+fn a_failed_embedding_keeps_the_memory_pending_until_it_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let flaky = Arc::new(Flaky {
+        down: AtomicBool::new(true),
+        inner: StaticEmbedder::bundled().unwrap(),
+    });
+    let mut o = with_embedder(Some(flaky.clone()));
+    o.memory.retry_backoff = std::time::Duration::from_millis(10);
+    let mem = Memory::open_with(dir.path(), o).unwrap();
+    let at = Utc.with_ymd_and_hms(2024, 3, 1, 9, 0, 0).unwrap();
+    mem.add("alice", "s0", &[Message::user(PET).by("Alice").at(at)])
+        .unwrap();
+    assert_eq!(mem.memory_stats().pending_cells, 1);
+    let lexical = Query {
+        mode: Mode::Lexical,
+        ..Query::new("puppy")
+    };
+    assert!(first_text(&mem, &lexical).is_none());
+    // The query needs the embedder too: its failure is the query's error.
+    assert!(matches!(
+        mem.query(&TenantId::new("alice").unwrap(), &Query::new("puppy")),
+        Err(MemoryError::Model(_))
+    ));
+    flaky.down.store(false, Ordering::SeqCst);
+    mem.flush_summaries().unwrap();
+    assert_eq!(mem.memory_stats().pending_cells, 0);
+    assert!(first_text(&mem, &Query::new("Does she have a dog?"))
+        .unwrap()
+        .contains("puppy"));
+    mem.close().unwrap();
+}
+
+#[test]
+fn dropped_vectors_come_back_with_embed_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    remember(&mem);
+    mem.flush_summaries().unwrap();
+    let dense = Query {
+        mode: Mode::Embedding,
+        ..Query::new("Does she have a dog?")
+    };
+    mem.drop_derived(Durability::Buffered).unwrap();
+    assert!(mem.embed_missing().unwrap() >= 5);
+    assert!(first_text(&mem, &dense).unwrap().contains("puppy"));
+    assert_eq!(mem.embed_missing().unwrap(), 0);
+    mem.close().unwrap();
+}
