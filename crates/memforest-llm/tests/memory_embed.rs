@@ -108,6 +108,20 @@ fn internal_nodes(db: &Memory) -> BTreeSet<(u64, u64)> {
 }
 
 /// The embedding rows: (tree, node) -> dimension.
+/// The rows of `table` of the test tenant.
+fn rows(db: &Memory, table: Table) -> usize {
+    db.db()
+        .scan(
+            &tenant(),
+            table.into(),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            None,
+        )
+        .unwrap()
+        .count()
+}
+
 fn embeddings(db: &Memory) -> Vec<((u64, u64), usize)> {
     db.db()
         .scan(
@@ -154,7 +168,10 @@ fn every_node_summary_gets_an_embedding_and_a_rebuild_restores_them() {
     db.drop_derived(Durability::Buffered).unwrap();
     assert!(embeddings(&db).is_empty());
     let written = db.embed_missing().unwrap();
-    assert_eq!(written, nodes as u64);
+    let facts = rows(&db, Table::Facts);
+    assert!(facts > 0);
+    assert_eq!(written, (nodes + facts) as u64);
+    assert_eq!(rows(&db, Table::FactVectors), facts);
     assert_every_node_embedded(&db);
     // Nothing missing any more: a second call embeds nothing.
     assert_eq!(db.embed_missing().unwrap(), 0);
