@@ -160,7 +160,9 @@ impl Memory {
                 b.delete_table(&tenant, table.into());
             }
         }
-        Ok(self.db.write(&b, durability)?)
+        let seqno = self.db.write(&b, durability)?;
+        crate::recall::vector_cache::bump_all();
+        Ok(seqno)
     }
 
     /// Stops the memory layer (regenerating dirty summaries first when

@@ -1,5 +1,6 @@
-//! A lexical query without a time filter answers from the postings alone (`recall::search`,
-//! step 3): it must return exactly what the browse would. The same questions are asked
+//! A query without a time filter answers from the postings and the fact vectors alone
+//! (`recall::search`, step 4): lexical or hybrid, it must return exactly what the browse
+//! would. The same questions are asked
 //! with and without a time filter that covers all time (which makes the query browse every
 //! recalled tree); the facts and scores must be identical, and every tree the browse
 //! reached a fact through must also be reported without it (which reports every recalled
@@ -15,7 +16,7 @@ mod recall_common;
 use std::sync::Arc;
 
 use memforest::memory::summarize::Summarizer;
-use memforest::recall::{Query, QueryResult};
+use memforest::recall::{Mode, Query, QueryResult};
 use memforest::Memory;
 use memforest_engine::TenantId;
 use recall_common::{options, ranking, session, NeverSummarizer, ALL_TIME, WORDS};
@@ -49,13 +50,20 @@ fn compare(db: &Memory, t: &TenantId) {
     let mut through = 0;
     for w in WORDS {
         let q = format!("Where was the lantern by the {w}?");
-        for (k, beam) in [(1, 1), (3, 2), (10, 10)] {
+        for (k, beam, mode) in [
+            (1, 1, Mode::Lexical),
+            (3, 2, Mode::Lexical),
+            (10, 10, Mode::Lexical),
+            (1, 1, Mode::Hybrid),
+            (10, 10, Mode::Hybrid),
+        ] {
             let ask = |time_range| -> QueryResult {
                 let query = Query {
                     snapshot: Some(snap.seqno()),
                     time_range,
                     k,
                     beam,
+                    mode,
                     ..Query::new(q.as_str())
                 };
                 db.query(t, &query).unwrap()
@@ -65,7 +73,7 @@ fn compare(db: &Memory, t: &TenantId) {
             assert_eq!(
                 ranking(&postings),
                 ranking(&browsed),
-                "{q}, k {k}, beam {beam}"
+                "{q}, k {k}, beam {beam}, {mode:?}"
             );
             for (p, b) in postings.facts.iter().zip(&browsed.facts) {
                 assert!(
@@ -83,14 +91,14 @@ fn compare(db: &Memory, t: &TenantId) {
 }
 
 #[test]
-fn lexical_query_without_time_filter_answers_like_the_browse() {
+fn a_query_without_time_filter_answers_like_the_browse() {
     let (_dir, db, t) = store(None);
     db.flush_summaries().unwrap();
     compare(&db, &t);
 }
 
 #[test]
-fn lexical_query_without_time_filter_answers_like_the_browse_of_dirty_trees() {
+fn a_query_without_time_filter_answers_like_the_browse_of_dirty_trees() {
     let (_dir, db, t) = store(Some(Arc::new(NeverSummarizer)));
     assert!(
         db.memory_stats().dirty_by_level.iter().sum::<u64>() > 0,

@@ -1,12 +1,13 @@
-//! `memforest bench query`: lexical `Memory::query` latency (k = 10, beam 10) at several
-//! facts-per-tenant sizes against a flat in-memory BM25 ([`Bm25Index`]) over the same facts,
-//! in the same run. One tenant, synthetic facts of [`crate::bench::synth`] (extraction
-//! excluded), the default extractive summarizer; all summaries are made before timing.
+//! `memforest bench query`: `Memory::query` latency (k = 10, beam 10), lexical and hybrid
+//! (the default, with the bundled static embedder), at several facts-per-tenant sizes
+//! against a flat in-memory BM25 ([`Bm25Index`]) over the same facts, in the same run. One
+//! tenant, synthetic facts of [`crate::bench::synth`] (extraction excluded), the default
+//! extractive summarizer; all summaries are made before timing.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use memforest::recall::{Bm25Index, Query};
+use memforest::recall::{Bm25Index, Mode, Query};
 use memforest::{Memory, Options};
 use memforest_engine::TenantId;
 use serde::Serialize;
@@ -42,13 +43,17 @@ pub struct Row {
     pub facts: u64,
     /// Seconds to ingest and summarize them.
     pub build_seconds: f64,
-    /// MemForest `Memory::query` latency.
+    /// MemForest `Memory::query` latency, lexical.
     pub memforest: Percentiles,
+    /// MemForest `Memory::query` latency, hybrid (the default mode).
+    pub memforest_hybrid: Percentiles,
+    /// The same without the trees (`Query::trees` false: no forest recall or browse).
+    pub memforest_hybrid_flat: Percentiles,
     /// Flat BM25 latency.
     pub flat_bm25: Percentiles,
-    /// memforest p50 / flat p50 (> 1: memforest is slower).
+    /// memforest lexical p50 / flat p50 (> 1: memforest is slower).
     pub p50_ratio: f64,
-    /// memforest p99 / flat p99.
+    /// memforest lexical p99 / flat p99.
     pub p99_ratio: f64,
 }
 
@@ -102,9 +107,19 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     eprintln!("bench query: {n} facts built in {build_seconds:.1} s");
     let flat = Bm25Index::build((0u64..).zip(docs.iter().map(String::as_str)));
     let queries: Vec<String> = (0..args.queries.max(1)).map(|_| corpus.query()).collect();
-    let memforest = time(&queries, |q| {
-        Ok(db.query(&tenant, &Query::new(q))?.facts.len())
-    })?;
+    let timed = |mode, trees| {
+        time(&queries, |q| {
+            let query = Query {
+                mode,
+                trees,
+                ..Query::new(q)
+            };
+            Ok(db.query(&tenant, &query)?.facts.len())
+        })
+    };
+    let memforest = timed(Mode::Lexical, true)?;
+    let memforest_hybrid = timed(Mode::Hybrid, true)?;
+    let memforest_hybrid_flat = timed(Mode::Hybrid, false)?;
     let flat_bm25 = time(&queries, |q| Ok(flat.search(q, 10).len()))?;
     db.close()?;
     Ok(Row {
@@ -113,6 +128,8 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
         p50_ratio: memforest.p50_us / flat_bm25.p50_us.max(1e-9),
         p99_ratio: memforest.p99_us / flat_bm25.p99_us.max(1e-9),
         memforest,
+        memforest_hybrid,
+        memforest_hybrid_flat,
         flat_bm25,
     })
 }
@@ -135,16 +152,32 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<Report> {
 /// The report as text.
 pub fn render(r: &Report) -> String {
     let mut s = format!(
-        "query: lexical, k = 10, beam 10, {} queries per row\n{:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n",
-        r.queries, "facts", "build s", "mf p50 us", "mf p99 us", "bm25 p50", "bm25 p99", "p50 x", "p99 x"
+        "query: k = 10, beam 10, {} queries per row and mode\n{:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n",
+        r.queries,
+        "facts",
+        "build s",
+        "lex p50 us",
+        "lex p99 us",
+        "hyb p50 us",
+        "hyb p99 us",
+        "flat p50",
+        "flat p99",
+        "bm25 p50",
+        "bm25 p99",
+        "p50 x",
+        "p99 x"
     );
     for x in &r.rows {
         s.push_str(&format!(
-            "{:>9} {:>9.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.1} {:>8.1}\n",
+            "{:>9} {:>9.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.1} {:>8.1}\n",
             x.facts,
             x.build_seconds,
             x.memforest.p50_us,
             x.memforest.p99_us,
+            x.memforest_hybrid.p50_us,
+            x.memforest_hybrid.p99_us,
+            x.memforest_hybrid_flat.p50_us,
+            x.memforest_hybrid_flat.p99_us,
             x.flat_bm25.p50_us,
             x.flat_bm25.p99_us,
             x.p50_ratio,

@@ -81,6 +81,7 @@ impl Memory {
             report.facts_removed = count(Table::Facts)?;
             forest.tenants.remove(tenant);
             crate::recall::postings::bump_all();
+            crate::recall::vector_cache::bump_all();
             report.seqno = self.db.drop_tenant(tenant, shared.opts.durability)?;
             drop(forest);
             self.recall_state().forget_tenant(tenant);

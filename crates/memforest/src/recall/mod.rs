@@ -12,8 +12,9 @@
 //! - `heat`, `cache`: MemoryOS heat and the page cache it governs; `summaries`: the
 //!   cache of node summaries' term counts (what a browse reads most pages for);
 //!   `lru`: the byte-bounded LRU behind the in-memory caches.
-//! - `vectors`: the fact embeddings a query finds facts by meaning with; `hybrid`: the
-//!   final lexical and dense combination;
+//! - `vectors`: the fact embeddings a query finds facts by meaning with; `vector_cache`:
+//!   a tenant's vectors as one in-memory matrix; `hybrid`: the final lexical and dense
+//!   combination;
 //! - `update`: knowledge updates; `context`: rendering; [`profile`].
 
 pub(crate) mod accumulate;
@@ -35,6 +36,7 @@ pub(crate) mod search;
 pub(crate) mod summaries;
 pub(crate) mod turn_cache;
 pub(crate) mod update;
+pub(crate) mod vector_cache;
 pub(crate) mod vectors;
 
 pub use bm25::Bm25Index;
@@ -42,7 +44,7 @@ pub use profile::{CurrentValue, EntityProfile, Profile};
 pub use query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 
 /// The read path's in-memory state of one open `Db`: tree heat, the page cache, the
-/// postings cache and the turn cache.
+/// postings cache, the turn cache and the vector cache.
 #[derive(Debug, Default)]
 pub struct RecallState {
     /// Visit counts per tree.
@@ -55,6 +57,8 @@ pub struct RecallState {
     pub postings: postings::PostingsCache,
     /// Term counts of source turns.
     pub turns: turn_cache::TurnCache,
+    /// Fact vectors per tenant.
+    pub vectors: vector_cache::VectorCache,
 }
 
 impl RecallState {
@@ -64,6 +68,7 @@ impl RecallState {
         self.summaries.forget_tenant(tenant);
         self.postings.forget_tenant(tenant);
         self.turns.forget_tenant(tenant);
+        self.vectors.forget_tenant(tenant);
     }
 }
 

@@ -54,9 +54,10 @@ pub struct Query {
     /// Scoring mode.
     pub mode: Mode,
     /// Whether recall goes through the trees: forest recall (trees ranked by candidate
-    /// hits, root summaries and heat) and the beam browse down to facts (MemForest paper,
-    /// "Read path"). False scores the flat candidates from the postings and the fact
-    /// vectors alone, to measure what the trees add. Default true.
+    /// hits, root summaries and heat, which get a visit) and, under a time filter, the
+    /// beam browse down to facts (MemForest paper, "Read path"). False scores the flat
+    /// candidates from the postings and the fact vectors alone, to measure what the trees
+    /// add. Default true.
     pub trees: bool,
     /// Only facts that no newer fact about the same entity and attribute supersedes.
     pub latest_only: bool,
@@ -138,7 +139,7 @@ pub struct RecalledFact {
     /// Every occurrence's session and turns.
     pub provenance: Vec<Provenance>,
     /// Labels (`kind:label`) of the recalled trees it was found through: the trees whose
-    /// browse reached it, or, for a lexical query without a time filter (which does not
+    /// browse reached it, or, for a query without a time filter (which does not
     /// browse), every recalled tree that holds it.
     pub trees: Vec<String>,
 }

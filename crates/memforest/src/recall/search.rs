@@ -1,21 +1,27 @@
-//! `Memory::query`: candidate facts from the postings, forest recall, beam browse, knowledge
-//! updates, time filter, short-term memory.
+//! `Memory::query`: candidate facts from the postings and the fact vectors, forest
+//! recall, beam browse, knowledge updates, time filter, short-term memory.
 //!
 //! 1. Every query term's postings give BM25 scores; the best `k + beam` facts (within the
-//!    time range) are the candidates. Only the query terms' postings are read.
-//! 2. Forest recall: the trees holding candidates (from `Memberships`), ranked by hit
-//!    count then heat, plus `entity:user`, plus the hottest visited trees; ranked by hits +
-//!    root-summary score + heat, the best `beam` are browsed.
-//! 3. Each recalled tree is browsed ([`crate::recall::browse`]) when the query has a time
-//!    filter or scores by embedding. A lexical query without a time filter skips it: step 1
-//!    already holds the exact top facts under the same BM25 the browse scores leaves with,
-//!    so the browse could not change the answer (it was 30% of a query's time at 10^6
-//!    facts); its facts are reported through the recalled trees that hold them.
-//! 4. The best `POOL_FACTOR * (k + beam)` facts reached by the browse or the postings
-//!    are loaded, filtered by time range and ranked by [`crate::recall::fuse`] (their
-//!    source turns' text, cell neighbours and best sentence; dated facts first for "when"
-//!    questions); the first `k` that pass `latest_only` are returned, and the recalled
-//!    trees they came through get a visit (heat).
+//!    filters) are the lexical candidates. Only the query terms' postings are read.
+//! 2. In hybrid and embedding modes the question is embedded once and the tenant's fact
+//!    vectors ([`crate::recall::vector_cache`], an exact flat scan) give the
+//!    `POOL_FACTOR * (k + beam)` nearest facts that pass the filters.
+//! 3. Forest recall: the trees holding candidates of either kind (from `Memberships`),
+//!    plus `entity:user`, plus the hottest visited trees; ranked by hits + root-summary
+//!    score (BM25, plus the summary vector's cosine when the query has one) + heat, the
+//!    best `beam` are recalled.
+//! 4. Each recalled tree is browsed ([`crate::recall::browse`]) when the query has a time
+//!    filter: the browse prunes subtrees outside the range. Without one it is skipped:
+//!    steps 1 and 2 already hold the exact top facts under the scores the browse gives
+//!    leaves, and measured on LoCoMo and LongMemEval the browse added no recall in
+//!    hybrid mode while it took most of a query's time (`docs/retrieval-quality.md`);
+//!    facts are then reported through the recalled trees that hold them.
+//! 5. The best `POOL_FACTOR * (k + beam)` facts reached by the browse or the postings,
+//!    and the nearest by vector, are loaded, filtered, and ranked by
+//!    [`crate::recall::fuse`] (their source turns' text, cell neighbours and best
+//!    sentence; in hybrid mode combined with the cosine by [`crate::recall::hybrid`];
+//!    dated facts first for "when" questions); the first `k` that pass `latest_only` are
+//!    returned, and the recalled trees they came through get a visit (heat).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -28,7 +34,7 @@ use crate::recall::browse::{browse, summary_score, Scorer, Target};
 use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
-use crate::recall::{accumulate, fuse, hybrid, index, postings, update, vectors};
+use crate::recall::{accumulate, fuse, hybrid, index, postings, update, vector_cache, vectors};
 use crate::schema::Table;
 use crate::Memory;
 use memforest_engine::TenantId;
@@ -91,9 +97,10 @@ impl Memory {
         // The latest state: the seqno and the postings and turn generations are read
         // together under the forest lock (no ingest or forget commits meanwhile; see
         // `recall::postings`, `recall::turn_cache`).
-        let (r, generations, turn_caching) = if query.snapshot.is_none() {
+        let (r, generations, turn_caching, vector_generation) = if query.snapshot.is_none() {
             let _guard = shared.forest.lock();
             index::ensure(&shared.kv, tenant)?;
+            let vector_generation = vector_cache::generation(tenant);
             let generations: Vec<Option<u64>> = query_terms
                 .iter()
                 .map(|t| Some(postings::generation(tenant, t)))
@@ -102,10 +109,11 @@ impl Memory {
                 Reader::new(&self.db, tenant, None, state)?,
                 generations,
                 Some((&state.turns, state.turns.generation(tenant))),
+                Some(vector_generation),
             )
         } else {
             let r = Reader::new(&self.db, tenant, query.snapshot, state)?;
-            (r, vec![None; query_terms.len()], None)
+            (r, vec![None; query_terms.len()], None, None)
         };
         if let (Some(_), Some(e)) = (&embedding, embedder) {
             vectors::check_embedder(&r, e.name())?;
@@ -159,9 +167,13 @@ impl Memory {
         // Dense candidates: the facts nearest the query by vector, filtered as above.
         let mut dense: HashMap<u64, f32> = HashMap::new();
         let mut nearest = Vec::new();
-        if let Some(q) = embedding.as_deref() {
+        let fact_vectors = match embedding {
+            Some(_) => Some(state.vectors.fetch(&r, vector_generation)?),
+            None => None,
+        };
+        if let (Some(q), Some(fv)) = (embedding.as_deref(), &fact_vectors) {
             let scan = if query.filtered() { usize::MAX } else { pool };
-            for (id, cos) in vectors::nearest(&r, q, scan)? {
+            for (id, cos) in fv.nearest(q, scan) {
                 if nearest.len() >= pool {
                     break;
                 }
@@ -172,12 +184,12 @@ impl Memory {
                 dense.insert(id, cos);
             }
         }
-        // Forest recall.
-        let lexical_top = by_score.first().map_or(1.0, |b| b.1.max(1.0));
+        // Forest recall. The nearest facts count as hits of their trees; their score 0
+        // keeps them from standing in for a leaf's lexical score in a browse.
         for &id in nearest.iter().take(want) {
-            if let (Some(&cos), false) = (dense.get(&id), facts.contains_key(&id)) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = facts.entry(id) {
                 if let Some(rec) = load_fact(&r, id)? {
-                    facts.insert(id, (cos * lexical_top, rec));
+                    slot.insert((0.0, rec));
                 }
             }
         }
@@ -233,7 +245,7 @@ impl Memory {
         // reported through the recalled trees that hold it (its memberships).
         let mut through: HashMap<u64, Vec<u64>> = HashMap::new();
         let mut found: HashMap<u64, f32> = HashMap::new();
-        let browsing = query.trees && (mode != Mode::Lexical || query.time_range.is_some());
+        let browsing = query.trees && query.time_range.is_some();
         for (_, heat, tree, meta) in ranked.iter().filter(|_| query.trees) {
             let tree_hits = hits.get(tree).map_or(&[][..], Vec::as_slice);
             if !browsing {
@@ -297,13 +309,10 @@ impl Memory {
         let refs: Vec<fuse::Pooled<'_>> =
             pooled.iter().map(|(&id, (s, rec))| (id, *s, rec)).collect();
         let temporal = fuse::temporal_intent(&query.text);
-        if let Some(q) = embedding.as_deref() {
+        if let (Some(q), Some(fv)) = (embedding.as_deref(), &fact_vectors) {
             for &(id, _, _) in &refs {
-                if let (false, Some(row)) = (
-                    dense.contains_key(&id),
-                    r.get(Table::FactVectors, &id.to_be_bytes())?,
-                ) {
-                    dense.insert(id, vectors::cosine(q, &row));
+                if let (false, Some(cos)) = (dense.contains_key(&id), fv.cosine(q, id)) {
+                    dense.insert(id, cos);
                 }
             }
         }

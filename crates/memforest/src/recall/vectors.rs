@@ -11,6 +11,7 @@ use crate::memory::record::EMBEDDER_KEY;
 use crate::memory::store::Staged;
 use crate::memory::MemoryError;
 use crate::recall::reader::Reader;
+use crate::recall::vector_cache;
 use crate::schema::Table;
 
 /// The row of vector `v` (normalised first; the zero vector stays zero).
@@ -34,22 +35,11 @@ pub fn encode(v: &[f32]) -> Vec<u8> {
     out
 }
 
-/// Cosine of the unit query `q` with the row `row` (0 for a malformed row or another
-/// dimension).
+/// The scale and components of a row; `None` when it is shorter than a scale.
 #[must_use]
-pub fn cosine(q: &[f32], row: &[u8]) -> f32 {
-    let Some((scale, comps)) = row.split_first_chunk::<4>() else {
-        return 0.0;
-    };
-    if comps.len() != q.len() {
-        return 0.0;
-    }
-    let dot: f32 = q
-        .iter()
-        .zip(comps)
-        .map(|(x, &c)| x * f32::from(i8::from_le_bytes([c])))
-        .sum();
-    dot * f32::from_le_bytes(*scale)
+pub fn decode(row: &[u8]) -> Option<(f32, &[u8])> {
+    let (scale, comps) = row.split_first_chunk::<4>()?;
+    Some((f32::from_le_bytes(*scale), comps))
 }
 
 /// The unit vector of `v` (the zero vector stays zero).
@@ -65,6 +55,7 @@ pub fn unit(v: &[f32]) -> Vec<f32> {
 
 /// Stages fact `id`'s vector.
 pub fn put(st: &mut Staged<'_>, id: u64, v: &[f32]) {
+    vector_cache::bump(st.tenant());
     st.put(Table::FactVectors, &id.to_be_bytes(), encode(v));
 }
 
@@ -102,39 +93,25 @@ pub fn check_embedder(r: &Reader<'_>, embedder: &str) -> Result<(), MemoryError>
 
 /// Stages the removal of fact `id`'s vector.
 pub fn delete(st: &mut Staged<'_>, id: u64) {
+    vector_cache::bump(st.tenant());
     st.delete(Table::FactVectors, &id.to_be_bytes());
-}
-
-/// The `n` facts whose vectors are most similar to the unit query `q`, best first, as
-/// `(fact id, cosine)`: an exhaustive scan of the tenant's vectors at the reader's seqno
-/// (a flat index: exact, linear in the tenant's facts).
-///
-/// # Errors
-/// Engine read errors.
-pub fn nearest(r: &Reader<'_>, q: &[f32], n: usize) -> Result<Vec<(u64, f32)>, MemoryError> {
-    let mut best: Vec<(u64, f32)> = Vec::new();
-    if n == 0 {
-        return Ok(best);
-    }
-    for kv in r.scan_prefix(Table::FactVectors, &[])? {
-        let (k, v) = kv?;
-        let Some(id) = crate::memory::record::be_u64(&k) else {
-            continue;
-        };
-        let c = cosine(q, &v);
-        if best.len() == n && best.last().is_some_and(|w| w.1 >= c) {
-            continue;
-        }
-        let at = best.partition_point(|b| b.1 >= c);
-        best.insert(at, (id, c));
-        best.truncate(n);
-    }
-    Ok(best)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cosine of `q` with a row, from its decoded form.
+    fn cosine(q: &[f32], row: &[u8]) -> f32 {
+        let (scale, comps) = decode(row).unwrap();
+        assert_eq!(comps.len(), q.len());
+        let dot: f32 = q
+            .iter()
+            .zip(comps)
+            .map(|(x, &c)| x * f32::from(i8::from_le_bytes([c])))
+            .sum();
+        dot * scale
+    }
 
     #[test]
     fn quantized_cosine_is_close_to_the_exact_one() {
@@ -151,10 +128,8 @@ mod tests {
     }
 
     #[test]
-    fn malformed_rows_and_zero_vectors_score_zero() {
-        let q = unit(&[1.0, 2.0]);
-        assert_eq!(cosine(&q, &[1, 2]), 0.0);
-        assert_eq!(cosine(&q, &encode(&[1.0, 2.0, 3.0])), 0.0);
-        assert_eq!(cosine(&q, &encode(&[0.0, 0.0])), 0.0);
+    fn short_rows_do_not_decode_and_zero_vectors_stay_zero() {
+        assert!(decode(&[1, 2]).is_none());
+        assert_eq!(cosine(&unit(&[1.0, 2.0]), &encode(&[0.0, 0.0])), 0.0);
     }
 }
