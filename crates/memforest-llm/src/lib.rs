@@ -60,7 +60,7 @@ pub mod reply;
 mod retry;
 mod summarizer;
 
-pub use client::{ChatMessage, ChatRole, LlmClient};
+pub use client::{ChatMessage, ChatRole, EmbedRequest, LlmClient};
 pub use config::LlmConfig;
 pub use embedder::OpenAiEmbedder;
 pub use error::LlmError;

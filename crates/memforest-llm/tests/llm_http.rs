@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use llm_support::{chat_body, embeddings_body, Reply, TestServer};
 use memforest::memory::model::Usage;
-use memforest_llm::{ChatMessage, LlmClient, LlmConfig, LlmError};
+use memforest_llm::{ChatMessage, EmbedRequest, LlmClient, LlmConfig, LlmError};
 use serde_json::json;
 
 /// Short timeouts and millisecond backoff so every test finishes quickly.
@@ -24,6 +24,14 @@ fn ask(client: &LlmClient) -> Result<memforest_llm::ChatReply, LlmError> {
         ChatMessage::system("be brief"),
         ChatMessage::user("hello there"),
     ])
+}
+
+/// A request checking the reply's dimension against `dims`.
+fn expect(dims: Option<usize>) -> EmbedRequest<'static> {
+    EmbedRequest {
+        expect_dims: dims,
+        ..EmbedRequest::default()
+    }
 }
 
 #[test]
@@ -331,7 +339,7 @@ fn embeddings_request_and_shape_checks() {
         Reply::json(200, &embeddings_body(&[vec![0.5, 1.0], vec![1.0, 0.0]])),
     ]);
     let client = LlmClient::new(config(&server, 0)).unwrap();
-    let reply = client.embed(&inputs, Some(3)).unwrap();
+    let reply = client.embed(&inputs, expect(Some(3))).unwrap();
     assert_eq!(
         reply.vectors,
         vec![vec![0.5, 1.0, 0.0], vec![1.0, 0.0, 0.25]]
@@ -349,14 +357,14 @@ fn embeddings_request_and_shape_checks() {
     assert_eq!(request.json()["input"], json!(["alpha", "beta"]));
 
     assert!(matches!(
-        client.embed(&inputs, None),
+        client.embed(&inputs, expect(None)),
         Err(LlmError::EmbeddingCount {
             expected: 2,
             got: 1
         })
     ));
     assert!(matches!(
-        client.embed(&inputs, None),
+        client.embed(&inputs, expect(None)),
         Err(LlmError::EmbeddingDimension {
             index: 1,
             expected: 3,
@@ -364,7 +372,7 @@ fn embeddings_request_and_shape_checks() {
         })
     ));
     assert!(matches!(
-        client.embed(&inputs, Some(3)),
+        client.embed(&inputs, expect(Some(3))),
         Err(LlmError::EmbeddingDimension {
             index: 0,
             expected: 3,
