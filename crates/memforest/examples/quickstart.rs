@@ -17,7 +17,7 @@ fn date(month: u32, day: u32) -> Result<DateTime<Utc>, String> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let memory = Memory::open(dir.path())?; // offline defaults: no model, no network
+    let memory = Memory::open(dir.path())?; // offline defaults: no model server, no network
     let exchanges = [
         (date(1, 10)?, "I live in Paris.", "Paris is lovely."),
         (date(2, 14)?, "My sister Emma is a nurse.", "Noted."),

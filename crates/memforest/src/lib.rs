@@ -14,7 +14,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let tmp = tempfile::tempdir()?;
 //! # let dir = tmp.path().join("memory");
-//! let mem = Memory::open(&dir)?; // offline defaults: no model, no network
+//! let mem = Memory::open(&dir)?; // offline defaults: no model server, no network
 //! let jan = Utc.with_ymd_and_hms(2024, 1, 10, 9, 0, 0).single().ok_or("date")?;
 //! mem.add("alice", "s1", &[
 //!     Message::user("I live in Paris and work as a nurse.").by("Alice").at(jan),
