@@ -42,6 +42,7 @@ pub fn sentences(text: &str) -> Vec<&str> {
             '\n' => (true, false),
             '.' if abbreviation(text.get(start..i).unwrap_or_default()) => (false, false),
             '.' | '!' | '?' => (next.is_none_or(|n| n.is_whitespace() || is_cjk(n)), false),
+            _ if c.is_ascii() => (false, false),
             _ if CJK_TERMINATORS.contains(&c) => (true, true),
             _ if ELLIPSES.contains(&c) => (prev.is_some_and(is_cjk), true),
             _ => (false, false),

@@ -101,6 +101,48 @@ fn bigrams<'a>(run: &'a str, f: &mut impl FnMut(&'a str)) {
 
 /// Calls `f` with every word of the width-folded `text`, in order.
 fn each_word<'a>(text: &'a str, mut f: impl FnMut(Word<'a>)) {
+    if text.is_ascii() {
+        ascii_words(text, &mut |w| f(Word::Spaced(w)));
+    } else {
+        unicode_words(text, f);
+    }
+}
+
+/// [`unicode_words`] of an ASCII text, without the segmenter's tables: the runs of
+/// alphanumerics and of the apostrophes UAX #29 keeps inside a word (between two letters,
+/// WB6/WB7, or two digits, WB11/WB12).
+fn ascii_words<'a>(text: &'a str, f: &mut impl FnMut(&'a str)) {
+    let bytes = text.as_bytes();
+    let inside = |i: usize| {
+        let at = |j: Option<usize>| j.and_then(|j| bytes.get(j)).copied().unwrap_or(b' ');
+        match bytes.get(i) {
+            Some(b) if b.is_ascii_alphanumeric() => true,
+            Some(b'\'') => {
+                let (before, after) = (at(i.checked_sub(1)), at(Some(i + 1)));
+                (before.is_ascii_alphabetic() && after.is_ascii_alphabetic())
+                    || (before.is_ascii_digit() && after.is_ascii_digit())
+            }
+            _ => false,
+        }
+    };
+    let mut start: Option<usize> = None;
+    for i in 0..=bytes.len() {
+        match (inside(i), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                if let Some(w) = text.get(s..i) {
+                    f(w);
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Calls `f` with every word of the width-folded `text` (any script), in order: UAX #29
+/// segments, cut into CJK runs and [`spaced_words`].
+fn unicode_words<'a>(text: &'a str, mut f: impl FnMut(Word<'a>)) {
     // The CJK run being read: byte range in `text`.
     let mut run: Option<(usize, usize)> = None;
     for (at, segment) in text.split_word_bound_indices() {
@@ -199,6 +241,10 @@ mod tests {
                 "90s"
             ]
         );
+        assert_eq!(
+            tokenize("x''y a'1 1'000"),
+            vec!["x", "y", "a", "1", "1'000"]
+        );
         assert_eq!(tokenize("हिन्दी भाषा"), vec!["हिन्दी", "भाषा"]);
         assert_eq!(
             tokenize("Ｈｅｌｌｏ，ＷＯＲＬＤ１２"),
@@ -226,6 +272,21 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn the_ascii_path_is_the_unicode_path(text in "[a-zA-Z0-9'._,:;!?\\- ]{0,40}|[ -~]{0,40}") {
+            let mut fast = Vec::new();
+            ascii_words(&text, &mut |w| fast.push(w));
+            let mut slow = Vec::new();
+            unicode_words(&text, |w| slow.push(w));
+            let slow: Vec<&str> = slow
+                .into_iter()
+                .map(|w| match w {
+                    Word::Spaced(s) | Word::Cjk(s) => s,
+                })
+                .collect();
+            prop_assert_eq!(fast, slow);
+        }
+
         #[test]
         fn every_token_is_a_slice_and_every_alphanumeric_is_covered(text in "\\PC{0,40}|[a-z中文。.’' ]{0,40}") {
             let folded = fold(&text);

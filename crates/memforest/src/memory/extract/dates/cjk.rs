@@ -136,7 +136,7 @@ const DAY_MARKS: &[&str] = &["日", "号", "號", "일"];
 /// Every time expression of `sentence`, in order, resolved against `today`; none when the
 /// sentence has no CJK character.
 pub(super) fn find(sentence: &str, today: NaiveDate) -> Vec<TimeMention> {
-    if !sentence.chars().any(is_cjk) {
+    if sentence.is_ascii() || !sentence.chars().any(is_cjk) {
         return Vec::new();
     }
     let text = fold(sentence);
