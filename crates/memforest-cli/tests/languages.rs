@@ -33,7 +33,11 @@ fn evaluate(name: &str) -> (u64, EvalReport) {
     let ingested = ingest::run(&db, &data, false).unwrap();
     let report = eval::run(&db, &data, 10, 5, false).unwrap();
     db.close().unwrap();
-    eprintln!("{name}: {} facts\n{}", ingested.facts, eval::render(&report));
+    eprintln!(
+        "{name}: {} facts\n{}",
+        ingested.facts,
+        eval::render(&report)
+    );
     (ingested.facts, report)
 }
 
@@ -50,7 +54,10 @@ fn chinese_evidence_recall_at_10_reaches_0_85_above_flat_bm25() {
     assert!(facts >= 100, "{facts} facts from 150 turns");
     let (ours, flat) = recall(&r, "all");
     assert!(ours >= 0.85, "recall@10 {ours:.3}");
-    assert!(ours > flat, "MemForest {ours:.3} not above flat BM25 {flat:.3}");
+    assert!(
+        ours > flat,
+        "MemForest {ours:.3} not above flat BM25 {flat:.3}"
+    );
     for category in ["single-hop", "multi-hop", "temporal"] {
         let (ours, flat) = recall(&r, category);
         assert!(ours >= flat, "{category}: {ours:.3} < flat BM25 {flat:.3}");

@@ -207,9 +207,8 @@ fn date(rest: &str, n: i64, len: usize, today: NaiveDate) -> Option<(Option<Time
         let day = NaiveDate::from_ymd_opt(y, m, u32::try_from(d).ok()?);
         return Some((day.and_then(|x| mention(written(used), x, x)), used));
     }
-    if year.is_none() {
-        return None;
-    }
+    // A month without a day is a span only with its year (`2021年5月`; not `5月` alone).
+    year?;
     let first = NaiveDate::from_ymd_opt(y, m, 1)?;
     let last = crate::memory::time::month_start(first, 1)?.pred_opt()?;
     Some((mention(written(used), first, last), used))
