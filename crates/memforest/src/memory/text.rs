@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-pub use script::{fold_width, is_cjk};
+pub use script::is_cjk;
 pub use sentences::sentences;
 pub use words::{fold, is_cjk_token, tokenize, words};
 
@@ -235,6 +235,19 @@ pub fn normalize(text: &str) -> String {
     words(text).join(" ")
 }
 
+/// The length of `text` in words, for word budgets: its whitespace-separated pieces, a
+/// piece holding Han, Kana or Hangul characters counting one word per two of them (rounded
+/// up), as those scripts put no space between words of one to three characters.
+#[must_use]
+pub fn word_count(text: &str) -> usize {
+    text.split_whitespace()
+        .map(|piece| match piece.chars().filter(|c| is_cjk(*c)).count() {
+            0 => 1,
+            cjk => cjk.div_ceil(2),
+        })
+        .sum()
+}
+
 /// Jaccard similarity |a ∩ b| / |a ∪ b| of two keyword sets (0 when both are empty).
 #[must_use]
 pub fn jaccard(a: &[String], b: &[String]) -> f32 {
@@ -257,6 +270,13 @@ mod tests {
             keywords("I was running to the Running club, the runners ran!"),
             vec!["run", "club", "runner", "ran"]
         );
+    }
+
+    #[test]
+    fn cjk_text_counts_one_word_per_two_characters() {
+        assert_eq!(word_count("I told Dr. Ortiz  about it."), 6);
+        assert_eq!(word_count("我看了《流浪地球》。"), 4);
+        assert_eq!(word_count("고양이를 좋아해요"), 4);
     }
 
     #[test]
