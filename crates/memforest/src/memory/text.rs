@@ -240,6 +240,9 @@ pub fn normalize(text: &str) -> String {
 /// up), as those scripts put no space between words of one to three characters.
 #[must_use]
 pub fn word_count(text: &str) -> usize {
+    if text.is_ascii() {
+        return text.split_whitespace().count();
+    }
     text.split_whitespace()
         .map(|piece| match piece.chars().filter(|c| is_cjk(*c)).count() {
             0 => 1,
