@@ -34,20 +34,23 @@ const ABBREVIATIONS: &[&str] = &[
 pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
-    let mut prev: Option<char> = None;
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
-        let next = chars.peek().map(|&(_, n)| n);
         let (boundary, cjk) = match c {
             '\n' => (true, false),
             '.' if abbreviation(text.get(start..i).unwrap_or_default()) => (false, false),
-            '.' | '!' | '?' => (next.is_none_or(|n| n.is_whitespace() || is_cjk(n)), false),
+            '.' | '!' | '?' => {
+                let next = chars.peek().map(|&(_, n)| n);
+                (next.is_none_or(|n| n.is_whitespace() || is_cjk(n)), false)
+            }
             _ if c.is_ascii() => (false, false),
             _ if CJK_TERMINATORS.contains(&c) => (true, true),
-            _ if ELLIPSES.contains(&c) => (prev.is_some_and(is_cjk), true),
+            _ if ELLIPSES.contains(&c) => {
+                let prev = text.get(..i).and_then(|b| b.chars().next_back());
+                (prev.is_some_and(is_cjk), true)
+            }
             _ => (false, false),
         };
-        prev = Some(c);
         if !boundary {
             continue;
         }

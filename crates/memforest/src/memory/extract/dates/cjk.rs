@@ -10,7 +10,8 @@ use chrono::{Datelike, NaiveDate};
 use super::{mention, unit_span, TimeMention};
 use crate::memory::text::{fold, is_cjk};
 
-/// A relative unit: `(unit as the parent's `unit_span` names it, offset)`.
+/// A unit (`day`, `week`, `month` or `year`, as the parent's `unit_span` takes it) and how
+/// many of it from the reference.
 type Relative = (&'static str, i64);
 
 /// Words that name a day, week, month or year relative to the reference, longest first
@@ -296,6 +297,7 @@ fn numeral(c: char) -> Option<i64> {
 mod tests {
     use super::*;
     use crate::memory::time::to_date;
+    use proptest::prelude::*;
 
     fn day(y: i32, m: u32, d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, d).unwrap()
@@ -367,5 +369,20 @@ mod tests {
         assert_eq!(got("어제 봤어요"), vec![d(3, 7)]);
         assert_eq!(got("3일 전에"), vec![d(3, 5)]);
         assert_eq!(got("지난주"), vec![(day(2023, 2, 27), day(2023, 3, 5))]);
+    }
+
+    proptest! {
+        #[test]
+        fn any_text_resolves_without_panic_to_spans_of_its_own_words(
+            text in "\\PC{0,30}|[0-9一二三十两年月日号天周前后上下个星期 ]{0,30}",
+            days in -30_000i64..60_000,
+        ) {
+            let today = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap() + chrono::Duration::days(days);
+            let folded = fold(&text);
+            for m in find(&text, today) {
+                prop_assert!(folded.contains(&m.text), "{:?} not in {:?}", m.text, folded);
+                prop_assert!(m.start <= m.end);
+            }
+        }
     }
 }
