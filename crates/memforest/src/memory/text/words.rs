@@ -4,9 +4,11 @@
 //! The text is first width-folded ([`fold_width`]: full-width ASCII to ASCII). Word
 //! boundaries are Unicode's default ones (UAX #29, "Unicode Text Segmentation", through
 //! `unicode-segmentation`), so combining marks, vowel signs and joiners stay inside their
-//! word (Devanagari, Thai vowels, Arabic diacritics). Inside a UAX #29 word, a grapheme
-//! cluster with no alphanumeric character (`.` of `3.50`, `:`, `’`, `_`) splits it, so
-//! spaced scripts keep the English rule "runs of alphanumerics and inner apostrophes".
+//! word (Devanagari vowel signs and viramas, Arabic diacritics). Inside a UAX #29 word, a
+//! grapheme cluster with no alphanumeric character (`.` of `3.50`, `:`, `’`, `_`) splits
+//! it, so spaced scripts keep the English rule "runs of alphanumerics and inner
+//! apostrophes", except that UAX #29 keeps an apostrophe only between two letters or two
+//! digits (`1970's` gives `1970`, `s`).
 //!
 //! Han, Kana and Hangul ([`is_cjk`]) are written without spaces between words: a maximal
 //! run of them is one *word* (what [`words`] returns, the exact-duplicate key) and is
