@@ -51,7 +51,9 @@ impl FilterScope for PointReadKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recall::index::{LATEST_SESSION_KEY, OCCURRENCES_COMPLETE_KEY, STATS_KEY};
+    use crate::recall::index::{
+        LATEST_SESSION_KEY, OCCURRENCES_COMPLETE_KEY, STATS_KEY, VERSION_KEY,
+    };
     use memforest_engine::TenantId;
 
     #[test]
@@ -78,6 +80,7 @@ mod tests {
             t.key(Table::Postings.into(), STATS_KEY),
             t.key(Table::Postings.into(), LATEST_SESSION_KEY),
             t.key(Table::Postings.into(), OCCURRENCES_COMPLETE_KEY),
+            t.key(Table::Postings.into(), VERSION_KEY),
             t.key(Table::NodePages.into(), b"tree"),
             t.key(Table::Facts.into(), b"t"),
             t.key(Table::Memberships.into(), b"o"),

@@ -1,10 +1,19 @@
-//! Tokenizer shared by extraction, scene routing and the read path: lower-cased words,
-//! an English stop-word list, Snowball (Porter 2) stemming via `rust-stemmers`, and
-//! sentence splitting.
+//! Text analysis shared by extraction, scene routing and the read path: words and search
+//! tokens ([`words`], [`tokenize`]: UAX #29 words, CJK bigrams), sentence splitting
+//! ([`sentences`]), an English stop-word list and Snowball (Porter 2) stemming via
+//! `rust-stemmers` for the words of spaced scripts.
+
+mod script;
+mod sentences;
+mod words;
 
 use std::sync::LazyLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
+
+pub use script::is_cjk;
+pub use sentences::sentences;
+pub use words::{fold, is_cjk_token, tokenize, words};
 
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
 
@@ -189,33 +198,29 @@ pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&word)
 }
 
-/// The words of `text`: maximal runs of alphanumeric characters (apostrophes inside a word
-/// kept), lower-cased.
-#[must_use]
-pub fn tokenize(text: &str) -> Vec<String> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .map(|w| w.trim_matches('\''))
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
 /// The Snowball English stem of a lower-case word.
 #[must_use]
 pub fn stem(word: &str) -> String {
     STEMMER.stem(word).into_owned()
 }
 
-/// The distinct stemmed keywords of `text`, in order of first appearance: words of at least
-/// 3 characters that are not stop words and not pure numbers.
+/// The distinct keywords of `text`, in order of first appearance: the stems of the words of
+/// at least 3 characters that are not stop words and not pure numbers, and the CJK bigrams.
 #[must_use]
 pub fn keywords(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for w in tokenize(text) {
-        if w.chars().count() < 3 || is_stop_word(&w) || w.chars().all(|c| c.is_ascii_digit()) {
+        let s = if is_cjk_token(&w) {
+            if w.chars().count() < 2 {
+                continue;
+            }
+            w
+        } else if w.chars().count() < 3 || is_stop_word(&w) || w.chars().all(|c| c.is_ascii_digit())
+        {
             continue;
-        }
-        let s = stem(&w);
+        } else {
+            stem(&w)
+        };
         if !out.contains(&s) {
             out.push(s);
         }
@@ -223,64 +228,27 @@ pub fn keywords(text: &str) -> Vec<String> {
     out
 }
 
-/// Splits `text` into sentences at `.`, `!`, `?` or a newline followed by whitespace or the
-/// end; trims each, drops empty ones.
-#[must_use]
-pub fn sentences(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let boundary = match c {
-            '\n' => true,
-            '.' if abbreviation(text.get(start..i).unwrap_or_default()) => false,
-            '.' | '!' | '?' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
-            _ => false,
-        };
-        if boundary {
-            let end = i + c.len_utf8();
-            if let Some(s) = text.get(start..end) {
-                push_trimmed(&mut out, s);
-            }
-            start = end;
-        }
-    }
-    if let Some(s) = text.get(start..) {
-        push_trimmed(&mut out, s);
-    }
-    out
-}
-
-/// Words that end with a period without ending a sentence ("Dr. Ortiz", "e.g. this"):
-/// titles before a name and Latin abbreviations, not those that often end a sentence
-/// ("5 p.m.", "Acme Inc.", "in the U.S.").
-const ABBREVIATIONS: &[&str] = &[
-    "dr", "mr", "mrs", "ms", "prof", "mt", "vs", "e.g", "i.e", "approx", "fig", "dept",
-];
-
-/// Whether the last word of `before` (the text before a period) is an abbreviation. A
-/// single capital letter is not one: "Vitamin D." and "Plan B." end sentences far more
-/// often than initials occur, so "J. R. R. Tolkien" is split.
-fn abbreviation(before: &str) -> bool {
-    let word = before
-        .rsplit(|c: char| c.is_whitespace() || c == '(' || c == '"')
-        .next()
-        .unwrap_or_default();
-    ABBREVIATIONS.contains(&word.to_lowercase().as_str())
-}
-
-fn push_trimmed<'a>(out: &mut Vec<&'a str>, s: &'a str) {
-    let s = s.trim();
-    if !s.is_empty() {
-        out.push(s);
-    }
-}
-
-/// Normalized text for exact-duplicate detection: lower-cased words joined by one space
-/// (punctuation and spacing differences vanish).
+/// Normalized text for exact-duplicate detection: the lower-cased [`words`] joined by one
+/// space (punctuation and spacing differences vanish; a CJK run stays whole).
 #[must_use]
 pub fn normalize(text: &str) -> String {
-    tokenize(text).join(" ")
+    words(text).join(" ")
+}
+
+/// The length of `text` in words, for word budgets: its whitespace-separated pieces, a
+/// piece holding Han, Kana or Hangul characters counting one word per two of them (rounded
+/// up), as those scripts put no space between words of one to three characters.
+#[must_use]
+pub fn word_count(text: &str) -> usize {
+    if text.is_ascii() {
+        return text.split_whitespace().count();
+    }
+    text.split_whitespace()
+        .map(|piece| match piece.chars().filter(|c| is_cjk(*c)).count() {
+            0 => 1,
+            cjk => cjk.div_ceil(2),
+        })
+        .sum()
 }
 
 /// Jaccard similarity |a ∩ b| / |a ∪ b| of two keyword sets (0 when both are empty).
@@ -308,26 +276,10 @@ mod tests {
     }
 
     #[test]
-    fn sentences_keep_abbreviations_and_initials() {
-        assert_eq!(
-            sentences("I told Dr. Ortiz about my cholesterol. He said e.g. oats help."),
-            vec![
-                "I told Dr. Ortiz about my cholesterol.",
-                "He said e.g. oats help."
-            ]
-        );
-        assert_eq!(
-            sentences("I need more vitamin D. No. I mean yes."),
-            vec!["I need more vitamin D.", "No.", "I mean yes."]
-        );
-    }
-
-    #[test]
-    fn sentences_split_on_terminators_not_decimals() {
-        assert_eq!(
-            sentences("It costs 3.50 dollars. Really?\nYes! ok"),
-            vec!["It costs 3.50 dollars.", "Really?", "Yes!", "ok"]
-        );
+    fn cjk_text_counts_one_word_per_two_characters() {
+        assert_eq!(word_count("I told Dr. Ortiz  about it."), 6);
+        assert_eq!(word_count("我看了《流浪地球》。"), 4);
+        assert_eq!(word_count("고양이를 좋아해요"), 4);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond",
 //! 2009, eq. 3.15 with Lucene's non-negative idf) over the memory layer's tokenizer
-//! ([`crate::memory::text`]): lower-cased words, stop words dropped, Snowball stems.
+//! ([`crate::memory::text::tokenize`]): lower-cased words, stop words dropped, Snowball
+//! stems; CJK bigrams as they are.
 //!
 //! [`Bm25Index`] is a small in-memory index built from `(doc id, text)` pairs (the flat
 //! baseline used by benchmarks and the CLI's `eval`); the persistent per-tenant index in
@@ -9,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
-use crate::memory::text::{stem, tokenize, STOP_WORDS};
+use crate::memory::text::{is_cjk_token, stem, tokenize, STOP_WORDS};
 
 /// [`STOP_WORDS`] as a hash set (the same words as `memory::text::is_stop_word`, looked
 /// up in O(1) rather than by a scan of the list: every indexed or scored word is checked).
@@ -17,16 +18,19 @@ static STOP: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| STOP_WORDS.iter().copied().collect());
 
 /// The index terms of `text`, with repeats (term frequency counts them): every word that
-/// is not a stop word, stemmed.
+/// is not a stop word, stemmed, and every CJK bigram or unigram.
 #[must_use]
 pub fn terms(text: &str) -> Vec<String> {
     tokenize(text).iter().filter_map(|w| word_term(w)).collect()
 }
 
-/// The index term of one lower-cased word from `memory::text::tokenize`: its stem, or
-/// `None` for a stop word.
+/// The index term of one token from `memory::text::tokenize`: a CJK token as it is, a
+/// word's stem, or `None` for a stop word.
 #[must_use]
 pub fn word_term(word: &str) -> Option<String> {
+    if is_cjk_token(word) {
+        return Some(word.to_owned());
+    }
     (!STOP.contains(word)).then(|| stem(word))
 }
 
@@ -221,5 +225,17 @@ mod tests {
     #[test]
     fn stop_words_are_not_terms_and_words_are_stemmed() {
         assert_eq!(terms("The runners were running"), vec!["runner", "run"]);
+        assert_eq!(terms("我们 running"), vec!["我们", "run"]);
+    }
+
+    #[test]
+    fn a_chinese_question_finds_the_turn_that_shares_its_bigrams() {
+        let idx = Bm25Index::build([
+            (1, "科幻电影，如果你喜欢可以去看一下《流浪地球》"),
+            (2, "我最近晚上老是睡不着"),
+            (3, "我们去吃了烤鸭"),
+        ]);
+        let hits = idx.search("我曾经和你推荐过一部科幻电影，它的名字是？", 10);
+        assert_eq!(hits.first().map(|h| h.0), Some(1));
     }
 }

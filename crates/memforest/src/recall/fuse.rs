@@ -20,7 +20,7 @@
 //! same turn keep their own order (own score, then id).
 //!
 //! Temporal questions ([`temporal_intent`]: "when ...", "how long ago ...", "what year
-//! ...") add [`TIME_BONUS`] times the best turn score to facts that carry a date or
+//! ...", `什么时候`, `いつ`, `언제` ...) add [`TIME_BONUS`] times the best turn score to facts that carry a date or
 //! relative time phrase (the extractor's time mentions, found again in the fact text):
 //! the sentence that says "last week" or "May 2022" dates the event the question asks
 //! about, its undated paraphrases do not.
@@ -68,10 +68,34 @@ pub const CELL_WEIGHT: f32 = 0.5;
 /// One pooled fact: id, own BM25 score, record.
 pub type Pooled<'a> = (u64, f32, &'a FactRecord);
 
+/// Chinese, Japanese and Korean phrases that ask for a time ("when", "which day", "what
+/// date", "which year").
+const CJK_TEMPORAL: &[&str] = &[
+    "什么时候",
+    "哪天",
+    "哪一天",
+    "几号",
+    "几月",
+    "哪年",
+    "哪一年",
+    "何时",
+    "いつ",
+    "何日",
+    "何月",
+    "何年",
+    "언제",
+    "며칠",
+    "몇 월",
+    "몇 년",
+];
+
 /// True when `question` asks for a time: it contains `when`, or asks `how long ago` or
-/// `what|which year|month|date|day|time`.
+/// `what|which year|month|date|day|time`, or one of the CJK phrases of [`CJK_TEMPORAL`].
 #[must_use]
 pub fn temporal_intent(question: &str) -> bool {
+    if CJK_TEMPORAL.iter().any(|p| question.contains(p)) {
+        return true;
+    }
     let words = tokenize(question);
     words.iter().enumerate().any(|(i, w)| {
         let next = words.get(i + 1).map(String::as_str);
@@ -281,6 +305,10 @@ mod tests {
             "What year did Jon open the studio?",
             "Which month was the race?",
             "How long ago did you start painting?",
+            "周杰是哪天去的杭州？",
+            "小雨是什么时候看的电影？",
+            "いつ演奏しましたか？",
+            "불고기를 만든 날은 언제야?",
         ] {
             assert!(temporal_intent(q), "{q}");
         }
@@ -289,6 +317,7 @@ mod tests {
             "How long is the hike?",
             "Which dog did they adopt?",
             "What happened whenever it rained?",
+            "周杰推荐的电影叫什么？",
         ] {
             assert!(!temporal_intent(q), "{q}");
         }

@@ -1,12 +1,15 @@
 //! The persistent per-tenant lexical index (table [`Table::Postings`], derived): postings
 //! `t | term | 0x00 | fact id BE -> tf u32 LE | doc length u32 LE`, collection statistics
 //! under `#`, knowledge-update slots `k | entity | 0x00 | attribute | 0x00 | fact id BE
-//! -> start time i64 LE`, and the occurrence index `o | session hash BE | fact id BE -> ()`
-//! (the facts a session sourced, so forgetting a session reads only its facts). Written in
+//! -> start time i64 LE`, the occurrence index `o | session hash BE | fact id BE -> ()`
+//! (the facts a session sourced, so forgetting a session reads only its facts), and the
+//! version of the terms under `V` ([`INDEX_VERSION`]). Written in
 //! the same batch as the fact itself (so a fact is searchable the moment its ingest
-//! returns) and removed with it; rebuilt from the facts only when the table was dropped
-//! (`Memory::drop_derived`). Layout: `docs/format/memory.md`.
+//! returns) and removed with it; rebuilt from the facts when the table was dropped
+//! (`Memory::drop_derived`) or holds terms of another [`INDEX_VERSION`] ([`ensure`]).
+//! Layout: `docs/format/memory.md`.
 
+use memforest_engine::WriteBatch;
 use serde::{Deserialize, Serialize};
 
 use crate::memory::extract::statements;
@@ -32,6 +35,15 @@ pub const OCCURRENCE_PREFIX: u8 = b'o';
 /// first fact of an empty index; a store indexed before the occurrence index existed lacks
 /// it until [`session_facts`] backfills.
 pub const OCCURRENCES_COMPLETE_KEY: &[u8] = b"O";
+
+/// Key of the index's version: [`INDEX_VERSION`] as u32 LE, written with the first fact of
+/// an empty index.
+pub const VERSION_KEY: &[u8] = b"V";
+/// What the term postings hold: 2, the terms of `memory::text::tokenize` (UAX #29 words,
+/// CJK bigrams). An index without [`VERSION_KEY`] holds version 1's terms (runs of
+/// alphanumerics: a CJK sentence one term), which a query of this version cannot match
+/// and a fact's removal cannot find; [`ensure`] rebuilds such an index.
+pub const INDEX_VERSION: u32 = 2;
 
 /// Collection statistics: indexed facts and their total length in terms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -263,7 +275,15 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
             drop_occurrence(st, &o.session, id);
         }
     }
-    let mut stats = read_stats(st.get(Table::Postings, STATS_KEY)?)?;
+    let stats_bytes = st.get(Table::Postings, STATS_KEY)?;
+    if add && stats_bytes.is_none() {
+        st.put(
+            Table::Postings,
+            VERSION_KEY,
+            INDEX_VERSION.to_le_bytes().to_vec(),
+        );
+    }
+    let mut stats = read_stats(stats_bytes)?;
     if add && stats.docs == 0 {
         st.put(Table::Postings, OCCURRENCES_COMPLETE_KEY, Vec::new());
     }
@@ -402,19 +422,30 @@ pub fn slot_entries(r: &Reader<'_>, prefix: &[u8]) -> Result<Vec<(String, u64, i
     Ok(out)
 }
 
-/// Rebuilds `tenant`'s index from its facts when the statistics record is missing but
-/// facts exist (after `Memory::drop_derived`); otherwise reads one key and returns. Call with
-/// the memory layer's forest lock held so no ingest commits meanwhile.
+/// Rebuilds `tenant`'s index from its facts when it is not of [`INDEX_VERSION`]: when the
+/// statistics record is missing but facts exist (after `Memory::drop_derived`), or when an
+/// index of another version exists (it is deleted first, in its own batch: a crash
+/// between the two leaves no index, which the next call rebuilds). Otherwise reads one key
+/// and returns. Returns whether it wrote. Call with the memory layer's forest lock held so
+/// no ingest commits meanwhile.
 ///
 /// # Errors
 /// Engine errors; corrupt fact records.
 pub fn ensure(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, MemoryError> {
-    if kv.get(tenant, Table::Postings, STATS_KEY)?.is_some() {
+    let version = kv.get(tenant, Table::Postings, VERSION_KEY)?;
+    if version.as_deref() == Some(&INDEX_VERSION.to_le_bytes()[..]) {
         return Ok(false);
+    }
+    let stale = kv.get(tenant, Table::Postings, STATS_KEY)?.is_some();
+    if stale {
+        let mut b = WriteBatch::new();
+        b.delete_table(tenant, Table::Postings.into());
+        kv.write(&b, memforest_wal::Durability::Buffered)?;
+        crate::recall::postings::bump_all();
     }
     let facts = kv.scan_prefix(tenant, Table::Facts, &[])?;
     if facts.is_empty() {
-        return Ok(false);
+        return Ok(stale);
     }
     let mut st = Staged::new(kv, tenant.clone());
     for (_, v) in kv.scan_prefix(tenant, Table::Sessions, &[SESSION_PREFIX])? {

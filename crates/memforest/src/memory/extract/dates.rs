@@ -1,6 +1,9 @@
 //! Time expressions in a sentence: explicit dates ("March 3, 2023", "3 May 2023",
 //! "2023-03-03", "May 2023") and relative phrases ("yesterday", "last week", "two days ago",
-//! "next month") resolved against a reference time with `chrono`.
+//! "next month") resolved against a reference time with `chrono`; those of Chinese,
+//! Japanese and Korean text in [`cjk`].
+
+mod cjk;
 
 use chrono::{Datelike, Duration, NaiveDate};
 
@@ -9,7 +12,8 @@ use crate::memory::time::{day_span, month_start, to_date};
 /// A time expression found in text and the inclusive microsecond span it denotes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimeMention {
-    /// The words as written (lower-cased tokens joined by spaces).
+    /// The words as written (lower-cased tokens joined by spaces; CJK text as written,
+    /// width-folded).
     pub text: String,
     /// First microsecond of the span.
     pub start: i64,
@@ -83,18 +87,14 @@ fn words(sentence: &str) -> Vec<String> {
         .collect()
 }
 
-fn mention(words: &[String], first: NaiveDate, last: NaiveDate) -> Option<TimeMention> {
+fn mention(text: String, first: NaiveDate, last: NaiveDate) -> Option<TimeMention> {
     let (start, end) = day_span(first, last)?;
-    Some(TimeMention {
-        text: words.join(" "),
-        start,
-        end,
-    })
+    Some(TimeMention { text, start, end })
 }
 
-/// Every time expression of `sentence`, in order, resolved against `reference`
-/// (microseconds since the Unix epoch, UTC). Unresolvable dates (e.g. February 30) are
-/// skipped.
+/// Every time expression of `sentence`, resolved against `reference` (microseconds since
+/// the Unix epoch, UTC): the English ones in order, then the CJK ones in order.
+/// Unresolvable dates (e.g. February 30) are skipped.
 #[must_use]
 pub fn find(sentence: &str, reference: i64) -> Vec<TimeMention> {
     let Some(today) = to_date(reference) else {
@@ -110,13 +110,14 @@ pub fn find(sentence: &str, reference: i64) -> Vec<TimeMention> {
         }
         i += used.max(1);
     }
+    out.extend(cjk::find(sentence, today));
     out
 }
 
 /// The expression starting at word `i`, and how many words it used.
 fn at(w: &[String], i: usize, today: NaiveDate) -> (Option<TimeMention>, usize) {
     let get = |k: usize| w.get(i + k).map(String::as_str);
-    let span = |n: usize| w.get(i..i + n).unwrap_or_default();
+    let span = |n: usize| w.get(i..i + n).unwrap_or_default().join(" ");
     let Some(w0) = get(0) else {
         return (None, 1);
     };
@@ -184,31 +185,32 @@ fn at(w: &[String], i: usize, today: NaiveDate) -> (Option<TimeMention>, usize) 
     (None, 1)
 }
 
-fn shift_days(words: &[String], today: NaiveDate, days: i64) -> Option<TimeMention> {
+fn shift_days(text: String, today: NaiveDate, days: i64) -> Option<TimeMention> {
     let d = today.checked_add_signed(Duration::days(days))?;
-    mention(words, d, d)
+    mention(text, d, d)
 }
 
-/// The span of the `unit` (day/week/month/year, singular or plural) `n` units from `today`.
-fn unit_span(words: &[String], today: NaiveDate, unit: &str, n: i64) -> Option<TimeMention> {
+/// The span of the `unit` (day/week/month/year, singular or plural) `n` units from `today`,
+/// written `text`.
+fn unit_span(text: String, today: NaiveDate, unit: &str, n: i64) -> Option<TimeMention> {
     match unit.trim_end_matches('s') {
-        "day" => shift_days(words, today, n),
+        "day" => shift_days(text, today, n),
         "week" => {
             let monday = today
                 .checked_sub_signed(Duration::days(i64::from(
                     today.weekday().num_days_from_monday(),
                 )))?
                 .checked_add_signed(Duration::weeks(n))?;
-            mention(words, monday, monday.checked_add_signed(Duration::days(6))?)
+            mention(text, monday, monday.checked_add_signed(Duration::days(6))?)
         }
         "month" => {
             let first = month_start(today, i32::try_from(n).ok()?)?;
-            mention(words, first, month_start(first, 1)?.pred_opt()?)
+            mention(text, first, month_start(first, 1)?.pred_opt()?)
         }
         "year" => {
             let y = today.year() + i32::try_from(n).ok()?;
             mention(
-                words,
+                text,
                 NaiveDate::from_ymd_opt(y, 1, 1)?,
                 NaiveDate::from_ymd_opt(y, 12, 31)?,
             )

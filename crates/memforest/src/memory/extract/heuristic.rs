@@ -1,7 +1,9 @@
 //! [`HeuristicExtractor`]: the default, network-free extractor. One item per sentence of
-//! at least three words; origin from the speaker's role; entities are proper names, quoted
-//! titles and numbers with units; topics are the sentence's first three keywords; time is
-//! the first date or relative phrase in the sentence, resolved against the turn's time;
+//! at least three words or, in scripts written without spaces, [`MIN_CJK_CHARS`] CJK
+//! characters; origin from the speaker's role; entities are proper names, quoted titles
+//! (`"..."`, `《...》`, `「...」`) and numbers with units; topics are the sentence's first
+//! three keywords; time is the first date or relative phrase in the sentence (English or
+//! CJK, [`dates`]), resolved against the turn's time;
 //! knowledge-update keys from [`statements::keys`] (the first person of a user-role turn is
 //! its speaker, of an assistant turn no one).
 
@@ -11,7 +13,23 @@ use crate::memory::extract::{
 };
 use crate::memory::model::{ModelError, Usage};
 use crate::memory::session::Role;
-use crate::memory::text::{is_stop_word, keywords, sentences};
+use crate::memory::text::{is_cjk, is_stop_word, keywords, sentences};
+
+/// The fewest Han, Kana or Hangul characters that make a sentence a fact when it has fewer
+/// than three whitespace-separated words: a Chinese or Japanese word is one to three
+/// characters, so four is a short clause (`我喜欢猫`), while acknowledgements (`好的`,
+/// `谢谢你`) stay out, as "Thanks a lot" does in English.
+pub const MIN_CJK_CHARS: usize = 4;
+
+/// Quote pairs whose text is an entity (a title, a name): an opening mark and the marks
+/// that close it.
+const QUOTES: &[(char, &[char])] = &[
+    ('"', &['"', '\u{201d}']),
+    ('\u{201c}', &['"', '\u{201d}']),
+    ('《', &['》']),
+    ('「', &['」']),
+    ('『', &['』']),
+];
 
 /// Words that make a number an amount ("3 km", "$20" is handled separately).
 const UNITS: &[&str] = &[
@@ -91,7 +109,7 @@ impl Extractor for HeuristicExtractor {
             };
             let first_person = (turn.role == Role::User).then(|| speaker.to_lowercase());
             for sentence in sentences(&turn.text) {
-                if sentence.split_whitespace().count() < 3 {
+                if !long_enough(sentence) {
                     continue;
                 }
                 let mut item = item_for(sentence, turn.time);
@@ -110,6 +128,17 @@ impl Extractor for HeuristicExtractor {
         };
         Ok(Extraction { items, usage })
     }
+}
+
+/// Whether `sentence` is long enough to be a fact: three words, or [`MIN_CJK_CHARS`] CJK
+/// characters.
+fn long_enough(sentence: &str) -> bool {
+    sentence.split_whitespace().nth(2).is_some()
+        || sentence
+            .chars()
+            .filter(|c| is_cjk(*c))
+            .nth(MIN_CJK_CHARS - 1)
+            .is_some()
 }
 
 fn role_name(role: Role) -> &'static str {
@@ -256,28 +285,24 @@ fn amount(w: &str, next: Option<&str>) -> Option<String> {
         .then(|| format!("{w} {unit}"))
 }
 
-/// Texts between double quotes (straight or curly), 1..=80 chars.
+/// Texts between the marks of a [`QUOTES`] pair, 1..=80 chars, in order.
 fn quoted(sentence: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = sentence;
-    while let Some(open) = rest.find(['"', '\u{201c}']) {
-        let open_len = rest
-            .get(open..)
-            .and_then(|r| r.chars().next())
-            .map_or(1, char::len_utf8);
-        let after = rest.get(open + open_len..).unwrap_or_default();
-        let Some(close) = after.find(['"', '\u{201d}']) else {
+    while let Some((open, c)) = rest
+        .char_indices()
+        .find(|(_, c)| QUOTES.iter().any(|q| q.0 == *c))
+    {
+        let closers = QUOTES.iter().find(|q| q.0 == c).map_or(&[][..], |q| q.1);
+        let after = rest.get(open + c.len_utf8()..).unwrap_or_default();
+        let Some((close, end)) = after.char_indices().find(|(_, e)| closers.contains(e)) else {
             break;
         };
         let inner = after.get(..close).unwrap_or_default().trim();
         if (1..=80).contains(&inner.chars().count()) {
             out.push(inner.to_owned());
         }
-        let close_len = after
-            .get(close..)
-            .and_then(|r| r.chars().next())
-            .map_or(1, char::len_utf8);
-        rest = after.get(close + close_len..).unwrap_or_default();
+        rest = after.get(close + end.len_utf8()..).unwrap_or_default();
     }
     out
 }
@@ -331,6 +356,27 @@ mod tests {
         let items = extract(Role::User, "I told Dr. Ortiz about DGIA's report.", day);
         assert_eq!(items.len(), 1);
         assert_eq!(items[0].entities, vec!["Dr", "Ortiz", "DGIA"]);
+    }
+
+    #[test]
+    fn chinese_sentences_titles_and_relative_dates() {
+        let day = NaiveDate::from_ymd_opt(2023, 4, 28).unwrap();
+        let items = extract(
+            Role::User,
+            "好的。我昨天带豆豆去了「爱宠之家」。科幻电影，如果你喜欢可以去看一下《流浪地球》！",
+            day,
+        );
+        assert_eq!(items.len(), 2, "好的 is too short to be a fact");
+        assert_eq!(
+            items[0].fact_text,
+            "Caroline: 我昨天带豆豆去了「爱宠之家」。"
+        );
+        assert_eq!(items[0].entities, vec!["爱宠之家"]);
+        assert_eq!(items[0].time_text.as_deref(), Some("昨天"));
+        let start = to_date(items[0].time_start.unwrap()).unwrap();
+        assert_eq!(start, NaiveDate::from_ymd_opt(2023, 4, 27).unwrap());
+        assert_eq!(items[1].entities, vec!["流浪地球"]);
+        assert_eq!(items[1].topics, vec!["科幻", "幻电", "电影"]);
     }
 
     #[test]

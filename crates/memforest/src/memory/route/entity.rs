@@ -7,7 +7,7 @@ use memforest_tree::{Payload, TreeKind, USER_ENTITY};
 use crate::memory::extract::dates;
 use crate::memory::record::{self, EntityState, FactRecord, ENTITY_PREFIX};
 use crate::memory::route::{FactRef, Router};
-use crate::memory::text::{is_stop_word, normalize};
+use crate::memory::text::{is_cjk, is_stop_word, normalize};
 use crate::memory::MemoryError;
 use crate::schema::Table;
 
@@ -27,12 +27,13 @@ pub fn entity_key(surface: &str) -> Option<String> {
     (!rejected).then_some(key)
 }
 
-/// A surface form that names something specific: it has a capital letter or a digit and a
-/// word that is not a stop word.
+/// A surface form that names something specific: it has a capital letter, a digit or a CJK
+/// character (CJK text has no capitals; its entities are titles and names in `《》`, `「」`)
+/// and a word that is not a stop word.
 fn specific(surface: &str) -> bool {
     surface
         .chars()
-        .any(|c| c.is_uppercase() || c.is_ascii_digit())
+        .any(|c| c.is_uppercase() || c.is_ascii_digit() || is_cjk(c))
         && normalize(surface).split(' ').any(|w| !is_stop_word(w))
 }
 
@@ -140,5 +141,8 @@ mod tests {
         assert_eq!(entity_key(&"x".repeat(65)), None);
         assert_eq!(entity_key("a b c d e f g h i"), None);
         assert!(specific("Paris") && specific("5 km") && !specific("the"));
+        assert_eq!(entity_key("流浪地球").as_deref(), Some("流浪地球"));
+        assert!(specific("流浪地球") && specific("イエスタデイ"));
+        assert_eq!(entity_key("4月27号"), None, "a date");
     }
 }

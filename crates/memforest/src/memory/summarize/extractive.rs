@@ -5,9 +5,10 @@
 
 use crate::memory::model::{ModelError, Usage};
 use crate::memory::summarize::{header, Summarizer, SummaryOutput, SummaryRequest};
-use crate::memory::text::sentences;
+use crate::memory::text::{sentences, word_count};
 
-/// Default word budget of a summary (the paper asks for about 200-250 words).
+/// Default word budget of a summary (the paper asks for about 200-250 words), counted by
+/// `memory::text::word_count`.
 pub const DEFAULT_WORD_BUDGET: usize = 200;
 
 /// The default summarizer: picks informative sentences, calls no model.
@@ -47,7 +48,7 @@ impl Summarizer for ExtractiveSummarizer {
                 }
                 candidates.push(Candidate {
                     text: s,
-                    words: s.split_whitespace().count(),
+                    words: word_count(s),
                     score: informative_tokens(s),
                     order: candidates.len(),
                 });
@@ -142,6 +143,23 @@ mod tests {
         assert_eq!(
             s.summarize(&request(&["a b c"])).unwrap().text,
             "[Mar 2023 - Apr 2023 | user] a b c"
+        );
+    }
+
+    #[test]
+    fn chinese_sentences_spend_the_budget_by_characters() {
+        let s = ExtractiveSummarizer { word_budget: 10 };
+        let out = s
+            .summarize(&request(&[
+                "我昨天去了北京。我们吃了烤鸭。",
+                "我下个月要去上海出差。",
+            ]))
+            .unwrap();
+        // 3 + 3 + 5 words: the newest two fit, the third would pass 10 (counted by
+        // whitespace, all three would).
+        assert_eq!(
+            out.text,
+            "[Mar 2023 - Apr 2023 | user] 我们吃了烤鸭。 我下个月要去上海出差。"
         );
     }
 }
