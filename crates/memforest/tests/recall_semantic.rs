@@ -1,6 +1,6 @@
 //! Semantic recall (issue 30): with the default in-process embedder a query finds a
 //! memory by meaning when it shares no word with it; the store refuses to compare vectors
-//! of two embedders; a failed embedding keeps its cell pending instead of storing a fact
+//! of two embedders, and to add memories to a user with another embedder (or none); a failed embedding keeps its cell pending instead of storing a fact
 //! no query could find by meaning; vectors dropped as derived data come back.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
@@ -191,5 +191,49 @@ fn dropped_vectors_come_back_with_embed_missing() {
     assert!(mem.embed_missing().unwrap() >= 5);
     assert!(first_text(&mem, &dense).unwrap().contains("puppy"));
     assert_eq!(mem.embed_missing().unwrap(), 0);
+    mem.close().unwrap();
+}
+
+#[test]
+fn a_writer_with_another_embedder_or_none_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    remember(&mem);
+    let id = mem.list("alice", &Default::default()).unwrap()[0].id;
+    mem.close().unwrap();
+    let at = Utc.with_ymd_and_hms(2024, 4, 1, 9, 0, 0).unwrap();
+    let more = [Message::user("I play the violin on Sundays.")
+        .by("Alice")
+        .at(at)];
+    for (other, user) in [
+        (Some(Arc::new(Other) as Arc<dyn Embedder>), "bob"),
+        (None, "carol"),
+    ] {
+        let mem = Memory::open_with(dir.path(), with_embedder(other)).unwrap();
+        let stored = mem.list("alice", &Default::default()).unwrap().len();
+        let refused = |e: MemoryError| matches!(e, MemoryError::EmbedderMismatch { .. });
+        assert!(refused(mem.add("alice", "s9", &more).unwrap_err()));
+        assert!(refused(
+            mem.update("alice", id, "Alice teaches physics.")
+                .unwrap_err()
+        ));
+        assert_eq!(
+            mem.list("alice", &Default::default()).unwrap().len(),
+            stored
+        );
+        assert!(mem.messages("alice", "s9").is_err(), "no message stored");
+        // Another user starts afresh with this writer's embedder.
+        mem.add(user, "s0", &more).unwrap();
+        mem.close().unwrap();
+    }
+    // Users written with another embedder, or none, refuse the default one too.
+    let mem = Memory::open(dir.path()).unwrap();
+    for (user, by) in [("bob", "other-3"), ("carol", "none")] {
+        let refused = mem.add(user, "s1", &more).unwrap_err();
+        assert!(
+            matches!(refused, MemoryError::EmbedderMismatch { ref stored, .. } if stored == by),
+            "{refused:?}"
+        );
+    }
     mem.close().unwrap();
 }

@@ -49,7 +49,8 @@ impl Memory {
     ///
     /// # Errors
     /// [`MemoryError::NotFound`] when `user` has no memory `id`; [`MemoryError::Input`] for
-    /// a text over the limits; engine errors.
+    /// a text over the limits; [`MemoryError::EmbedderMismatch`] when the user's memories
+    /// were embedded by another embedder (nothing written); engine errors.
     pub fn update(&self, user: &str, id: MemoryId, text: &str) -> Result<MemoryId, MemoryError> {
         let tenant = user::tenant(user)?;
         if text.trim().is_empty() {
@@ -60,6 +61,8 @@ impl Memory {
         let old = self
             .fact(&tenant, id.fact())?
             .ok_or_else(|| not_found("memory", id.to_string(), user))?;
+        let shared = self.memory_shared()?;
+        crate::recall::vectors::check_writer(&shared.kv, &tenant, shared.opts.embedder.as_deref())?;
         let key = version_key(&old).unwrap_or_else(|| format!("{VERSION_KEY}{id}"));
         // The new version also joins the old one's knowledge-update slots (`subject/
         // attribute`), so it supersedes there too: the profile and `latest_only` see it.

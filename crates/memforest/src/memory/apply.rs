@@ -365,9 +365,8 @@ fn commit_cell(
             embedding,
         })?;
     }
-    if let (Some(_), Some(e)) = (&p.embeddings, &router.opts.embedder) {
-        crate::recall::vectors::record_embedder(router.st, e.name())?;
-    }
+    let embedder = crate::recall::vectors::writer_name(router.opts.embedder.as_deref());
+    crate::recall::vectors::record_embedder(router.st, embedder)?;
     router.st.delete(Table::RouterState, &pending);
     Ok(())
 }

@@ -91,7 +91,10 @@ impl Memory {
     ///
     /// # Errors
     /// [`MemoryError::Input`] for a session over the limits (nothing written);
-    /// [`MemoryError::Engine`] for storage errors; [`MemoryError::Stopped`] while closing.
+    /// [`MemoryError::EmbedderMismatch`] when the tenant's memories were embedded by
+    /// another embedder, or by none while this store has one, or the reverse (nothing
+    /// written); [`MemoryError::Engine`] for storage errors; [`MemoryError::Stopped`] while
+    /// closing.
     /// A failed extraction is not an error: the cell is counted in `cells_pending` (or
     /// `cells_failed`).
     pub fn ingest_session(
@@ -101,6 +104,7 @@ impl Memory {
     ) -> Result<IngestReceipt, MemoryError> {
         check_session(session)?;
         let shared = self.memory_shared()?;
+        crate::recall::vectors::check_writer(&shared.kv, tenant, shared.opts.embedder.as_deref())?;
         let (mut receipt, cells) = stage_turns(&shared, tenant, session)?;
         let mut ready = Vec::with_capacity(cells.len());
         for (cell, result) in extract(&shared, tenant, &cells)? {
@@ -153,6 +157,7 @@ impl Memory {
     ) -> Result<IngestReceipt, MemoryError> {
         check_session(session)?;
         let shared = self.memory_shared()?;
+        crate::recall::vectors::check_writer(&shared.kv, tenant, shared.opts.embedder.as_deref())?;
         let (mut receipt, cells) = stage_turns(&shared, tenant, session)?;
         let Some(&cell) = cells.first() else {
             return Ok(receipt);

@@ -79,10 +79,16 @@ impl Pool {
 }
 
 impl Drop for Pool {
+    /// Closes the queue and joins the workers, except the calling thread when the pool's
+    /// last owner is dropped by one of its own jobs (a worker finishing after `close`
+    /// returned): joining itself would panic, and it ends on its own once the job returns.
     fn drop(&mut self) {
         self.tx = None;
+        let me = std::thread::current().id();
         for t in self.threads.drain(..) {
-            let _ = t.join();
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
         }
     }
 }
@@ -174,5 +180,26 @@ mod tests {
         }
         submitter.join().unwrap();
         assert_eq!(peak.load(Ordering::SeqCst), 2);
+    }
+
+    /// The pool's last owner dropped by one of its own jobs (a worker still finishing
+    /// after the store closed): the drop skips joining that worker instead of panicking.
+    #[test]
+    fn a_pool_dropped_by_its_own_job_does_not_join_itself() {
+        let pool = Arc::new(Pool::new("test-pool", 1, None).unwrap());
+        let (started_tx, started_rx) = crossbeam_channel::bounded(1);
+        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
+        let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(1);
+        let last = Arc::clone(&pool);
+        assert!(pool.submit(move || {
+            let _ = started_tx.send(());
+            let _ = go_rx.recv();
+            drop(last);
+            let _ = done_tx.send(());
+        }));
+        started_rx.recv().unwrap();
+        drop(pool);
+        go_tx.send(()).unwrap();
+        done_rx.recv_timeout(Duration::from_secs(10)).unwrap();
     }
 }

@@ -7,12 +7,14 @@
 //! scalar quantization: a quarter of f32's bytes; the cosine it gives differs from the
 //! exact one by about `dims * (scale / 2)^2`).
 
+use crate::memory::embed::Embedder;
 use crate::memory::record::EMBEDDER_KEY;
-use crate::memory::store::Staged;
+use crate::memory::store::{Kv, Staged};
 use crate::memory::MemoryError;
 use crate::recall::reader::Reader;
 use crate::recall::vector_cache;
 use crate::schema::Table;
+use memforest_engine::TenantId;
 
 /// The row of vector `v` (normalised first; the zero vector stays zero).
 #[must_use]
@@ -59,6 +61,40 @@ pub fn put(st: &mut Staged<'_>, id: u64, v: &[f32]) {
     st.put(Table::FactVectors, &id.to_be_bytes(), encode(v));
 }
 
+/// The name recorded for a tenant written without an embedder (no vectors).
+pub const NO_EMBEDDER: &str = "none";
+
+/// The name a writer records: its embedder's, or [`NO_EMBEDDER`].
+#[must_use]
+pub fn writer_name(embedder: Option<&dyn Embedder>) -> &str {
+    embedder.map_or(NO_EMBEDDER, |e| e.name())
+}
+
+/// Checks, before anything is written, that a writer with `embedder` may add to
+/// `tenant`: the tenant's vectors (or their absence) were made by the same embedder, or
+/// nothing is recorded yet. Mixing would leave memories that a query cannot compare, or
+/// none to compare.
+///
+/// # Errors
+/// [`MemoryError::EmbedderMismatch`] naming both; engine read errors.
+pub fn check_writer(
+    kv: &Kv,
+    tenant: &TenantId,
+    embedder: Option<&dyn Embedder>,
+) -> Result<(), MemoryError> {
+    let configured = writer_name(embedder);
+    match kv.get(tenant, Table::RouterState, EMBEDDER_KEY)? {
+        Some(stored) if stored.as_ref() != configured.as_bytes() => {
+            Err(MemoryError::EmbedderMismatch {
+                user: String::from_utf8_lossy(tenant.name()).into_owned(),
+                stored: String::from_utf8_lossy(&stored).into_owned(),
+                configured: configured.to_owned(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Stages `embedder` as the maker of the tenant's vectors, unless one is recorded.
 ///
 /// # Errors
@@ -74,13 +110,17 @@ pub fn record_embedder(st: &mut Staged<'_>, embedder: &str) -> Result<(), Memory
     Ok(())
 }
 
-/// Checks that the tenant's vectors, if any, were made by `embedder`.
+/// Checks that the tenant's vectors, if any, were made by `embedder` (a tenant written
+/// without an embedder has none, and is searched lexically by any).
 ///
 /// # Errors
 /// [`MemoryError::EmbedderMismatch`] naming both; engine read errors.
 pub fn check_embedder(r: &Reader<'_>, embedder: &str) -> Result<(), MemoryError> {
     match r.get(Table::RouterState, EMBEDDER_KEY)? {
-        Some(stored) if stored.as_ref() != embedder.as_bytes() => {
+        Some(stored)
+            if stored.as_ref() != embedder.as_bytes()
+                && stored.as_ref() != NO_EMBEDDER.as_bytes() =>
+        {
             Err(MemoryError::EmbedderMismatch {
                 user: String::from_utf8_lossy(r.tenant().name()).into_owned(),
                 stored: String::from_utf8_lossy(&stored).into_owned(),
