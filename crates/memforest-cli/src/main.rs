@@ -14,7 +14,7 @@ use memforest_cli::forget::Target;
 use memforest_cli::import::{self, Format};
 use memforest_cli::messages::{self, RoleArg};
 use memforest_cli::records::{self, Listed};
-use memforest_cli::store::{self, ModelArgs};
+use memforest_cli::store::{self, EmbedArgs, ModelArgs};
 use memforest_cli::{add, demo, eval, forget, ingest, profile, retrieve, search, stats};
 use memforest_cli::{verify, versions, walcmd, when};
 use memforest_engine::TenantId;
@@ -113,6 +113,9 @@ enum Command {
         /// Only memories said in sessions of this agent.
         #[arg(long)]
         agent: Option<String>,
+        /// The embedder that made the store's vectors (default: the bundled one).
+        #[command(flatten)]
+        embed: EmbedArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -272,6 +275,9 @@ enum Command {
         /// Facts to return.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=MAX_K))]
         k: u16,
+        /// The embedder that made the store's vectors (default: the bundled one).
+        #[command(flatten)]
+        embed: EmbedArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -524,6 +530,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             latest_only,
             session,
             agent,
+            embed,
             json,
             question,
         } => {
@@ -538,7 +545,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 agent,
             };
             let question = question.join(" ");
-            let handle = store::open_read_only(&db)?;
+            let handle = store::open_read_only_with(&db, &embed)?;
             let hits = handle.search(&user, &question, &options)?;
             handle.close()?;
             let found = search::Found {
@@ -664,10 +671,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             db,
             tenant: t,
             k,
+            embed,
             json,
             question,
         } => {
-            let handle = store::open_read_only(&db)?;
+            let handle = store::open_read_only_with(&db, &embed)?;
             let r = retrieve::query(
                 &handle,
                 &tenant(&t)?,

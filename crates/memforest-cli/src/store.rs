@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memforest::memory::summarize::HeaderOnlySummarizer;
-use memforest::{Memory, Options};
+use memforest::{Memory, MemoryOptions, Options};
 use memforest_engine::Durability;
 use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer};
 
@@ -57,27 +57,16 @@ pub enum EmbedderArg {
     Openai,
 }
 
-/// Model and pool settings of a store that ingests.
+/// Which embedder a store is opened with, and where a remote one is. Every command that
+/// opens a store takes these, so a store made with `--embedder openai` can be searched.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct ModelArgs {
-    /// Write durability.
-    #[arg(long, value_enum, default_value_t)]
-    pub durability: DurabilityArg,
-    /// Fact extractor.
-    #[arg(long, value_enum, default_value_t)]
-    pub extractor: ExtractorArg,
-    /// Node summarizer.
-    #[arg(long, value_enum, default_value_t)]
-    pub summarizer: SummarizerArg,
+pub struct EmbedArgs {
     /// Embedder.
     #[arg(long, value_enum, default_value_t)]
     pub embedder: EmbedderArg,
     /// Base URL of the OpenAI-compatible server (e.g. http://127.0.0.1:8000/v1).
     #[arg(long)]
     pub llm_url: Option<String>,
-    /// Chat model name for `openai` extractor/summarizer.
-    #[arg(long)]
-    pub llm_model: Option<String>,
     /// Embedding model name for `--embedder openai`.
     #[arg(long)]
     pub embed_model: Option<String>,
@@ -97,12 +86,9 @@ pub struct ModelArgs {
     /// Environment variable holding the API key (e.g. OPENAI_API_KEY); none by default.
     #[arg(long)]
     pub api_key_env: Option<String>,
-    /// Worker threads for extraction and for summaries (each pool).
-    #[arg(long, default_value_t = 4)]
-    pub pool: usize,
 }
 
-impl ModelArgs {
+impl EmbedArgs {
     fn llm(&self, model: Option<&String>, what: &str) -> Result<LlmConfig> {
         let (Some(url), Some(model)) = (&self.llm_url, model) else {
             return Err(CliError::Usage(format!(
@@ -116,6 +102,56 @@ impl ModelArgs {
         Ok(c)
     }
 
+    /// Sets `memory.embedder` for these settings.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for `openai` without URL or model; [`CliError::Llm`] when the
+    /// client cannot be built.
+    pub fn apply(&self, memory: &mut MemoryOptions) -> Result<()> {
+        match self.embedder {
+            EmbedderArg::Static => {}
+            EmbedderArg::None => memory.embedder = None,
+            EmbedderArg::Openai => {
+                let c = self.llm(self.embed_model.as_ref(), "--embedder openai")?;
+                let mut e = OpenAiEmbedder::new(c)?
+                    .with_prefixes(&self.embed_query_prefix, &self.embed_passage_prefix);
+                if self.embed_input_type {
+                    e = e.with_input_type();
+                }
+                if let Some(d) = self.embed_dimensions {
+                    e = e.with_dimensions(d);
+                }
+                memory.embedder = Some(Arc::new(e));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Model and pool settings of a store that ingests.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ModelArgs {
+    /// Write durability.
+    #[arg(long, value_enum, default_value_t)]
+    pub durability: DurabilityArg,
+    /// Fact extractor.
+    #[arg(long, value_enum, default_value_t)]
+    pub extractor: ExtractorArg,
+    /// Node summarizer.
+    #[arg(long, value_enum, default_value_t)]
+    pub summarizer: SummarizerArg,
+    /// Chat model name for `openai` extractor/summarizer.
+    #[arg(long)]
+    pub llm_model: Option<String>,
+    /// The embedder and the server address (shared with the chat models).
+    #[command(flatten)]
+    pub embed: EmbedArgs,
+    /// Worker threads for extraction and for summaries (each pool).
+    #[arg(long, default_value_t = 4)]
+    pub pool: usize,
+}
+
+impl ModelArgs {
     /// Engine options for these settings.
     ///
     /// # Errors
@@ -135,33 +171,22 @@ impl ModelArgs {
             DurabilityArg::SyncAll => Durability::SyncAll,
         };
         if self.extractor == ExtractorArg::Openai {
-            let c = self.llm(self.llm_model.as_ref(), "--extractor openai")?;
+            let c = self
+                .embed
+                .llm(self.llm_model.as_ref(), "--extractor openai")?;
             m.extractor = Arc::new(OpenAiExtractor::new(c)?);
         }
         match self.summarizer {
             SummarizerArg::Extractive => {}
             SummarizerArg::Openai => {
-                let c = self.llm(self.llm_model.as_ref(), "--summarizer openai")?;
+                let c = self
+                    .embed
+                    .llm(self.llm_model.as_ref(), "--summarizer openai")?;
                 m.summarizer = Arc::new(OpenAiSummarizer::new(c)?);
             }
             SummarizerArg::None => m.summarizer = Arc::new(HeaderOnlySummarizer),
         }
-        match self.embedder {
-            EmbedderArg::Static => {}
-            EmbedderArg::None => m.embedder = None,
-            EmbedderArg::Openai => {
-                let c = self.llm(self.embed_model.as_ref(), "--embedder openai")?;
-                let mut e = OpenAiEmbedder::new(c)?
-                    .with_prefixes(&self.embed_query_prefix, &self.embed_passage_prefix);
-                if self.embed_input_type {
-                    e = e.with_input_type();
-                }
-                if let Some(d) = self.embed_dimensions {
-                    e = e.with_dimensions(d);
-                }
-                m.embedder = Some(Arc::new(e));
-            }
-        }
+        self.embed.apply(m)?;
         Ok(o)
     }
 }
@@ -184,7 +209,18 @@ pub fn open(dir: &Path, options: Options) -> Result<Memory> {
 /// The engine's errors ([`memforest_engine::Error::NotAStore`] for a directory without
 /// `CURRENT`, corruption naming file and offset).
 pub fn open_read_only(dir: &Path) -> Result<Memory> {
-    Ok(Memory::open_read_only(dir, small_pools())?)
+    open_read_only_with(dir, &EmbedArgs::default())
+}
+
+/// As [`open_read_only`], with the embedder `embed` names (the one that made the store's
+/// vectors, for a store made with `--embedder openai`).
+///
+/// # Errors
+/// As [`open_read_only`]; [`EmbedArgs::apply`]'s.
+pub fn open_read_only_with(dir: &Path, embed: &EmbedArgs) -> Result<Memory> {
+    let mut options = small_pools();
+    embed.apply(&mut options.memory)?;
+    Ok(Memory::open_read_only(dir, options)?)
 }
 
 /// Opens an existing store read-write for maintenance (`forget`, `compact`).

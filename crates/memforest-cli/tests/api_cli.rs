@@ -699,3 +699,47 @@ fn update_history_as_of_scopes_and_messages() {
     let e = refused(alice("update", &["00000000000000ff", "x"]));
     assert!(e.contains("no memory"), "{e}");
 }
+
+/// A user's memories come from one embedder: `--embedder none` makes a lexical user, which
+/// every search reads lexically and a later `add` with the default embedder is refused for,
+/// naming both; `search` and `query` take the embedder flags.
+#[test]
+fn a_user_keeps_the_embedder_it_was_made_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m");
+    let db = db.to_str().unwrap();
+    let add = ["add", "--db", db, "--user", "cy", "--session", "s1"];
+    ok(&[
+        &add[..],
+        &["--embedder", "none", "I adopted a puppy from the shelter."],
+    ]
+    .concat());
+    for flags in [&[][..], &["--embedder", "none"][..]] {
+        let mut args = vec!["search", "--db", db, "--user", "cy"];
+        args.extend_from_slice(flags);
+        args.push("puppy shelter");
+        assert!(texts(&json(&args), "hits")[0].contains("puppy"));
+    }
+    let query = [
+        "query",
+        "--db",
+        db,
+        "--user",
+        "cy",
+        "--embedder",
+        "none",
+        "puppy",
+    ];
+    assert!(ok(&query).contains("puppy"));
+    let e = fails(&[&add[..], &["My sister lives in Berlin."]].concat());
+    assert!(
+        e.contains("embedded by \"none\"") && e.contains("minilm-l6-static-256"),
+        "{e}"
+    );
+    let listed = json(&["list", "--db", db, "--user", "cy"]);
+    assert_eq!(
+        texts(&listed, "memories").len(),
+        1,
+        "nothing stored: {listed}"
+    );
+}
