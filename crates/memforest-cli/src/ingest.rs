@@ -41,6 +41,9 @@ pub struct IngestSummary {
     pub cells_pending: u64,
     /// Cells given up as never extractable (their raw turns are stored; no facts).
     pub cells_failed: u64,
+    /// Tree nodes given the extractive summary because the summarizer failed on every try
+    /// (`MemoryStats::summary_fallbacks`).
+    pub summary_fallbacks: u64,
     /// Trees in the ingested tenants after the run.
     pub trees: u64,
     /// Extractor, summarizer and embedder calls that succeeded (LLM requests with the
@@ -143,6 +146,7 @@ pub fn run(db: &Memory, data: &Dataset, progress: bool) -> Result<IngestSummary>
         }
     }
     let stats = db.memory_stats();
+    s.summary_fallbacks = stats.summary_fallbacks;
     for k in stats.usage.values().flat_map(|m| m.values()) {
         s.llm_calls += k.calls;
         s.llm_errors += k.errors;
@@ -162,7 +166,7 @@ pub fn run(db: &Memory, data: &Dataset, progress: bool) -> Result<IngestSummary>
 }
 
 /// The lines that tell what an ingest skipped or gave up: duplicate turns, conflicting
-/// turns (with the first ids), failed cells. Empty when there is nothing to tell.
+/// turns (with the first ids), failed cells, summaries the model never gave. Empty when there is nothing to tell.
 #[must_use]
 pub fn notices(s: &IngestSummary) -> Vec<String> {
     let mut out = Vec::new();
@@ -184,6 +188,12 @@ pub fn notices(s: &IngestSummary) -> Vec<String> {
         out.push(format!(
             "warning: {} cells can never be extracted (raw turns kept, no facts)",
             s.cells_failed
+        ));
+    }
+    if s.summary_fallbacks > 0 {
+        out.push(format!(
+            "warning: {} tree nodes got the extractive summary: the summarizer failed on every try (see the model calls that failed)",
+            s.summary_fallbacks
         ));
     }
     out

@@ -440,6 +440,51 @@ fn failed_summaries_stay_dirty_and_are_retried() {
     db.close().unwrap();
 }
 
+/// Every reply is unusable (a model that answers with a header only, stripped to nothing).
+#[derive(Debug)]
+struct Unusable;
+
+impl Summarizer for Unusable {
+    fn name(&self) -> &str {
+        "unusable"
+    }
+    fn summarize(&self, _: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
+        Err(ModelError::Malformed {
+            offset: 0,
+            what: "empty summary".into(),
+        })
+    }
+}
+
+#[test]
+fn a_summarizer_that_never_gives_a_usable_reply_ends_in_the_extractive_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Memory::open_with(dir.path(), fast_retry(Some(Arc::new(Unusable)))).unwrap();
+    for i in 0..6 {
+        let text = format!("I swam {i} laps at the Riverside pool with Maya.");
+        db.ingest_session(
+            &tenant(),
+            &session(&format!("s{i}"), i, &[&text, "Great effort."]),
+        )
+        .unwrap();
+    }
+    // Returns: every node that needs a call fails `summary_attempts` times, then gets the
+    // extractive summary.
+    db.flush_summaries().unwrap();
+    assert!(assert_summaries_current(&db) > 0);
+    let stats = db.memory_stats();
+    let usage = stats.usage["t"][&CallKind::Summary];
+    assert_eq!(usage.calls, 0);
+    assert!(stats.summary_fallbacks > 0);
+    assert_eq!(usage.errors, 4 * stats.summary_fallbacks);
+    let texts = root_summaries(&db);
+    assert!(
+        texts.iter().any(|t| t.contains("Riverside pool")),
+        "{texts:?}"
+    );
+    db.close().unwrap();
+}
+
 #[test]
 fn failed_extraction_keeps_the_cell_pending_until_a_retry_succeeds() {
     let dir = tempfile::tempdir().unwrap();

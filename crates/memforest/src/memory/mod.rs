@@ -166,6 +166,14 @@ impl Shared {
             .is_none_or(|(due, _)| *due <= now)
     }
 
+    /// How many summary calls for `item` have failed in a row.
+    fn node_failures(&self, item: &(TenantId, u64, NodeId)) -> u32 {
+        self.nodes
+            .lock()
+            .get(&Self::node_key(item))
+            .map_or(0, |(_, attempts)| *attempts)
+    }
+
     fn node_failed(&self, item: &(TenantId, u64, NodeId)) {
         self.schedule(&self.nodes, Self::node_key(item));
     }

@@ -72,6 +72,12 @@ pub struct MemoryOptions {
     pub retry_backoff: Duration,
     /// Longest retry delay. Default 30 s.
     pub max_backoff: Duration,
+    /// Summary calls one node gets (each after its backoff) before it is given the
+    /// extractive summary instead, with no model call and no embedding, and counted in
+    /// `MemoryStats::summary_fallbacks`. A summarizer that always fails or always replies
+    /// with nothing usable would otherwise keep the node dirty and `flush_summaries`
+    /// waiting forever. At least 1. Default 4.
+    pub summary_attempts: u32,
 }
 
 impl Default for MemoryOptions {
@@ -98,6 +104,7 @@ impl Default for MemoryOptions {
             durability: Durability::Buffered,
             retry_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(30),
+            summary_attempts: 4,
         }
     }
 }
@@ -106,7 +113,8 @@ impl MemoryOptions {
     /// Checks the options.
     ///
     /// # Errors
-    /// [`memforest_engine::Error::InvalidArgument`] for an empty pool or a zero cell limit.
+    /// [`memforest_engine::Error::InvalidArgument`] for an empty pool, a zero cell limit or
+    /// zero `summary_attempts`.
     pub fn validate(&self) -> memforest_engine::Result<()> {
         if self.extract_pool == 0 || self.summary_pool == 0 {
             return Err(memforest_engine::Error::InvalidArgument(
@@ -117,6 +125,7 @@ impl MemoryOptions {
             || self.cells.max_chars == 0
             || self.scene_capacity == 0
             || self.scene_open_limit == 0
+            || self.summary_attempts == 0
         {
             return Err(memforest_engine::Error::InvalidArgument(
                 "memory limits must be > 0",

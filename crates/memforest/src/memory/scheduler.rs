@@ -5,7 +5,8 @@
 //! reads never block ingest. A result commits only if the node is unchanged since its
 //! input was read (`MemTree::apply_summary` checks its `InputStamp`); an input whose hash
 //! equals the stored summary's reuses that summary without a call; a failed call leaves the
-//! node dirty and backs off.
+//! node dirty and backs off, and after `MemoryOptions::summary_attempts` failures the node
+//! gets the extractive summary, so no reply can keep a node dirty forever.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +22,9 @@ use crate::memory::forest::TenantForest;
 use crate::memory::record;
 use crate::memory::stats::CallKind;
 use crate::memory::store::Staged;
-use crate::memory::summarize::{header, SummaryOutput, SummaryRequest};
+use crate::memory::summarize::{
+    header, ExtractiveSummarizer, Summarizer, SummaryOutput, SummaryRequest,
+};
 use crate::memory::{apply, failed, MemoryError, Shared};
 use crate::schema::Table;
 use memforest_engine::TenantId;
@@ -163,11 +166,12 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
             for (item, input, copied) in jobs {
                 *outstanding.entry((item.0.clone(), item.1)).or_default() += 1;
                 let (s, tx, gone) = (Arc::clone(shared), tx.clone(), abandoned.flag());
+                let last_try = shared.node_failures(&item) + 1 >= shared.opts.summary_attempts;
                 let submitted = shared.summary_pool.submit(move || {
                     if gone.load(Ordering::Relaxed) {
                         return;
                     }
-                    let result = summarize(&s, &item.0, &input, copied.as_deref());
+                    let result = summarize(&s, &item.0, &input, copied.as_deref(), last_try);
                     let _ = tx.send((item, input, result));
                 });
                 if !submitted {
@@ -204,14 +208,27 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
     }
 }
 
+/// A node's new summary, and its embedding when an embedder is set.
+#[derive(Debug)]
+struct Summarized {
+    out: SummaryOutput,
+    embedding: Option<Vec<f32>>,
+    /// The model failed on the node's last try: `out` is the extractive summary.
+    fell_back: bool,
+}
+
 /// Calls the summarizer (unless the summary is `copied` from a single child) and the
-/// embedder for one node; a failure of either leaves the node dirty for a retry.
+/// embedder for one node; a failure of either leaves the node dirty for a retry, except on
+/// its `last_try` (`MemoryOptions::summary_attempts`): then a failed summary call gives the
+/// extractive summary and a failed embedding call leaves the node without a vector (filled
+/// by `Memory::embed_missing`), so the node is clean either way.
 fn summarize(
     shared: &Shared,
     tenant: &TenantId,
     input: &SummaryInput,
     copied: Option<&str>,
-) -> Result<(SummaryOutput, Option<Vec<f32>>), MemoryError> {
+    last_try: bool,
+) -> Result<Summarized, MemoryError> {
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
     let request = SummaryRequest {
         kind: input.kind,
@@ -220,6 +237,7 @@ fn summarize(
         time: input.time,
         children: input.children.clone(),
     };
+    let mut fell_back = false;
     let out = match copied {
         Some(text) => SummaryOutput {
             text: text.to_owned(),
@@ -232,7 +250,13 @@ fn summarize(
             }
             Err(e) => {
                 shared.counters.call(&name, CallKind::Summary, Err(()));
-                return Err(MemoryError::Model(e.to_string()));
+                if !last_try {
+                    return Err(MemoryError::Model(e.to_string()));
+                }
+                fell_back = true;
+                ExtractiveSummarizer::default()
+                    .summarize(&request)
+                    .map_err(|e| MemoryError::Model(e.to_string()))?
             }
         },
     };
@@ -242,18 +266,28 @@ fn summarize(
                 shared
                     .counters
                     .call(&name, CallKind::Embedding, Ok(e.usage));
-                let v = e.vectors.into_iter().next();
-                // A reply without a vector is a failure like any other: retried.
-                Some(v.ok_or_else(|| MemoryError::Model("embedder returned no vector".into()))?)
+                match e.vectors.into_iter().next() {
+                    Some(v) => Some(v),
+                    // A reply without a vector is a failure like any other.
+                    None if last_try => None,
+                    None => return Err(MemoryError::Model("embedder returned no vector".into())),
+                }
             }
             Err(e) => {
                 shared.counters.call(&name, CallKind::Embedding, Err(()));
-                return Err(MemoryError::Model(e.to_string()));
+                if !last_try {
+                    return Err(MemoryError::Model(e.to_string()));
+                }
+                None
             }
         },
         None => None,
     };
-    Ok((out, embedding))
+    Ok(Summarized {
+        out,
+        embedding,
+        fell_back,
+    })
 }
 
 /// Summaries settled without a model call in one [`read_inputs`].
@@ -382,11 +416,7 @@ fn settle(
     finish(shared, &mut forest.tenants, tenant, st, result)
 }
 
-type Outcome = (
-    Item,
-    SummaryInput,
-    Result<(SummaryOutput, Option<Vec<f32>>), MemoryError>,
-);
+type Outcome = (Item, SummaryInput, Result<Summarized, MemoryError>);
 
 /// Applies summary results, one batch per tenant, yielding the forest lock to a waiting
 /// writer between tenants; stale ones are dropped.
@@ -406,7 +436,11 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
         let ids: Vec<u64> = group.iter().map(|r| r.0 .1).collect();
         let result = (|| {
             for (item, input, outcome) in group {
-                let (out, embedding) = match outcome {
+                let Summarized {
+                    out,
+                    embedding,
+                    fell_back,
+                } = match outcome {
                     Ok(x) => x,
                     Err(_) => {
                         shared.node_failed(&item);
@@ -414,6 +448,9 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
                     }
                 };
                 shared.node_ok(&item);
+                if fell_back {
+                    shared.counters.summary_fallback();
+                }
                 let Some(tree) = tf.trees.get_mut(&item.1) else {
                     continue;
                 };

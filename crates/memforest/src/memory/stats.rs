@@ -56,6 +56,10 @@ pub struct MemoryStats {
     pub summaries_copied: u64,
     /// Summary results dropped because the node changed meanwhile.
     pub summaries_stale: u64,
+    /// Nodes given the extractive summary (no model) after `MemoryOptions::summary_attempts`
+    /// failed calls, so a summarizer that never gives a usable reply cannot keep a node
+    /// dirty forever; the node is summarized by the model again when it next changes.
+    pub summary_fallbacks: u64,
     /// Ingest calls that waited for the summary backlog.
     pub stalls: u64,
     /// Total time ingest calls spent waiting, microseconds.
@@ -97,6 +101,11 @@ impl Counters {
         let mut s = self.inner.lock();
         s.summaries_reused += reused;
         s.summaries_stale += stale;
+    }
+
+    /// Counts one node given the extractive summary after failed calls.
+    pub fn summary_fallback(&self) {
+        self.inner.lock().summary_fallbacks += 1;
     }
 
     /// Counts `n` cells recorded as failed.

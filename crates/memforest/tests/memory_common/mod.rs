@@ -98,6 +98,19 @@ fn records<T: serde::de::DeserializeOwned>(
         .collect()
 }
 
+/// The summary text of every tree's root that has one.
+pub fn root_summaries(db: &Memory) -> Vec<String> {
+    let store = EngineNodeStore::new(db.db(), tenant(), Durability::Buffered);
+    trees(db)
+        .into_iter()
+        .filter_map(|(id, _)| {
+            let tree = MemTree::open(&store, TreeId(id)).unwrap();
+            let root = tree.meta().root?;
+            tree.node(&store, root.id).unwrap().summary.map(|s| s.text)
+        })
+        .collect()
+}
+
 /// Asserts every tree is clean and every internal node's summary hash matches its current
 /// children; returns the number of internal nodes checked.
 pub fn assert_summaries_current(db: &Memory) -> usize {
