@@ -212,6 +212,10 @@ impl Extractor for SynthExtractor {
         true
     }
 
+    fn is_local(&self) -> bool {
+        true
+    }
+
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
         let items = input
             .turns

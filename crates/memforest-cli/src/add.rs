@@ -40,7 +40,7 @@ pub fn run(
     agent: Option<String>,
     messages: &[Message],
 ) -> Result<Stored> {
-    let added = memory.add_with(user, session, messages, &AddOptions { agent })?;
+    let added = memory.add_with(user, session, messages, &AddOptions { agent, wait: true })?;
     let mut memories = Vec::with_capacity(added.memories.len());
     for &id in &added.memories {
         if let Some(r) = memory.get(user, id)? {

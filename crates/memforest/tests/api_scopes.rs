@@ -24,6 +24,7 @@ fn date(month: u32, day: u32) -> DateTime<Utc> {
 fn agent(name: &str) -> AddOptions {
     AddOptions {
         agent: Some(name.to_owned()),
+        ..AddOptions::default()
     }
 }
 

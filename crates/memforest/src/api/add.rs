@@ -22,8 +22,9 @@ pub struct Added {
     /// The memories (facts) the new messages created or gave a new occurrence, in order,
     /// each once.
     pub memories: Vec<MemoryId>,
-    /// Parts of the exchange whose extraction failed and is retried in the background (the
-    /// messages are stored either way).
+    /// Parts (MemCells) of the messages whose memories are not committed yet: extracted in
+    /// the background (see [`AddOptions::wait`]), or failed and retried there. The
+    /// messages are stored either way; `Memory::flush_summaries` waits for them.
     pub pending: u64,
 }
 
@@ -34,6 +35,15 @@ pub struct AddOptions {
     /// by the session's first add that names one, then fixed. Searches and lists can be
     /// scoped to an agent's sessions.
     pub agent: Option<String>,
+    /// Whether `add` waits for the extraction of the new messages when the extractor (or
+    /// the embedder) calls a model. Default false: `add` returns as soon as the messages
+    /// are durable and searchable, the model calls run on the background pool, and
+    /// [`Added::memories`] is empty (with [`Added::pending`] counting the parts still to
+    /// extract). True: `add` returns after the model has answered and the memories are
+    /// committed, and lists them. An extractor that calls no model (`Extractor::is_local`,
+    /// the default one) runs in the call either way, with an in-process embedder (the
+    /// default one) or none, so with the defaults `add` always lists the memories.
+    pub wait: bool,
 }
 
 impl Memory {
@@ -57,7 +67,10 @@ impl Memory {
     /// is skipped, so retrying an `add` that gave ids never stores twice; messages without
     /// an id are numbered after the stored ones. A message without a time gets the time of
     /// the call. Each message's metadata is stored with it ([`Memory::messages`] returns
-    /// it). With [`AddOptions::agent`], the session is recorded as the agent's first.
+    /// it). With [`AddOptions::agent`], the session is recorded as the agent's first. With
+    /// a model extractor the model is off this call's path unless [`AddOptions::wait`];
+    /// either way a crash loses nothing: a part not yet extracted is extracted at the next
+    /// open.
     ///
     /// # Errors
     /// [`MemoryError::Name`] for a bad user or agent; [`MemoryError::Input`] for a session
@@ -109,7 +122,7 @@ impl Memory {
             check_session(&session)?;
             self.claim_session(&tenant, &session.id, agent)?;
         }
-        let receipt = self.ingest_session(&tenant, &session)?;
+        let receipt = self.ingest(&tenant, &session, options.wait)?;
         let mut memories: Vec<MemoryId> = Vec::with_capacity(receipt.facts.len());
         for fact in receipt.facts {
             let id = MemoryId::from_fact(fact);

@@ -102,10 +102,34 @@ impl Memory {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<IngestReceipt, MemoryError> {
+        self.ingest(tenant, session, true)
+    }
+
+    /// [`Memory::ingest_session`]; without `wait`, and with an extractor or embedder that
+    /// calls a model (`Extractor::is_local`, `Embedder::runs_inline`), it returns once the turns are committed and leaves their cells
+    /// to the background pool (`memory::background`): every new cell is then counted in
+    /// `cells_pending` and no fact is reported.
+    ///
+    /// # Errors
+    /// As [`Memory::ingest_session`].
+    pub(crate) fn ingest(
+        &self,
+        tenant: &TenantId,
+        session: &Session,
+        wait: bool,
+    ) -> Result<IngestReceipt, MemoryError> {
         check_session(session)?;
         let shared = self.memory_shared()?;
         crate::recall::vectors::check_writer(&shared.kv, tenant, shared.opts.embedder.as_deref())?;
         let (mut receipt, cells) = stage_turns(&shared, tenant, session)?;
+        if !wait && !is_local(&shared) {
+            shared.extract_later(tenant, &cells);
+            receipt.cells_pending = cells.len() as u64;
+            shared.wake();
+            shared.wait_backlog();
+            shared.wait_extract_backlog();
+            return Ok(receipt);
+        }
         let mut ready = Vec::with_capacity(cells.len());
         for (cell, result) in extract(&shared, tenant, &cells)? {
             match result {
@@ -186,13 +210,7 @@ fn extract(
     tenant: &TenantId,
     cells: &[u64],
 ) -> Result<Vec<Extracted>, MemoryError> {
-    let inline = shared.opts.extractor.runs_inline()
-        && shared
-            .opts
-            .embedder
-            .as_ref()
-            .is_none_or(|e| e.runs_inline());
-    if inline {
+    if runs_inline(shared) {
         return Ok(cells
             .iter()
             .map(|&cell| (cell, apply::prepare(shared, tenant, cell)))
@@ -212,6 +230,27 @@ fn extract(
     let mut out: Vec<_> = rx.into_iter().collect();
     out.sort_unstable_by_key(|r| r.0);
     Ok(out.into_iter().map(|(_, cell, r)| (cell, r)).collect())
+}
+
+/// Whether a cell's extraction (the extractor, and the embedder if any) is cheap enough to
+/// run on the caller's thread.
+fn runs_inline(shared: &Shared) -> bool {
+    shared.opts.extractor.runs_inline()
+        && shared
+            .opts
+            .embedder
+            .as_ref()
+            .is_none_or(|e| e.runs_inline())
+}
+
+/// Whether a cell's extraction (the extractor, and the embedder if any) calls no model.
+fn is_local(shared: &Shared) -> bool {
+    shared.opts.extractor.is_local()
+        && shared
+            .opts
+            .embedder
+            .as_ref()
+            .is_none_or(|e| e.runs_inline())
 }
 
 /// A stored or already-seen turn's content, to tell a duplicate from a conflict.
@@ -364,15 +403,28 @@ impl Shared {
     /// recording the stall.
     fn wait_backlog(&self) {
         let limit = self.opts.backlog_limit;
+        self.stall_while(
+            || {
+                let over = self.dirty_estimate() > limit;
+                if over {
+                    self.hurry();
+                }
+                over
+            },
+            || format!("summary backlog over {limit} dirty nodes"),
+        );
+    }
+
+    /// Blocks while `over()` holds (and the runtime is not stopping), recording one stall
+    /// for `reason()` when it waited at all.
+    pub(crate) fn stall_while(&self, over: impl Fn() -> bool, reason: impl Fn() -> String) {
         let started = Instant::now();
         let mut stalled = false;
-        while self.dirty_estimate() > limit && !self.stopping() {
+        while over() && !self.stopping() {
             if !stalled {
                 stalled = true;
-                self.counters
-                    .stall_begin(format!("summary backlog over {limit} dirty nodes"));
+                self.counters.stall_begin(reason());
             }
-            self.hurry();
             self.wait_signal(std::time::Duration::from_millis(20));
         }
         if stalled {

@@ -5,6 +5,7 @@
 //! See `docs/format/memory.md` for the table layout.
 
 pub(crate) mod apply;
+mod background;
 pub(crate) mod cell;
 pub mod embed;
 mod error;
@@ -35,7 +36,7 @@ pub use stats::MemoryStats;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -71,6 +72,8 @@ pub struct Shared {
     pub(crate) opts: MemoryOptions,
     pub(crate) forest: Mutex<Forest>,
     extract_pool: Pool,
+    /// The pool of `memory::background`, started by its first use.
+    background: OnceLock<Option<Pool>>,
     summary_pool: Pool,
     counters: Counters,
     signal: Mutex<Signal>,
@@ -323,6 +326,7 @@ impl Runtime {
             kv,
             extract_pool: Pool::new("mf-extract", opts.extract_pool, Some(opts.extract_pool))
                 .map_err(io)?,
+            background: OnceLock::new(),
             summary_pool: Pool::new("mf-summary", opts.summary_pool, None).map_err(io)?,
             opts,
             forest: Mutex::new(forest),
@@ -355,9 +359,12 @@ impl Runtime {
         &self.shared
     }
 
-    /// Stops the scheduler; with `summarize` (and `summarize_on_shutdown`) it first
-    /// summarizes everything dirty.
+    /// Stops the scheduler; with `summarize` it first lets background extraction finish
+    /// and (with `summarize_on_shutdown`) summarizes everything dirty.
     pub(crate) fn stop(&mut self, summarize: bool) {
+        if summarize {
+            self.shared.wait_background();
+        }
         {
             let mut s = self.shared.signal.lock();
             s.stop = true;

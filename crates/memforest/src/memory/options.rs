@@ -23,7 +23,10 @@ pub struct MemoryOptions {
     /// summaries (forest recall and browse). Default [`StaticEmbedder::bundled`], in
     /// process; `None` makes a lexical-only store.
     pub embedder: Option<Arc<dyn Embedder>>,
-    /// Extraction worker threads. Default: the cores, 2 to 16.
+    /// Extraction worker threads: at most this many extraction calls run at once for
+    /// callers that wait (`ingest_session`), and as many again for `Memory::add`'s
+    /// background extraction (a second pool, started by its first use). Default: the
+    /// cores, 2 to 16.
     pub extract_pool: usize,
     /// Summary worker threads (concurrent summarizer calls). Default: the cores, 2 to 16.
     pub summary_pool: usize,
@@ -52,6 +55,10 @@ pub struct MemoryOptions {
     /// as estimated in O(1) from the scheduler's last refresh pass plus what ingest has
     /// dirtied since (a soft bound). Default 1,000,000.
     pub backlog_limit: u64,
+    /// Cells queued or running on the background extraction pool (`Memory::add` without
+    /// `AddOptions::wait`, with an extractor that calls a model) above which `add` waits,
+    /// recorded as a stall. Default 10,000.
+    pub extract_backlog: u64,
     /// Rest between the end of one refresh pass and the start of the next while ingest
     /// keeps dirtying nodes: the dirty set batches what arrives meanwhile, so a node
     /// dirtied by several inserts is summarized once (the MemForest paper's batched
@@ -99,6 +106,7 @@ impl Default for MemoryOptions {
             entity_min_sessions: 2,
             tree_cache_per_tenant: 1024,
             backlog_limit: 1_000_000,
+            extract_backlog: 10_000,
             refresh_interval: Duration::from_secs(1),
             summarize_on_shutdown: true,
             durability: Durability::Buffered,

@@ -25,7 +25,7 @@ use crate::memory::store::Staged;
 use crate::memory::summarize::{
     header, ExtractiveSummarizer, Summarizer, SummaryOutput, SummaryRequest,
 };
-use crate::memory::{apply, failed, MemoryError, Shared};
+use crate::memory::{apply, MemoryError, Shared};
 use crate::schema::Table;
 use memforest_engine::TenantId;
 
@@ -74,18 +74,8 @@ pub fn run(shared: &Arc<Shared>) {
 /// Re-runs extraction for pending cells whose retry time has come.
 fn retry_cells(shared: &Shared) {
     for (tenant, cell) in shared.due_cells() {
-        let outcome = match apply::process(shared, &tenant, cell) {
-            Err(e) if failed::is_permanent(&e) => failed::record(shared, &tenant, cell, &e),
-            other => other.map(|_| ()),
-        };
-        match outcome {
-            Ok(()) => shared.cell_done(&tenant, cell),
-            Err(MemoryError::Model(_)) => shared.retry_cell(&tenant, cell),
-            Err(e) => {
-                shared.cell_done(&tenant, cell);
-                shared.set_error(e);
-            }
-        }
+        let result = apply::process(shared, &tenant, cell);
+        shared.settle_cell(&tenant, cell, result);
     }
 }
 

@@ -97,6 +97,10 @@ impl Extractor for HeuristicExtractor {
         "heuristic"
     }
 
+    fn is_local(&self) -> bool {
+        true
+    }
+
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
         let mut items = Vec::new();
         let mut prompt = String::new();

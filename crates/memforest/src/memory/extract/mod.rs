@@ -148,4 +148,12 @@ pub trait Extractor: Send + Sync + Debug {
     fn runs_inline(&self) -> bool {
         false
     }
+
+    /// True when a call is local CPU work: no model, no network, nothing to wait for. Then
+    /// `Memory::add` always extracts before it returns and lists the memories; otherwise
+    /// it leaves the extraction to the background pool unless `AddOptions::wait`. Default
+    /// false (an extractor is taken to call a model).
+    fn is_local(&self) -> bool {
+        false
+    }
 }

@@ -1,0 +1,275 @@
+//! `Memory::add` with an extractor that calls a model: the call returns once the messages
+//! are durable while the extraction waits on the model, the memories commit in the
+//! background, `flush_summaries` waits for them and `close` lets them finish, a crash
+//! (SIGKILL of a child process) leaves them to the next open, `AddOptions::wait` waits and lists
+//! them, and the background backlog is bounded with the stall recorded.
+#![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use memforest::memory::extract::{Extraction, ExtractionInput, Extractor, HeuristicExtractor};
+use memforest::memory::model::ModelError;
+use memforest::{AddOptions, ListOptions, Memory, Message};
+
+/// The heuristic extractor behind a gate the test opens, as a model call would be: every
+/// call blocks while the gate is shut. Counts the calls made.
+#[derive(Debug, Default)]
+struct Gated {
+    open: Mutex<bool>,
+    cv: Condvar,
+    calls: AtomicUsize,
+}
+
+impl Gated {
+    fn shut() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    fn opened() -> Arc<Self> {
+        let g = Self::shut();
+        g.open();
+        g
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+
+    /// Waits (up to 20 s) until `n` calls have started.
+    fn wait_calls(&self, n: usize) {
+        let t0 = Instant::now();
+        while self.calls.load(Ordering::SeqCst) < n {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "no extraction call started"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Extractor for Gated {
+    fn name(&self) -> &str {
+        "gated"
+    }
+    fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.cv.wait(open).unwrap();
+        }
+        drop(open);
+        HeuristicExtractor.extract(input)
+    }
+}
+
+/// Opens the gate when dropped, so a failing assertion cannot leave a worker blocked.
+struct OpenOnDrop(Arc<Gated>);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
+fn open(dir: &std::path::Path, extractor: &Arc<Gated>) -> Memory {
+    Memory::builder()
+        .extractor(Arc::clone(extractor) as Arc<dyn Extractor>)
+        .open(dir)
+        .unwrap()
+}
+
+fn exchange(i: usize) -> [Message; 2] {
+    [
+        Message::user(format!(
+            "I adopted a dog named Rex{i} from the Riverside shelter."
+        ))
+        .by("Alice"),
+        Message::assistant("What a lovely name!"),
+    ]
+}
+
+fn memories(mem: &Memory) -> Vec<String> {
+    mem.list("alice", &ListOptions::default())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.text)
+        .collect()
+}
+
+#[test]
+fn add_returns_while_the_model_is_busy_and_the_memories_follow() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Gated::shut();
+    let _guard = OpenOnDrop(Arc::clone(&gate));
+    let mem = open(dir.path(), &gate);
+    for i in 0..3 {
+        let added = mem.add("alice", &format!("s{i}"), &exchange(i)).unwrap();
+        assert_eq!(added.messages, 2);
+        assert!(added.memories.is_empty());
+        assert!(added.pending > 0);
+    }
+    // Every add returned although no extraction can finish while the gate is shut; the
+    // messages are stored and readable already.
+    gate.wait_calls(1);
+    assert_eq!(mem.messages("alice", "s2").unwrap().len(), 2);
+    assert!(memories(&mem).is_empty());
+    assert!(mem.memory_stats().pending_cells >= 3);
+
+    gate.open();
+    mem.flush_summaries().unwrap();
+    let texts = memories(&mem);
+    for i in 0..3 {
+        assert!(
+            texts.iter().any(|t| t.contains(&format!("Rex{i}"))),
+            "{texts:?}"
+        );
+    }
+    assert_eq!(mem.memory_stats().pending_cells, 0);
+    mem.close().unwrap();
+}
+
+#[test]
+fn wait_lists_the_memories_the_model_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = open(dir.path(), &Gated::opened());
+    let wait = AddOptions {
+        wait: true,
+        ..AddOptions::default()
+    };
+    let added = mem.add_with("alice", "s", &exchange(0), &wait).unwrap();
+    assert_eq!(added.pending, 0);
+    assert!(!added.memories.is_empty());
+    let first = mem.get("alice", added.memories[0]).unwrap().unwrap();
+    assert!(first.text.contains("Rex0"), "{}", first.text);
+    mem.close().unwrap();
+}
+
+#[test]
+fn close_lets_background_extraction_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Gated::shut();
+    let _guard = OpenOnDrop(Arc::clone(&gate));
+    let mem = open(dir.path(), &gate);
+    mem.add("alice", "s", &exchange(0)).unwrap();
+    gate.wait_calls(1);
+    let opener = {
+        let gate = Arc::clone(&gate);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            gate.open();
+        })
+    };
+    mem.close().unwrap();
+    opener.join().unwrap();
+
+    // Reopened with an extractor that counts: nothing was left to extract.
+    let again = Gated::opened();
+    let mem = open(dir.path(), &again);
+    assert!(memories(&mem).iter().any(|t| t.contains("Rex0")));
+    mem.flush_summaries().unwrap();
+    assert_eq!(again.calls.load(Ordering::SeqCst), 0);
+    mem.close().unwrap();
+}
+
+const CHILD_ENV: &str = "MEMFOREST_ADD_BACKGROUND_CRASH_DIR";
+
+/// The child: adds one exchange with a model that never answers, says so, and waits to be
+/// killed.
+fn child(dir: &str) {
+    let gate = Gated::shut();
+    let mem = open(std::path::Path::new(dir), &gate);
+    mem.add("alice", "s", &exchange(0)).unwrap();
+    gate.wait_calls(1);
+    println!("added");
+    std::thread::sleep(Duration::from_secs(30));
+}
+
+#[test]
+fn a_crash_before_the_model_answers_loses_nothing() {
+    if let Ok(dir) = std::env::var(CHILD_ENV) {
+        child(&dir);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut proc = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_crash_before_the_model_answers_loses_nothing",
+            "--nocapture",
+        ])
+        .env(CHILD_ENV, dir.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(proc.stdout.take().unwrap()).lines();
+    assert!(
+        lines.any(|l| l.unwrap() == "added"),
+        "the child never added"
+    );
+    proc.kill().unwrap();
+    proc.wait().unwrap();
+
+    // The acknowledged messages are there, and their extraction runs at the next open.
+    let mem = open(dir.path(), &Gated::opened());
+    assert_eq!(mem.messages("alice", "s").unwrap().len(), 2);
+    mem.flush_summaries().unwrap();
+    assert!(
+        memories(&mem).iter().any(|t| t.contains("Rex0")),
+        "{:?}",
+        memories(&mem)
+    );
+    mem.close().unwrap();
+}
+
+#[test]
+fn add_waits_when_the_background_backlog_is_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Gated::shut();
+    let _guard = OpenOnDrop(Arc::clone(&gate));
+    let mut options = memforest::Options::default();
+    options.memory.extract_backlog = 1;
+    options.memory.extract_pool = 1;
+    let mem = Arc::new(
+        Memory::builder()
+            .options(options)
+            .extractor(Arc::clone(&gate) as Arc<dyn Extractor>)
+            .open(dir.path())
+            .unwrap(),
+    );
+    mem.add("alice", "s0", &exchange(0)).unwrap();
+    gate.wait_calls(1);
+    // One cell runs (blocked), the next one queues, and the third add waits for room.
+    let writer = {
+        let mem = Arc::clone(&mem);
+        std::thread::spawn(move || {
+            for i in 1..3 {
+                mem.add("alice", &format!("s{i}"), &exchange(i)).unwrap();
+            }
+        })
+    };
+    let t0 = Instant::now();
+    while mem.memory_stats().stalls == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "add never waited");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let reason = mem.memory_stats().last_stall_reason.unwrap();
+    assert!(
+        reason.contains("extraction backlog over 1 cells"),
+        "{reason}"
+    );
+    gate.open();
+    writer.join().unwrap();
+    mem.flush_summaries().unwrap();
+    let rex = memories(&mem)
+        .into_iter()
+        .filter(|t| t.contains("Rex"))
+        .count();
+    assert_eq!(rex, 3, "{:?}", memories(&mem));
+    Arc::try_unwrap(mem).unwrap().close().unwrap();
+}
