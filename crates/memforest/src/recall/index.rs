@@ -78,7 +78,7 @@ pub fn term_prefix(term: &str) -> Vec<u8> {
 /// The knowledge-update slots of a fact, normalized: a key `subject/attribute` (what
 /// `memory::extract::statements` writes) is the slot `(subject, attribute)`; any other
 /// attribute/domain/collection key gives `(entity, key)` for each entity (or `user` when
-/// the fact names none).
+/// the fact names none). A key with the past mark ([`states_past`]) gives no slot.
 #[must_use]
 pub fn slots(rec: &FactRecord) -> Vec<String> {
     let mut entities: Vec<String> = rec.entities.iter().map(|e| normalize(e)).collect();
@@ -92,7 +92,7 @@ pub fn slots(rec: &FactRecord) -> Vec<String> {
             out.push(s);
         }
     };
-    for key in &rec.keys {
+    for key in rec.keys.iter().filter(|k| !k.ends_with(statements::PAST)) {
         match key.split_once('/') {
             Some((subject, attribute)) => push(&normalize(subject), &normalize(attribute)),
             None => {
@@ -104,6 +104,13 @@ pub fn slots(rec: &FactRecord) -> Vec<String> {
         }
     }
     out
+}
+
+/// True when fact `rec` states a past value ("used to": a key with the
+/// [`statements::PAST`] mark): it is in no slot and never current.
+#[must_use]
+pub fn states_past(rec: &FactRecord) -> bool {
+    rec.keys.iter().any(|k| k.ends_with(statements::PAST))
 }
 
 /// When fact `rec` was last stated: the latest start among its occurrences. It orders a

@@ -12,6 +12,8 @@ use crate::recall::reader::Reader;
 /// The start time of the earliest fact that supersedes fact `id` (a later start in one of
 /// its slots; equal starts are ordered by fact id), or `None` when it is current. With
 /// `as_of` (microseconds), facts starting after it do not count: the answer is as of then.
+/// A fact that states a past value ("used to", [`index::states_past`]) is superseded from
+/// when it was said.
 ///
 /// # Errors
 /// Engine errors; corrupt slot entries.
@@ -21,6 +23,9 @@ pub fn superseded(
     rec: &FactRecord,
     as_of: Option<i64>,
 ) -> Result<Option<i64>, MemoryError> {
+    if index::states_past(rec) {
+        return Ok(Some(index::slot_start(rec)));
+    }
     let mine = (index::slot_start(rec), id);
     let mut until: Option<i64> = None;
     for slot in index::slots(rec) {

@@ -25,9 +25,12 @@
 //! | counts | I have 3 kids, I've read 12 books | `count.kid` |
 //! | tools | I use X, switched from X to Y | `uses.x` (both, for a switch) |
 //!
-//! Not keyed: questions, "used to" (a past habit sets no current value), and statements
-//! whose subject cannot be told. Negations ("no longer", "don't") are keyed into the same
-//! slot, so they end the older value.
+//! A "used to" statement ("I used to work as a waiter") states a past value: its keys get
+//! the [`PAST`] mark (`user/job@past`), which keeps the fact out of the slot (it ends no
+//! current value) and makes it superseded from the moment it was said (it is never
+//! current itself). Not keyed: questions, wishes and hypotheticals, and statements whose
+//! subject cannot be told. Negations ("no longer", "don't") are keyed into the same slot,
+//! so they end the older value.
 
 use crate::memory::extract::dates;
 use crate::memory::text::{is_stop_word, stem};
@@ -290,6 +293,9 @@ const ATTRIBUTE_WORDS: &[(&str, &str)] = &[
     ("uses", "use uses using"),
 ];
 
+/// The mark at the end of a key whose sentence states a past value ("used to").
+pub const PAST: &str = "@past";
+
 /// The words a fact keyed by `keys` is indexed with besides its text: for each
 /// `subject/attribute` key, the question words of its attribute (the attribute's first
 /// part, or its last for `x.name`) and, for possessions and plans, the thing itself.
@@ -297,7 +303,7 @@ const ATTRIBUTE_WORDS: &[(&str, &str)] = &[
 pub fn index_words(keys: &[String]) -> String {
     let mut out: Vec<&str> = Vec::new();
     for key in keys {
-        let Some((_, attribute)) = key.split_once('/') else {
+        let Some((_, attribute)) = key.trim_end_matches(PAST).split_once('/') else {
             continue;
         };
         let mut parts = attribute.split('.');
@@ -355,11 +361,10 @@ pub fn keys(sentence: &str, speaker: Option<&str>) -> Vec<String> {
     }
     let w = words(sentence);
     let lower: Vec<&str> = w.iter().map(|x| x.lower.as_str()).collect();
-    if lower.windows(2).any(|p| p == ["used", "to"])
-        || lower.iter().any(|x| HYPOTHETICAL.contains(x))
-    {
+    if lower.iter().any(|x| HYPOTHETICAL.contains(x)) {
         return Vec::new();
     }
+    let past = lower.windows(2).any(|p| p == ["used", "to"]);
     // "I don't live in London" says nothing of where one lives; "I don't live in Paris
     // anymore" ends it, and "I don't like sushi" is about sushi.
     let changed = lower.iter().any(|x| CHANGED.contains(x));
@@ -377,7 +382,8 @@ pub fn keys(sentence: &str, speaker: Option<&str>) -> Vec<String> {
             continue;
         }
         if let Some(subject) = subject(&w, at, speaker) {
-            let key = format!("{subject}/{attribute}");
+            let mark = if past { PAST } else { "" };
+            let key = format!("{subject}/{attribute}{mark}");
             if !out.contains(&key) && out.len() < 2 {
                 out.push(key);
             }
@@ -739,11 +745,19 @@ mod tests {
     }
 
     #[test]
-    fn questions_past_habits_desires_and_chit_chat_set_nothing() {
+    fn used_to_marks_the_key_as_a_past_value() {
+        assert_eq!(user("I used to live in Paris."), ["user/residence@past"]);
+        assert_eq!(user("I used to work at Google."), ["user/employer@past"]);
+        assert_eq!(
+            index_words(&user("I used to work as a waiter.")),
+            index_words(&user("I work as a waiter."))
+        );
+    }
+
+    #[test]
+    fn questions_desires_and_chit_chat_set_nothing() {
         for s in [
             "Where do you live?",
-            "I used to live in Paris.",
-            "I used to work at Google.",
             "I'd like to visit Japan someday.",
             "Thanks, that sounds great.",
             "It was a lovely afternoon.",
