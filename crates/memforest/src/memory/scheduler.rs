@@ -33,7 +33,7 @@ use memforest_engine::TenantId;
 type Item = (TenantId, u64, NodeId);
 
 /// A node's summary work: its input, and its summary when copied from a single child
-/// (then only the embedder is called).
+/// (then no summarizer call is made; it is embedded with the others).
 type Job = (Item, SummaryInput, Option<String>);
 
 /// The scheduler thread's body; returns when the runtime stops. After a refresh pass that
@@ -194,24 +194,25 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
                 }
             }
         }
+        embed_summaries(shared, &mut results);
         apply_results(shared, results)?;
     }
 }
 
-/// A node's new summary, and its embedding when an embedder is set.
+/// A node's new summary, and its embedding once [`embed_summaries`] has run.
 #[derive(Debug)]
 struct Summarized {
     out: SummaryOutput,
     embedding: Option<Vec<f32>>,
     /// The model failed on the node's last try: `out` is the extractive summary.
     fell_back: bool,
+    /// This was the node's last try (`MemoryOptions::summary_attempts`).
+    last_try: bool,
 }
 
-/// Calls the summarizer (unless the summary is `copied` from a single child) and the
-/// embedder for one node; a failure of either leaves the node dirty for a retry, except on
-/// its `last_try` (`MemoryOptions::summary_attempts`): then a failed summary call gives the
-/// extractive summary and a failed embedding call leaves the node without a vector (filled
-/// by `Memory::embed_missing`), so the node is clean either way.
+/// Calls the summarizer for one node (unless its summary is `copied` from a single
+/// child); a failure leaves the node dirty for a retry, except on its `last_try`, which
+/// gives the extractive summary instead.
 fn summarize(
     shared: &Shared,
     tenant: &TenantId,
@@ -250,34 +251,71 @@ fn summarize(
             }
         },
     };
-    let embedding = match &shared.opts.embedder {
-        Some(emb) => match emb.embed(std::slice::from_ref(&out.text)) {
-            Ok(e) => {
+    Ok(Summarized {
+        out,
+        embedding: None,
+        fell_back,
+        last_try,
+    })
+}
+
+/// Embeds the new summaries of `results` when the store has an embedder: one
+/// `Embedder::embed` call per tenant for all of its summaries that arrived together,
+/// across trees and levels (the embedder splits it into requests of its batch size).
+/// When the call fails, each of those nodes stays dirty for a retry, except on its last
+/// try: then it is applied without a vector (`Memory::embed_missing` fills it later).
+/// Runs outside the forest lock.
+fn embed_summaries(shared: &Shared, results: &mut [Outcome]) {
+    let Some(embedder) = &shared.opts.embedder else {
+        return;
+    };
+    let mut by_tenant: BTreeMap<TenantId, Vec<&mut Outcome>> = BTreeMap::new();
+    for r in results.iter_mut().filter(|r| r.2.is_ok()) {
+        by_tenant.entry(r.0 .0.clone()).or_default().push(r);
+    }
+    for (tenant, mut group) in by_tenant {
+        let name = String::from_utf8_lossy(tenant.name()).into_owned();
+        let texts: Vec<String> = group
+            .iter()
+            .filter_map(|r| r.2.as_ref().ok().map(|s| s.out.text.clone()))
+            .collect();
+        let vectors = match embedder.embed(&texts) {
+            Ok(e) if e.vectors.len() == texts.len() => {
                 shared
                     .counters
                     .call(&name, CallKind::Embedding, Ok(e.usage));
-                match e.vectors.into_iter().next() {
-                    Some(v) => Some(v),
-                    // A reply without a vector is a failure like any other.
-                    None if last_try => None,
-                    None => return Err(MemoryError::Model("embedder returned no vector".into())),
-                }
+                Ok(e.vectors)
+            }
+            Ok(e) => {
+                shared.counters.call(&name, CallKind::Embedding, Err(()));
+                Err(format!(
+                    "embedder returned {} vectors for {} summaries",
+                    e.vectors.len(),
+                    texts.len()
+                ))
             }
             Err(e) => {
                 shared.counters.call(&name, CallKind::Embedding, Err(()));
-                if !last_try {
-                    return Err(MemoryError::Model(e.to_string()));
-                }
-                None
+                Err(e.to_string())
             }
-        },
-        None => None,
-    };
-    Ok(Summarized {
-        out,
-        embedding,
-        fell_back,
-    })
+        };
+        match vectors {
+            Ok(vectors) => {
+                for (r, v) in group.iter_mut().zip(vectors) {
+                    if let Ok(s) = &mut r.2 {
+                        s.embedding = Some(v);
+                    }
+                }
+            }
+            Err(why) => {
+                for r in &mut group {
+                    if r.2.as_ref().is_ok_and(|s| !s.last_try) {
+                        r.2 = Err(MemoryError::Model(why.clone()));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Summaries settled without a model call in one [`read_inputs`].
@@ -430,6 +468,7 @@ fn apply_results(shared: &Shared, results: Vec<Outcome>) -> Result<(), MemoryErr
                     out,
                     embedding,
                     fell_back,
+                    ..
                 } = match outcome {
                     Ok(x) => x,
                     Err(_) => {
