@@ -70,6 +70,10 @@ pub struct EvalReport {
     pub session_recall_at_k: Table,
     /// Flat BM25 session recall@session_k.
     pub baseline_session_recall_at_k: Table,
+    /// Users of the dataset stored without vectors (ingested with `--embedder none`)
+    /// although the store is opened with an embedder: their questions are answered by
+    /// words only, so the figures are lexical ones.
+    pub lexical_users: u64,
     /// Wall time of the question loop, seconds.
     pub seconds: f64,
 }
@@ -189,11 +193,17 @@ pub fn run(db: &Memory, data: &Dataset, settings: &Settings) -> Result<EvalRepor
     }
     let (mut mf, mut bl, mut dn, mut mfs, mut bls): (Acc, Acc, Acc, Acc, Acc) = Default::default();
     let mut skipped = 0;
+    let mut lexical_users = 0u64;
     for t in &data.tenants {
         let Some(qs) = by_tenant.get(t.name.as_str()) else {
             continue;
         };
         let tenant = TenantId::new(&t.name)?;
+        if embedder.is_some()
+            && db.vectors_made_by(&tenant)?.as_deref() == Some(memforest::recall::NO_EMBEDDER)
+        {
+            lexical_users += 1;
+        }
         let base = Baseline::build(t);
         let dense = match &embedder {
             Some(e) => Some(DenseBaseline::build(t, e.as_ref())?),
@@ -238,6 +248,7 @@ pub fn run(db: &Memory, data: &Dataset, settings: &Settings) -> Result<EvalRepor
         }
     }
     Ok(EvalReport {
+        lexical_users,
         k,
         questions: mf.n.get("all").copied().unwrap_or(0),
         skipped,
@@ -258,6 +269,13 @@ pub fn run(db: &Memory, data: &Dataset, settings: &Settings) -> Result<EvalRepor
 pub fn render(r: &EvalReport) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
+    if r.lexical_users > 0 {
+        let _ = writeln!(
+            s,
+            "note: {} users were stored without vectors (--embedder none): their questions are answered by words only",
+            r.lexical_users
+        );
+    }
     let _ = writeln!(
         s,
         "evidence turn recall@{} over {} questions ({} skipped), {:.1} s",

@@ -311,3 +311,30 @@ fn eval_reports_memforest_and_baseline() {
     // two tiny sessions: everything fits in the top 10 for both
     assert_eq!(v["baseline_session_recall_at_k"]["all"], 1.0);
 }
+
+#[test]
+fn eval_says_when_the_store_has_no_vectors_for_its_embedder() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let file = data("longmemeval_defects.json");
+    let eval = |extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            "--db",
+            db.to_str().unwrap(),
+            "--format",
+            "longmemeval",
+            file.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        ok(&args)
+    };
+    let lexical = eval(&["--embedder", "none"]);
+    assert!(!lexical.contains("without vectors"), "{lexical}");
+    // Opened with the default embedder, the users ingested without one are lexical.
+    let default = eval(&[]);
+    assert!(
+        default.contains("note: 2 users were stored without vectors"),
+        "{default}"
+    );
+}

@@ -42,6 +42,7 @@ pub(crate) mod vectors;
 pub use bm25::Bm25Index;
 pub use profile::{CurrentValue, EntityProfile, Profile};
 pub use query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
+pub use vectors::NO_EMBEDDER;
 
 /// The read path's in-memory state of one open `Db`: tree heat, the page cache, the
 /// postings cache, the turn cache and the vector cache.
