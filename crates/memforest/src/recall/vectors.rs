@@ -138,6 +138,22 @@ pub fn delete(st: &mut Staged<'_>, id: u64) {
     st.delete(Table::FactVectors, &id.to_be_bytes());
 }
 
+impl Memory {
+    /// The name of the embedder that made `tenant`'s vectors, as recorded by its first
+    /// write ([`NO_EMBEDDER`], `none`, when it was written without one: its memories are
+    /// then found by words only, whatever embedder the store is opened with), or `None`
+    /// when nothing is recorded (no memory written yet, or written before names were
+    /// recorded).
+    ///
+    /// # Errors
+    /// Engine read errors.
+    pub fn vectors_made_by(&self, tenant: &TenantId) -> Result<Option<String>, MemoryError> {
+        let r = Reader::new(&self.db, tenant, None, self.recall_state())?;
+        Ok(r.get(Table::RouterState, EMBEDDER_KEY)?
+            .map(|name| String::from_utf8_lossy(&name).into_owned()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,21 +188,5 @@ mod tests {
     fn short_rows_do_not_decode_and_zero_vectors_stay_zero() {
         assert!(decode(&[1, 2]).is_none());
         assert_eq!(cosine(&unit(&[1.0, 2.0]), &encode(&[0.0, 0.0])), 0.0);
-    }
-}
-
-impl Memory {
-    /// The name of the embedder that made `tenant`'s vectors, as recorded by its first
-    /// write ([`NO_EMBEDDER`], `none`, when it was written without one: its memories are
-    /// then found by words only, whatever embedder the store is opened with), or `None`
-    /// when nothing is recorded (no memory written yet, or written before names were
-    /// recorded).
-    ///
-    /// # Errors
-    /// Engine read errors.
-    pub fn vectors_made_by(&self, tenant: &TenantId) -> Result<Option<String>, MemoryError> {
-        let r = Reader::new(&self.db, tenant, None, self.recall_state())?;
-        Ok(r.get(Table::RouterState, EMBEDDER_KEY)?
-            .map(|name| String::from_utf8_lossy(&name).into_owned()))
     }
 }
