@@ -146,7 +146,7 @@ pub fn render(r: &DemoReport) -> String {
     );
     let _ = writeln!(
         s,
-        "ingest: {} turns, {} sessions, {} facts, {} trees in {:.1} s ({:.0} turns/s; summaries {:.1} s; {} model calls)",
+        "ingest: {} turns, {} sessions, {} facts, {} trees in {:.1} s ({:.0} turns/s; summaries {:.1} s; {} extractor, summarizer and embedder calls, all in process)",
         i.turns, i.sessions, i.facts, i.trees, i.seconds, i.turns_per_sec, i.summary_seconds, i.llm_calls
     );
     s.push_str(&eval::render(&r.eval));
