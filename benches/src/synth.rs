@@ -66,8 +66,8 @@ pub fn word(i: usize) -> String {
 /// Zipf(1) sampler over ranks `0..n` (rank 0 the most frequent), shared by the synthetic
 /// workloads of the benches and examples. Walker's alias method (Vose's construction):
 /// O(n) to build, O(1) per draw (a rank and a coin), so drawing stays a small part of the
-/// benchmarks that time the calls around it (an inverse-CDF binary search over a
-/// 20,000-rank table was 7% of the ingesting thread's CPU in `bench ingest`).
+/// benchmarks that time the calls around it (an inverse-CDF binary search would cost
+/// O(log n) cache misses per draw).
 #[derive(Debug, Clone)]
 pub struct Zipf {
     /// Probability of keeping a drawn rank instead of taking its alias.

@@ -34,11 +34,9 @@ pub struct Options {
     /// Each level below 1 may hold this many times the bytes of the one above (RocksDB
     /// `max_bytes_for_level_multiplier`). Default 4, where RocksDB's is 10: leveled
     /// compaction rewrites a byte about `multiplier / 2` times per level it passes, and a
-    /// smaller multiplier means more, cheaper levels. At 10^6 facts of `memforest bench
-    /// ingest` (two runs each) 4 wrote 20.8 instead of 26.0 KB of compaction output per
-    /// fact and took 8% less CPU (at 10^7: 39.2 instead of 44.5 KB, 4% less CPU in the last
-    /// decade); the cost is one or two more levels for a point read to check and more bytes
-    /// waiting above the last level (space amplification 1.33 instead of 1.11 at 10^7).
+    /// smaller multiplier means more, cheaper levels, so less compaction output per byte
+    /// written; the cost is one or two more levels for a point read to check and more bytes
+    /// waiting above the last level (space amplification near `1 + 1 / multiplier`).
     pub level_size_multiplier: u64,
     /// Level targets derived from the largest level instead of from level 1 (RocksDB
     /// `level_compaction_dynamic_level_bytes`, its default since 8.4): level 0 compacts into

@@ -1,4 +1,4 @@
-//! Semantic recall (issue 30): with the default in-process embedder a query finds a
+//! Semantic recall: with the default in-process embedder a query finds a
 //! memory by meaning when it shares no word with it; the store refuses to compare vectors
 //! of two embedders, and to add memories to a user with another embedder (or none); a failed embedding keeps its cell pending instead of storing a fact
 //! no query could find by meaning; vectors dropped as derived data come back.

@@ -20,8 +20,8 @@
 //! compaction is due (`Db::wait_for_compact`), so each decade is also reported *settled*:
 //! its cost including the summary refresh, the flushes and the compactions its own inserts
 //! made due. Without it the first decades look cheap because their summary refresh and
-//! flush run later, inside the next decade (the first 10^4 facts write about 44 MB, less
-//! than one memtable, 256 MiB by default).
+//! flush run later, inside the next decade (the first decades write less than one
+//! memtable).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -73,9 +73,8 @@ pub struct IngestArgs {
     pub resident: ResidentArg,
     /// Facts of a warm-up child run (and discarded) before each size's child; 0: none.
     /// On a virtual machine the first process after an idle spell pays for memory the
-    /// host reclaimed while the guest held it free (measured on this project's machine:
-    /// the 10^4 decade 40-50% slower in wall and CPU time), which would inflate the
-    /// smallest decades, the denominator of the scale ratio.
+    /// host reclaimed while the guest held it free, which would inflate the smallest
+    /// decades, the denominator of the scale ratio.
     #[arg(long, default_value_t = 10_000)]
     pub warmup: u64,
     /// Run one size in this process and print its JSON row (what the parent spawns).
