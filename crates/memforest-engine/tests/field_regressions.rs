@@ -335,10 +335,7 @@ fn open_fds() -> usize {
 #[test]
 fn sixty_four_engines_fit_in_256_file_descriptors() {
     if std::env::var_os(CHILD_ENV).is_none() {
-        return run_under_nofile_limit(
-            "sixty_four_engines_fit_in_256_file_descriptors",
-            256,
-        );
+        return run_under_nofile_limit("sixty_four_engines_fit_in_256_file_descriptors", 256);
     }
     let before = open_fds();
     let dirs: Vec<_> = (0..64).map(|_| tempfile::tempdir().unwrap()).collect();
@@ -387,10 +384,7 @@ fn sixty_four_engines_fit_in_256_file_descriptors() {
 #[test]
 fn descriptor_exhaustion_is_an_error_not_a_panic() {
     if std::env::var_os(CHILD_ENV).is_none() {
-        return run_under_nofile_limit(
-            "descriptor_exhaustion_is_an_error_not_a_panic",
-            64,
-        );
+        return run_under_nofile_limit("descriptor_exhaustion_is_an_error_not_a_panic", 64);
     }
     let t = tenant("t");
     let mut open = Vec::new();
