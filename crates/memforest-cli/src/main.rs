@@ -1,5 +1,5 @@
 //! `memforest`: the MemForest command line. See `memforest --help` and the README's
-//! "Quick start".
+//! "Quickstart".
 
 mod bench;
 
