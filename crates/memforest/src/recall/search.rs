@@ -13,7 +13,7 @@
 //! 4. Each recalled tree is browsed ([`crate::recall::browse`]) when the query has a time
 //!    filter: the browse prunes subtrees outside the range. Without one it is skipped:
 //!    steps 1 and 2 already hold the exact top facts under the scores the browse gives
-//!    leaves, so the browse would only re-rank what they already found
+//!    leaves, so a browse could neither add nor reorder a returned fact
 //!    (`docs/retrieval-quality.md`); facts are then reported through the recalled trees
 //!    that hold them.
 //! 5. The best `POOL_FACTOR * (k + beam)` facts reached by the browse or the postings,
