@@ -2,8 +2,7 @@
 //! BM25 over every fact of the tenant ([`Bm25Index`], the same scorer without trees or
 //! storage), both in the same run, at several facts-per-tenant sizes.
 //!
-//! The workload (shared with the `query_scale` example of this package, which profiles
-//! it): synthetic facts over a Zipf(1) vocabulary of 20 000 letter-only words, one fact per
+//! The workload (`workloads/query.rs`): synthetic facts over a Zipf(1) vocabulary of 20 000 letter-only words, one fact per
 //! user turn, 100 turns per session, each fact naming one of 300 people (entity trees) and
 //! two topic words (scenes); queries take 4 words of rank >= 100. Summaries are all
 //! computed before timing. A loaded store is kept in `$CARGO_TARGET_DIR/query-store-N`
@@ -27,7 +26,7 @@ use memforest::recall::Query;
 
 const TIMED_QUERIES: usize = 2_000;
 
-#[path = "../examples/query_scale/workload.rs"]
+#[path = "workloads/query.rs"]
 mod workload;
 
 use workload::Store;
