@@ -7,19 +7,15 @@
 //!   100 k-entry database (flushed, so reads go to segment files).
 //!
 //! Run: `cargo bench -p memforest-benches --bench engine`. The full db_bench table (1 M
-//! entries, p50/p99, write amplification) is
-//! `cargo run --release -p memforest-engine --example db_bench`.
+//! records, p50/p99/p99.9, write and space amplification, fjall, redb and SQLite) is
+//! `memforest bench storage` (`docs/benchmarks.md`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "benchmark setup: a failure aborts the run"
 )]
 
-#[path = "../../crates/memforest-engine/examples/db_bench/workload.rs"]
-#[allow(
-    dead_code,
-    reason = "shared with the db_bench example, which uses all of it"
-)]
+#[path = "workloads/db_bench.rs"]
 mod workload;
 
 use std::path::Path;
@@ -54,7 +50,7 @@ fn fill(c: &mut Criterion) {
                     for i in 0..iters {
                         let dir = tempfile::tempdir().unwrap();
                         let store = open(dir.path());
-                        total += workload::run(&*store, w, FILL_OPS, i).elapsed;
+                        total += workload::fill(&*store, w, FILL_OPS, i);
                     }
                     total
                 });
@@ -71,7 +67,7 @@ fn read(c: &mut Criterion) {
     for (name, open) in engines() {
         let dir = tempfile::tempdir().unwrap();
         let store = open(dir.path());
-        workload::run(&*store, Workload::FillRandom, READ_ENTRIES, 7);
+        workload::fill(&*store, Workload::FillRandom, READ_ENTRIES, 7);
         store.flush();
         g.bench_function(format!("readrandom/{name}"), |b| {
             let mut i = 0u64;

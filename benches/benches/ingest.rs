@@ -8,11 +8,6 @@
 //! Run: `cargo bench -p memforest-benches --bench ingest` (about 2 minutes). The summary
 //! lines printed at the end give each variant's mean time per fact and its ratio to the
 //! peer.
-//!
-//! Recorded 2026-11-29 (2-core machine shared by five builds, load average ~30): raw-put
-//! peer 0.4 us/fact; ingest + flush_summaries with the `none` summarizer 109 us/fact
-//! (9,150 facts/s, 249x the peer), with the extractive summarizer 136 us/fact (7,340
-//! facts/s, 311x).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

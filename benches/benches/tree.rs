@@ -12,8 +12,7 @@
 //! Each timed insert is undone (deleted) outside the timing, so the tree stays at N facts.
 //! N = 10^3, 10^4, 10^5, 10^6, and 10^7 when `MEMFOREST_BENCH_BIG=1` (about 2 GiB of memory and
 //! a few minutes of setup). Before criterion, a fixed-work summary (interleaved rounds across
-//! sizes) prints ns per insert at each N and the growth ratio against N = 10^4 (the issue's
-//! bound: within 2x at the largest N), beside the BTreeMap peer's own growth, which is the
+//! sizes) prints ns per insert at each N and the growth ratio against N = 10^4, beside the BTreeMap peer's own growth, which is the
 //! machine's cache-miss growth; after criterion, the table of summary calls per inserted
 //! fact, eager versus batched refresh ([`memforest_tree::cost::refresh_cost`]), for k = 4, 8, 16, 32 and batch
 //! sizes 1, 16, 256.

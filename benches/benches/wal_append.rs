@@ -14,8 +14,8 @@
 //! 1, 2, 4 and 8 writers. `cargo bench -p memforest-benches --bench wal_append -- summary`
 //! skips criterion (no benchmark matches) and prints only the summary.
 //!
-//! NOTE: on the 2-vCPU VMs this was written on, an `fdatasync` issued while both vCPUs are
-//! idle takes ~3 ms, but ~1 ms or less while they are busy (idle-halt wakeup latency), and
+//! NOTE: on small virtual machines an `fdatasync` issued while every vCPU is idle can take
+//! several times longer than one issued while they are busy (idle-halt wakeup latency), and
 //! several SyncData writers keep the CPUs busy. So "WAL / loop" mixes that platform effect
 //! with grouping; "batches per fsync" is the group-commit factor proper.
 //!

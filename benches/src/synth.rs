@@ -1,5 +1,5 @@
-//! A synthetic conversation corpus for write-path benchmarks at scale (`examples/
-//! ingest_scale.rs`, `benches/benches/ingest.rs`, `memforest bench ingest`): sessions of
+//! A synthetic conversation corpus for write-path benchmarks (`benches/benches/ingest.rs`,
+//! `memforest bench ingest`): sessions of
 //! user turns, each turn one fact, with [`SynthExtractor`] turning a turn into its fact
 //! without any language processing (so a benchmark measures storage and routing, not the
 //! heuristic extractor).
@@ -64,10 +64,10 @@ pub fn word(i: usize) -> String {
 }
 
 /// Zipf(1) sampler over ranks `0..n` (rank 0 the most frequent), shared by the synthetic
-/// workloads of the benches and examples. Walker's alias method (Vose's construction):
+/// workloads of the benches and `memforest bench`. Walker's alias method (Vose's construction):
 /// O(n) to build, O(1) per draw (a rank and a coin), so drawing stays a small part of the
-/// benchmarks that time the calls around it (an inverse-CDF binary search over a
-/// 20,000-rank table was 7% of the ingesting thread's CPU in `bench ingest`).
+/// benchmarks that time the calls around it (an inverse-CDF binary search would cost
+/// O(log n) cache misses per draw).
 #[derive(Debug, Clone)]
 pub struct Zipf {
     /// Probability of keeping a drawn rank instead of taking its alias.

@@ -1,5 +1,5 @@
 //! `memforest`: the MemForest command line. See `memforest --help` and the README's
-//! "Quick start".
+//! "Quickstart".
 
 mod bench;
 
@@ -21,9 +21,9 @@ use memforest_engine::TenantId;
 use serde::Serialize;
 
 /// The allocator of the binary's Rust code (the bundled C libraries, SQLite and zstd, keep
-/// the system malloc). glibc malloc, shared by the ingest, flush, compaction and summary
-/// threads, kept 10-20% of a long ingest's CPU in `_int_malloc` and retained fragmented
-/// memory (heaptrack: ~60 MiB of RSS beyond the live heap at 2 * 10^5 facts).
+/// the system malloc). Its per-thread heaps suit the ingest, flush, compaction and summary
+/// threads, which allocate concurrently, better than glibc malloc's shared arenas, which
+/// also keep fragmented memory after a long ingest.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -187,13 +187,28 @@ fn ingest_and_query_report_their_sizes() {
         "100",
         "--resident-mib",
         "64",
+        "--summarizer",
+        "extractive",
+        "--embedder",
+        "none",
     ]);
     assert!(log.contains("warm-up: 100 facts"), "{log}");
     keys(
         &r,
-        &["tenants", "per_session", "late", "resident_mib", "sizes"],
+        &[
+            "tenants",
+            "per_session",
+            "late",
+            "summarizer",
+            "embedder",
+            "resident_mib",
+            "sizes",
+        ],
     );
     assert_eq!(r["resident_mib"], 64);
+    // The report names the models the children ran with (passed on as flags).
+    assert_eq!(r["summarizer"], "extractive");
+    assert_eq!(r["embedder"], "none");
     assert_eq!(rows(&r, "sizes").len(), 1, "the warm-up's row is discarded");
     let s = &rows(&r, "sizes")[0];
     keys(
@@ -249,8 +264,17 @@ fn ingest_and_query_report_their_sizes() {
     // 400 facts fit in one memtable: only settling flushes them before the bytes are read.
     assert!(s["written"]["flush"].as_f64().unwrap() > 0.0, "{s}");
 
-    let q = bench(&["query", "--sizes", "150", "--queries", "20"]);
-    keys(&q, &["queries", "rows"]);
+    let q = bench(&[
+        "query",
+        "--sizes",
+        "150",
+        "--queries",
+        "20",
+        "--warmup",
+        "unseen",
+    ]);
+    keys(&q, &["queries", "warmup", "rows"]);
+    assert_eq!(q["warmup"], "unseen");
     let row = &rows(&q, "rows")[0];
     keys(
         row,

@@ -1,4 +1,4 @@
-//! Damage and operator error through the built `memforest` binary (issue 27's reports): a
+//! Damage and operator error through the built `memforest` binary: a
 //! lost `CURRENT`, an empty or cut manifest, a damaged manifest snapshot, deleted WAL
 //! segments, a stray segment file, and the read-only commands, which must never change a
 //! store. Each case is refused or reported, never served silently, nothing is deleted, and

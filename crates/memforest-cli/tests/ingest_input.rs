@@ -1,4 +1,4 @@
-//! `memforest ingest` on bad or repeated input (issue 27, items 5, 6 and 9), through the
+//! `memforest ingest` on bad or repeated input, through the
 //! built binary: a bad entry fails naming file, line, session, turn and field before
 //! anything is stored; a session or tenant seen again appends by turn id and the summary
 //! says what was skipped.

@@ -1,4 +1,4 @@
-//! Chinese, Japanese and Korean conversations (issue 36) become facts and their evidence
+//! Chinese, Japanese and Korean conversations become facts and their evidence
 //! is found. The sets are written for these tests, in the LoCoMo layout, under
 //! `tests/data/cjk/`: `chinese.json` (three conversations of four or five sessions on
 //! different dates, 140 turns, 56 single-hop, multi-hop and temporal questions),

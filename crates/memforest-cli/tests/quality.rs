@@ -1,4 +1,4 @@
-//! The retrieval quality goals of issues 8 and 30 on the real LoCoMo file (CC BY-NC, not
+//! Retrieval quality on the real LoCoMo file (CC BY-NC, not
 //! bundled: read from `../shared/data`): with k = 10 and the defaults (heuristic
 //! extractor, extractive summarizer, the bundled static embedder, hybrid search),
 //! MemForest's evidence turn recall@10 is at least the flat BM25 baseline's of the same

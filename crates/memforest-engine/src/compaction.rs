@@ -39,9 +39,8 @@ use crate::version::{Segment, Version};
 pub enum CompactionPri {
     /// The file with the fewest bytes of level `i + 1` under it per byte of its own
     /// (RocksDB `kMinOverlappingRatio`, its default since 6.x): each compaction moves the
-    /// most bytes down per byte rewritten, which lowers write amplification. At 10^6 facts
-    /// of `memforest bench ingest` (docs/benchmarks.md) compactions wrote 27.0 KB per fact
-    /// against 28.8 KB round-robin.
+    /// most bytes down per byte rewritten, which lowers write amplification against
+    /// [`CompactionPri::RoundRobin`].
     #[default]
     MinOverlappingRatio,
     /// The file after the last one picked, in key order, wrapping around (RocksDB

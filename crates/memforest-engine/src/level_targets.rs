@@ -10,7 +10,7 @@
 //! above it (where overwritten and deleted versions wait to be merged away) the rest,
 //! whatever the database size: space amplification stays near `1 + 1/m`. With static
 //! targets a small database keeps most of its bytes in level 1, garbage included, until
-//! level 1 reaches its full target (measured: 5.5x space amplification at 10^5 facts).
+//! level 1 reaches its full target, so space amplification is highest in small stores.
 
 use crate::options::Options;
 use crate::version::Version;

@@ -11,10 +11,8 @@
 //! replaced): a B-tree search visits ~5 nodes of up to 11 contiguous keys where a skip
 //! list chases ~20 pointers to separate allocations, and the tree allocates one node per
 //! ~6-11 entries instead of one per entry (less for the flush thread to free, less malloc
-//! consolidation for the writer). db_bench, 400 k entries, same run: fillrandom and
-//! overwrite p50 latency 3.6 -> 2.2 us, process CPU of fillseq + fillrandom + overwrite
-//! -29 %; fillseq (appends) about even. The cost: concurrent writers' memtable inserts
-//! take turns (their WAL writes already do).
+//! consolidation for the writer); random inserts gain most, appends about break even. The
+//! cost: concurrent writers' memtable inserts take turns (their WAL writes already do).
 //!
 //! Values are copied into 1 MiB blocks (RocksDB's memtable arena) instead of each keeping
 //! its own allocation: a put's value buffer is freed at once and reused by the next put,

@@ -15,9 +15,9 @@ pub struct Options {
     /// bytes (keys + values + per-entry overhead). Default 256 MiB (RocksDB
     /// `write_buffer_size`, whose default is 64 MiB). The memory layer rewrites each
     /// MemTree page many times while it is young; a larger memtable lets more of those
-    /// versions die before a flush, so fewer reach level 0 and compaction (the measurement
-    /// behind the default is in `docs/benchmarks.md`, "Ingest"). Memory: up to `(1 + max_immutable_memtables)` times this while flushes lag, and the
-    /// WAL a crash replays holds up to about one memtable.
+    /// versions die before a flush, so fewer reach level 0 and compaction
+    /// (`docs/benchmark-history.md`). Memory: up to `(1 + max_immutable_memtables)` times
+    /// this while flushes lag, and the WAL a crash replays holds up to about one memtable.
     pub memtable_size: usize,
     /// Writers stall (wait on a condition variable) while this many sealed memtables wait
     /// for the flush thread. Default 2 (RocksDB `max_write_buffer_number` - 1).
@@ -34,11 +34,9 @@ pub struct Options {
     /// Each level below 1 may hold this many times the bytes of the one above (RocksDB
     /// `max_bytes_for_level_multiplier`). Default 4, where RocksDB's is 10: leveled
     /// compaction rewrites a byte about `multiplier / 2` times per level it passes, and a
-    /// smaller multiplier means more, cheaper levels. At 10^6 facts of `memforest bench
-    /// ingest` (two runs each) 4 wrote 20.8 instead of 26.0 KB of compaction output per
-    /// fact and took 8% less CPU (at 10^7: 39.2 instead of 44.5 KB, 4% less CPU in the last
-    /// decade); the cost is one or two more levels for a point read to check and more bytes
-    /// waiting above the last level (space amplification 1.33 instead of 1.11 at 10^7).
+    /// smaller multiplier means more, cheaper levels, so less compaction output per byte
+    /// written; the cost is one or two more levels for a point read to check and more bytes
+    /// waiting above the last level (space amplification near `1 + 1 / multiplier`).
     pub level_size_multiplier: u64,
     /// Level targets derived from the largest level instead of from level 1 (RocksDB
     /// `level_compaction_dynamic_level_bytes`, its default since 8.4): level 0 compacts into
@@ -64,7 +62,7 @@ pub struct Options {
     pub wal_segment_size: u64,
     /// Which WAL batch bodies are zstd-compressed (RocksDB `wal_compression`). Default off,
     /// as in RocksDB: compressing large batches (`Compression::LARGE_BATCHES`) writes less
-    /// WAL for more CPU on the writing thread (`docs/benchmarks.md`, "Ingest").
+    /// WAL for more CPU on the writing thread (`docs/benchmark-history.md`).
     pub wal_compression: Compression,
     /// What WAL recovery tolerates (RocksDB `wal_recovery_mode`). The manifest, `CURRENT`
     /// and segment files tolerate no corruption whatever this says.
@@ -81,8 +79,9 @@ pub struct Options {
     /// [`memforest_sst::Residency`]). The role of RocksDB's block cache `capacity`. Each
     /// open file's bloom filter and top-level index are held on the heap outside this
     /// budget (RocksDB's default, `cache_index_and_filter_blocks = false`):
-    /// `sst.bloom_bits_per_key / 8` bytes per key. Default 512 MiB (the measurements
-    /// behind it are in `docs/benchmarks.md`, "Ingest").
+    /// `sst.bloom_bits_per_key / 8` bytes per key. Default 512 MiB, sized for ingest's
+    /// working set within a bounded peak RSS; a process serving queries on a large store
+    /// sizes it to its working set (`docs/benchmarks.md`, "Query").
     pub segment_resident_bytes: u64,
     /// Where every file operation goes: the WAL, segment files, the manifest and
     /// `CURRENT` (RocksDB `Env` / `FileSystem`). Default: the real filesystem

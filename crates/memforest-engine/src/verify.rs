@@ -210,7 +210,7 @@ fn live_set(state: &ManifestState) -> BTreeSet<(u8, u64)> {
 }
 
 /// Each file's key and seqno ranges are ordered; levels from 1 on are sorted by smallest
-/// key and no two files of a level overlap (lesson #19: levels unsorted after replay).
+/// key and no two files of a level overlap (mini-lsm issue 62: levels came back unsorted after replay).
 fn check_levels(manifest: &Path, version: &Version) -> Result<()> {
     for (level, files) in version.levels.iter().enumerate() {
         for seg in files {

@@ -145,8 +145,8 @@ fn enospc_during_a_compaction_keeps_acknowledged_writes() {
 /// Opening reads `CURRENT`, the manifest, segment files and the WAL, and then writes a
 /// fresh manifest snapshot: on a full disk that last step fails. This pins the behaviour
 /// (a typed error, no panic, nothing lost) until recovery can reuse the existing manifest
-/// (issue 9, lesson #11; see `docs/reliability.md`).
-/// Lesson #11 (recovery must not need free space): every write, sync, rename and
+/// (see `docs/reliability.md`).
+/// Recovery must not need free space: every write, sync, rename and
 /// directory creation fails with ENOSPC, and the database still opens (the manifest is
 /// resumed, not rewritten; the WAL appends to its last segment), serves every
 /// acknowledged write (flushed and WAL-only), refuses a new write cleanly, and after the

@@ -1,5 +1,5 @@
-//! Field regressions: bugs other engines shipped (`storage-engine-lessons.md`, "Real bugs
-//! from other engines"), one scenario per test, named `field_NN_...` after the case number.
+//! Field regressions: bugs other engines shipped, one scenario per test, named by the
+//! behaviour it checks; each doc comment cites the upstream issue or pull request.
 //! `docs/reliability.md` maps every case to its test, including those living elsewhere.
 #![allow(
     clippy::unwrap_used,
@@ -46,11 +46,11 @@ fn count(db: &Db, t: &TenantId) -> usize {
     rows.unwrap().len()
 }
 
-/// #7 (fjall 241): `clear()` wrote no log record, so cleared data came back after a
+/// fjall 241: `clear()` wrote no log record, so cleared data came back after a
 /// reopen. A dropped tenant must stay dropped whether its data was in the memtable or
 /// already flushed, after a clean close and after a crash (drop without close).
 #[test]
-fn field_07_dropped_tenant_stays_dropped_after_reopen_and_crash() {
+fn dropped_tenant_stays_dropped_after_reopen_and_crash() {
     let _spawns = no_child_spawning();
     for crash in [false, true] {
         let dir = tempfile::tempdir().unwrap();
@@ -94,12 +94,12 @@ fn field_07_dropped_tenant_stays_dropped_after_reopen_and_crash() {
     }
 }
 
-/// #16 (pebble PR 320) / #15 (bichon PR 317): an ingest-only workload (no explicit flush or
+/// pebble PR 320 / bichon PR 317: an ingest-only workload (no explicit flush or
 /// compaction) must get compactions scheduled by the flushes themselves, so writers never
 /// stall forever. The writer runs on its own thread; a generous deadline turns a hang into
 /// a failure instead of a stuck CI job (this is a liveness check, not a speed target).
 #[test]
-fn field_16_ingest_only_workload_schedules_compaction_and_never_stalls_forever() {
+fn ingest_only_workload_schedules_compaction_and_never_stalls_forever() {
     let _spawns = no_child_spawning();
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(Db::open(dir.path(), small()).unwrap());
@@ -132,11 +132,11 @@ fn field_16_ingest_only_workload_schedules_compaction_and_never_stalls_forever()
     assert_eq!(count(&db, &tenant("ingest")), 20_000);
 }
 
-/// #18 (fjall 287, lsm-tree PR 320): a clear between compaction planning and commit fired
+/// fjall 287, lsm-tree PR 320: a clear between compaction planning and commit fired
 /// an assert and poisoned the store. Writers, flushes, compactions and tenant drops race
 /// here; every call must succeed, and the end state must be exact.
 #[test]
-fn field_18_drop_tenant_racing_flush_and_compaction_never_poisons_the_store() {
+fn drop_tenant_racing_flush_and_compaction_never_poisons_the_store() {
     let _spawns = no_child_spawning();
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(Db::open(dir.path(), small()).unwrap());
@@ -209,13 +209,13 @@ fn field_18_drop_tenant_racing_flush_and_compaction_never_poisons_the_store() {
     check(&Db::open(dir.path(), small()).unwrap());
 }
 
-/// #19 (mini-lsm 62): leveled compaction panicked after manifest replay because levels
+/// mini-lsm 62: leveled compaction panicked after manifest replay because levels
 /// came back unsorted. After recovery every level >= 1 must be sorted and disjoint; seen
 /// from outside, every key of a multi-file level is found by point lookup (a binary search
 /// over unsorted files misses) and a full scan is sorted, complete and duplicate-free;
 /// seen from inside, `Db::verify` finds every level sorted and disjoint.
 #[test]
-fn field_19_levels_are_sorted_and_disjoint_after_recovery() {
+fn levels_are_sorted_and_disjoint_after_recovery() {
     let _spawns = no_child_spawning();
     let dir = tempfile::tempdir().unwrap();
     let t = tenant("levels");
@@ -289,7 +289,7 @@ const CHILD_ENV: &str = "MEMFOREST_FIELD_CHILD";
 /// Held for reading by every test that opens a store in this process, for writing while
 /// a child process is spawned. A child holds copies of the parent's descriptors from fork
 /// to exec, the `LOCK` file's among them, so a store dropped meanwhile cannot be reopened
-/// (`Error::Locked`) until the child execs: that made field_07 fail under load.
+/// (`Error::Locked`) until the child execs: that made `dropped_tenant_stays_dropped_after_reopen_and_crash` fail under load.
 static SPAWNING: RwLock<()> = RwLock::new(());
 
 fn no_child_spawning() -> RwLockReadGuard<'static, ()> {
@@ -327,18 +327,15 @@ fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
 }
 
-/// #13 (fjall 247): many databases in one test process hit "too many open files". 64
+/// fjall 247: many databases in one test process hit "too many open files". 64
 /// engines, each with flushed segment files, must work side by side within 256 descriptors
 /// (the macOS default limit), using a bounded number of descriptors each, plus the
 /// descriptors their point lookups share (`DescriptorTable::shared`, an eighth of the
 /// limit however many engines are open).
 #[test]
-fn field_13_sixty_four_engines_fit_in_256_file_descriptors() {
+fn sixty_four_engines_fit_in_256_file_descriptors() {
     if std::env::var_os(CHILD_ENV).is_none() {
-        return run_under_nofile_limit(
-            "field_13_sixty_four_engines_fit_in_256_file_descriptors",
-            256,
-        );
+        return run_under_nofile_limit("sixty_four_engines_fit_in_256_file_descriptors", 256);
     }
     let before = open_fds();
     let dirs: Vec<_> = (0..64).map(|_| tempfile::tempdir().unwrap()).collect();
@@ -381,16 +378,13 @@ fn field_13_sixty_four_engines_fit_in_256_file_descriptors() {
     }
 }
 
-/// #14 (lsm-tree 201): when the descriptor table is full, opening or using a database
+/// lsm-tree 201: when the descriptor table is full, opening or using a database
 /// must return an error, never panic; engines already open keep working, and once
 /// descriptors are freed opening works again.
 #[test]
-fn field_14_descriptor_exhaustion_is_an_error_not_a_panic() {
+fn descriptor_exhaustion_is_an_error_not_a_panic() {
     if std::env::var_os(CHILD_ENV).is_none() {
-        return run_under_nofile_limit(
-            "field_14_descriptor_exhaustion_is_an_error_not_a_panic",
-            64,
-        );
+        return run_under_nofile_limit("descriptor_exhaustion_is_an_error_not_a_panic", 64);
     }
     let t = tenant("t");
     let mut open = Vec::new();
@@ -637,14 +631,14 @@ fn wait_until_stalled(
     }
 }
 
-/// #15 (bichon PR 6: with L0 at ~70 tables, inserts busy-waited) and #17, first reason
-/// (rocksdb 3717: writes stopped with the reason invisible). The flush thread is held, so
+/// bichon PR 6 (with L0 at ~70 tables, inserts busy-waited) and rocksdb 3717 (writes
+/// stopped with the reason invisible), first reason. The flush thread is held, so
 /// sealed memtables pile up and a writer stalls on `StallReason::Memtables`: while stalled
 /// it uses (almost) no CPU (it waits on a condition variable: at most 2 clock ticks, 20 ms,
 /// over 1 s, where a spinning writer would use ~100), it resumes once the flush finishes,
 /// and the stall is counted under its reason (and only that one) with its duration.
 #[test]
-fn field_15_17_memtable_stall_waits_without_cpu_and_is_reported_by_reason() {
+fn memtable_stall_waits_without_cpu_and_is_reported_by_reason() {
     let _spawns = no_child_spawning();
     let dir = tempfile::tempdir().unwrap();
     let gate = Gated::new("memforest-flush");
@@ -675,14 +669,14 @@ fn field_15_17_memtable_stall_waits_without_cpu_and_is_reported_by_reason() {
     assert_eq!(s.stall_l0_count, 0, "{s:?}");
 }
 
-/// #17, second reason (rocksdb 3717: "stopping writes because we have 36 level-0 files"
+/// rocksdb 3717, second reason ("stopping writes because we have 36 level-0 files"
 /// with idle compactions). Compaction is held at its last step, the writer flushes after
 /// every memtable (so sealed memtables never pile up), level 0 reaches the stop trigger
 /// and the writer stalls on `StallReason::L0Files`; once the compaction commits the writer
 /// resumes, and the stall is counted under that reason. (A stall episode is counted under
 /// the reason that started it.)
 #[test]
-fn field_17_level0_stall_resumes_after_compaction_and_is_reported_by_reason() {
+fn level0_stall_resumes_after_compaction_and_is_reported_by_reason() {
     let _spawns = no_child_spawning();
     let dir = tempfile::tempdir().unwrap();
     let gate = Gated::new("memforest-compact");
@@ -711,14 +705,14 @@ fn field_17_level0_stall_resumes_after_compaction_and_is_reported_by_reason() {
     assert_eq!(count(&db, &tenant("stall")), n as usize);
 }
 
-/// #9 (raft-engine 114, 99: corruption in the middle of the log prevents boot and users
+/// raft-engine 114 and 99 (corruption in the middle of the log prevents boot and users
 /// need salvage). A flipped byte inside batch 15 of 30: the default open refuses naming
 /// the WAL segment and the damaged batch's offset (what `memforest wal check` reports, see
 /// `memforest-cli/tests/cli.rs::verify_names_a_damaged_wal_record`); opening in
 /// `SkipAnyCorrupted` (salvage) boots with every intact batch, the ones after the damage
 /// included, and only the damaged one lost.
 #[test]
-fn field_09_mid_log_corruption_is_named_and_salvage_boots_with_every_intact_batch() {
+fn mid_log_corruption_is_named_and_salvage_boots_with_every_intact_batch() {
     let _spawns = no_child_spawning();
     use memforest_engine::{Error, RecoveryMode};
     use memforest_wal::recovery::{plan, SegmentImage};

@@ -15,8 +15,7 @@ use crate::internal_key::EntryRef;
 /// moves past it. Each step copies the next key of one source into that source's heap
 /// slot (reusing its buffer: it allocates only for a key longer than any before), where an
 /// owned [`crate::Entry`] costs
-/// a key allocation and a reference count on the value's block per entry (about 14% of the
-/// compaction thread's samples at 2.5 * 10^6 facts in `memforest bench ingest`).
+/// a key allocation and a reference count on the value's block per entry.
 #[derive(Debug)]
 pub struct CursorMerge<C> {
     sources: Vec<C>,

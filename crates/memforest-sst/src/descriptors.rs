@@ -12,14 +12,14 @@
 //! across the process's threads), and dropped pages fault back in later. So once the
 //! budget has released a file, a point lookup whose block is not charged already copies
 //! the block with `pread` instead: nothing is mapped, charged or released
-//! ([`crate::Residency`]'s admission rule). Always copying cost `memforest bench storage`'s
-//! readrandom half its speed on a store that fits the budget (a system call and a copy
-//! where a load would do); mapping whenever the budget had room gave the gain back at 10^7
-//! facts (each shrink frees a quarter of the budget, which lookups filled again). Iterators
+//! ([`crate::Residency`]'s admission rule). Always copying would slow random reads of a
+//! store that fits the budget (a system call and a copy where a load would do); mapping
+//! whenever the budget had room would churn once the files outgrow it (each shrink frees a
+//! quarter of the budget, which lookups fill again). Iterators
 //! (compaction, scans, scrubs) always read through the mapping, whose readahead suits
 //! sequential reads.
 //!
-//! Why bounded: a descriptor per file would make an engine hold hundreds at 10^7 facts,
+//! Why bounded: a descriptor per file would make a large engine hold hundreds,
 //! and a process holding many engines (a test binary, a server with one engine per user)
 //! would run out (fjall issue 247: "too many open files" under macOS's default limit of
 //! 256). So the table holds at most [`DescriptorTable::capacity`] descriptors across every

@@ -64,7 +64,7 @@ impl<T: LastUse> Recency<T> {
         let members = self.members.try_lock()?;
         // Each last use is read once: other threads move it while this sorts, and a key
         // that changes mid-sort breaks the sort's total order (the standard library
-        // panics on that; it did at 3.5 * 10^6 facts).
+        // may panic on that).
         let mut live: Vec<(u64, Arc<T>)> = members
             .iter()
             .filter_map(Weak::upgrade)

@@ -8,8 +8,7 @@
 //! read until the mapping is dropped or told `MADV_DONTNEED`, and one read maps more than
 //! the bytes read: Linux maps the cached pages up to 64 KiB around a faulting page
 //! ("fault-around"), and since 6.18 a whole large page-cache folio (up to 2 MiB, aligned in
-//! the file; measured on this project's machine: runs of 1.5-1.8 MiB mapped around single
-//! 4 KiB block reads). So every read of a mapped file (a data block, an index partition,
+//! the file). So every read of a mapped file (a data block, an index partition,
 //! the metadata blocks read at open, the whole file for a scrub) charges the 2 MiB windows
 //! of the file that its bytes, widened by 64 KiB on each side, overlap, each window once
 //! until released. (The bloom filter and top-level index are copied to the heap at open,

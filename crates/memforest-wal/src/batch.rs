@@ -117,8 +117,8 @@ pub struct Compression {
 }
 
 impl Compression {
-    /// Bodies of 64 KiB or more at level 1: about halves the WAL bytes of large batches
-    /// (MemTree page rewrites) for about 15% more CPU per fact in `memforest bench ingest`.
+    /// Bodies of 64 KiB or more at level 1: fewer WAL bytes for large batches (MemTree
+    /// page rewrites) for more CPU on the writing thread.
     pub const LARGE_BATCHES: Self = Self {
         threshold: Some(64 * 1024),
         level: 1,

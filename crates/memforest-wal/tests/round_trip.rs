@@ -169,7 +169,7 @@ fn purge_never_deletes_the_active_segment() {
 }
 
 /// A kill between creating a new segment file and writing its metadata record leaves an
-/// empty last segment: the default mode drops it and opens (the wal_crash kill loop found
+/// empty last segment: the default mode drops it and opens (`kill_loop.rs` found
 /// this when the empty file was reported as a valid record and open refused).
 #[test]
 fn empty_last_segment_from_an_interrupted_rotation_is_dropped() {

@@ -3,7 +3,7 @@
 //! as a new version of the memory (the old one stays in its history), and forgets her on
 //! request, for good.
 //!
-//! `cargo run -p memforest --example quickstart` (the README's "Use it from Rust").
+//! `cargo run -p memforest --example quickstart` (the README's Rust quickstart).
 
 use chrono::{DateTime, TimeZone, Utc};
 use memforest::{ListOptions, Memory, Message, SearchOptions};

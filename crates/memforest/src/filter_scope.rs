@@ -1,8 +1,8 @@
 //! Which keys the engine's segment bloom filters hold ([`memforest_sst::filter_scope`]).
 //!
 //! Filters serve point reads. The read path's lexical index (table [`Table::Postings`]:
-//! term postings, knowledge-update slots and occurrence entries, about 27 entries per fact
-//! in `memforest bench ingest`, three quarters of all entries) and the fact time index are
+//! term postings, knowledge-update slots and occurrence entries: most of a store's
+//! entries, many per fact) and the fact time index are
 //! only ever scanned by prefix, so [`PointReadKeys`] leaves them out: their filters cost
 //! build time and `bits_per_key` bits of heap per key for the file's life and answer no
 //! lookup. Every other key is in the filter, as before. A lookup of a left-out key is

@@ -1,4 +1,4 @@
-//! `Memory::ingest_session` on bad or repeated input (issue 27, items 5, 6 and 9): limits are
+//! `Memory::ingest_session` on bad or repeated input: limits are
 //! checked before anything is written, a session seen again appends by turn id, and a cell
 //! that can never be extracted does not block the store.
 #![allow(

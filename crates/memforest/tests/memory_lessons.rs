@@ -1,7 +1,6 @@
-//! Field regressions from agent-memory systems (`memory-system-lessons.md`): one scenario
-//! per test, named `lesson_NN_...` after the row number of that table and the failure it
-//! guards against; each doc comment cites the upstream issue. Rows that an existing test
-//! already checks exactly are mapped to it in `docs/reliability.md` instead.
+//! Field regressions from agent-memory systems: one scenario per test, named by the
+//! behaviour it checks; each doc comment cites the upstream issue that showed the failure.
+//! `docs/reliability.md` maps each failure to its test, including those living elsewhere.
 #![allow(
     clippy::unwrap_used,
     clippy::panic,
@@ -79,12 +78,12 @@ fn child_role() -> Option<(String, String)> {
     Some((role.to_owned(), dir.to_owned()))
 }
 
-/// Row 1 (mem0 #1674: adding the exact same text twice made the system delete the
+/// Seen in mem0 #1674 (adding the exact same text twice made the system delete the
 /// memory). The same fact text from a second session, and the same session ingested
 /// again, leave exactly one fact with its text unchanged; re-ingesting the session
 /// changes nothing at all.
 #[test]
-fn lesson_01_identical_text_twice_keeps_one_unchanged_fact() {
+fn identical_text_twice_keeps_one_unchanged_fact() {
     let dir = tempfile::tempdir().unwrap();
     let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = tenant("t");
@@ -110,11 +109,11 @@ fn lesson_01_identical_text_twice_keeps_one_unchanged_fact() {
     assert_eq!(found(&db, &t, "bees roof", false), vec![text.to_owned()]);
 }
 
-/// Row 3 (mem0 #4536: "I love X" then "I hate X" deleted the old memory and added
+/// Seen in mem0 #4536 ("I love X" then "I hate X" deleted the old memory and added
 /// nothing). The contradiction supersedes the old value, which stays in history with its
 /// end time; the slot is never empty.
 #[test]
-fn lesson_03_contradiction_supersedes_and_never_empties_the_slot() {
+fn contradiction_supersedes_and_never_empties_the_slot() {
     let dir = tempfile::tempdir().unwrap();
     let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = tenant("t");
@@ -141,11 +140,11 @@ fn lesson_03_contradiction_supersedes_and_never_empties_the_slot() {
     assert_eq!(facts(&db, &t).len(), 2, "nothing erased");
 }
 
-/// Row 4 (mem0 #4473: the local store was wiped on every start; #6075: a wrong volume
+/// Seen in mem0 #4473 (the local store was wiped on every start; #6075: a wrong volume
 /// lost everything). A child process ingests and closes; a new process opening the same
 /// directory finds every session, fact and query result, and `verify` passes.
 #[test]
-fn lesson_04_everything_survives_close_and_reopen_in_a_new_process() {
+fn everything_survives_close_and_reopen_in_a_new_process() {
     let texts: Vec<String> = (0..5)
         .map(|i| format!("Alice planted {i} lemon trees in the orchard"))
         .collect();
@@ -162,7 +161,7 @@ fn lesson_04_everything_survives_close_and_reopen_in_a_new_process() {
     }
     let dir = tempfile::tempdir().unwrap();
     let status = spawn_child(
-        "lesson_04_everything_survives_close_and_reopen_in_a_new_process",
+        "everything_survives_close_and_reopen_in_a_new_process",
         "ingest",
         dir.path(),
     )
@@ -181,12 +180,12 @@ fn lesson_04_everything_survives_close_and_reopen_in_a_new_process() {
     assert!(db.verify().unwrap().trees > 0);
 }
 
-/// Row 5 (mem0 #4892: ~20 concurrent writes corrupted the embedded vector index).
+/// Seen in mem0 #4892 (~20 concurrent writes corrupted the embedded vector index).
 /// Eight ingest threads and two query threads run together; afterwards `verify` passes
 /// (every tree's invariants, every file's checksums) and every fact is found through the
 /// index by its own unique word, so the index agrees with the primary records.
 #[test]
-fn lesson_05_concurrent_ingest_and_queries_leave_every_index_consistent() {
+fn concurrent_ingest_and_queries_leave_every_index_consistent() {
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(Memory::open_with(dir.path(), options(true, None)).unwrap());
     let t = tenant("t");
@@ -232,11 +231,11 @@ fn lesson_05_concurrent_ingest_and_queries_leave_every_index_consistent() {
     }
 }
 
-/// Row 10 (graphiti #467: token use invisible). Model calls are counted per tenant and per
+/// Seen in graphiti #467 (token use invisible). Model calls are counted per tenant and per
 /// derivation kind: extraction calls follow each tenant's own ingest, summary calls are
 /// counted apart, and one tenant's work never shows under another.
 #[test]
-fn lesson_10_model_calls_are_counted_per_tenant_and_kind() {
+fn model_calls_are_counted_per_tenant_and_kind() {
     let dir = tempfile::tempdir().unwrap();
     let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let (a, b) = (tenant("a"), tenant("b"));
@@ -261,11 +260,11 @@ fn lesson_10_model_calls_are_counted_per_tenant_and_kind() {
     assert_eq!(usage.len(), 2, "only the two tenants: {usage:?}");
 }
 
-/// Row 11 (graphiti #1728, #1841: invalidation retired unrelated facts about the same
+/// Seen in graphiti #1728, #1841 (invalidation retired unrelated facts about the same
 /// person). A new value supersedes only the same subject and attribute: the same person's
 /// other attribute and another person's same attribute stay current.
 #[test]
-fn lesson_11_supersede_stays_within_subject_and_attribute() {
+fn supersede_stays_within_subject_and_attribute() {
     let dir = tempfile::tempdir().unwrap();
     let db = Memory::open_with(dir.path(), options(true, None)).unwrap();
     let t = tenant("t");
@@ -300,10 +299,10 @@ fn lesson_11_supersede_stays_within_subject_and_attribute() {
     );
 }
 
-/// Row 14 (cognee #2717: "database is locked" under parallel ingest). Sixteen threads
+/// Seen in cognee #2717 ("database is locked" under parallel ingest). Sixteen threads
 /// ingest into one store and one tenant at once: no call fails, every session is stored.
 #[test]
-fn lesson_14_parallel_ingest_threads_on_one_store_never_fail() {
+fn parallel_ingest_threads_on_one_store_never_fail() {
     let dir = tempfile::tempdir().unwrap();
     let db = Arc::new(Memory::open_with(dir.path(), options(true, None)).unwrap());
     let t = tenant("t");
@@ -335,11 +334,11 @@ fn lesson_14_parallel_ingest_threads_on_one_store_never_fail() {
     assert_eq!(facts(&db, &t).len(), 64);
 }
 
-/// Row 15 (cognee #4394: two processes on one dataset created duplicate keys). While a
+/// Seen in cognee #4394 (two processes on one dataset created duplicate keys). While a
 /// child process has the store open, opening it here fails with `Error::Locked` naming
 /// the lock file; once the child is gone the store opens.
 #[test]
-fn lesson_15_a_second_process_gets_a_clear_lock_error() {
+fn a_second_process_gets_a_clear_lock_error() {
     if let Some((role, dir)) = child_role() {
         if role == "hold" {
             let _db = Memory::open_with(&dir, Options::default()).unwrap();
@@ -350,7 +349,7 @@ fn lesson_15_a_second_process_gets_a_clear_lock_error() {
     }
     let dir = tempfile::tempdir().unwrap();
     let mut child = spawn_child(
-        "lesson_15_a_second_process_gets_a_clear_lock_error",
+        "a_second_process_gets_a_clear_lock_error",
         "hold",
         dir.path(),
     );
@@ -372,11 +371,11 @@ fn lesson_15_a_second_process_gets_a_clear_lock_error() {
     Memory::open_with(dir.path(), Options::default()).unwrap();
 }
 
-/// Row 16 (mempalace #525: index files grew to hundreds of GB after many upserts).
+/// Seen in mempalace #525 (index files grew to hundreds of GB after many upserts).
 /// Rewriting the same 200 ids 40 times keeps the files within a small multiple of the live
 /// data once compaction has run, instead of growing with every rewrite.
 #[test]
-fn lesson_16_space_stays_bounded_under_rewrites_of_the_same_ids() {
+fn space_stays_bounded_under_rewrites_of_the_same_ids() {
     let dir = tempfile::tempdir().unwrap();
     let opts = memforest_engine::Options {
         memtable_size: 32 << 10,
@@ -415,11 +414,11 @@ fn lesson_16_space_stays_bounded_under_rewrites_of_the_same_ids() {
     assert!(v.starts_with(b"0039"));
 }
 
-/// Row 17 (mempalace #1581: a corrupted derived index could not be repaired). Every
+/// Seen in mempalace #1581 (a corrupted derived index could not be repaired). Every
 /// derived table is dropped; after a reopen queries find every fact again (the index is
 /// rebuilt from the primary fact records) and `verify` passes.
 #[test]
-fn lesson_17_derived_tables_rebuild_from_the_primary_records() {
+fn derived_tables_rebuild_from_the_primary_records() {
     let dir = tempfile::tempdir().unwrap();
     let t = tenant("t");
     {

@@ -1,7 +1,8 @@
 //! `memforest bench ingest`: the full memory write path (`Memory::ingest_session`: WAL, turns,
 //! cells, facts, routing, tree inserts, dirty marks) on synthetic multi-tenant facts
 //! ([`crate::bench::synth`]), extraction excluded ([`SynthExtractor`]), summarizer `none`
-//! (a node's summary is its header; the refresh machinery still runs).
+//! by default (a node's summary is its header; the refresh machinery still runs) or
+//! `extractive`, and the default embedder or none.
 //!
 //! Each size runs in a child process (`memforest bench ingest --one N`), so the peak RSS
 //! (`VmHWM`) of one size is not inflated by a larger one. Reported per size: facts/s, peak
@@ -20,8 +21,8 @@
 //! compaction is due (`Db::wait_for_compact`), so each decade is also reported *settled*:
 //! its cost including the summary refresh, the flushes and the compactions its own inserts
 //! made due. Without it the first decades look cheap because their summary refresh and
-//! flush run later, inside the next decade (the first 10^4 facts write about 44 MB, less
-//! than one memtable, 256 MiB by default).
+//! flush run later, inside the next decade (the first decades write less than one
+//! memtable).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,7 +39,29 @@ use crate::bench::measure::{
 };
 use crate::bench::residency::ResidentArg;
 use crate::bench::synth::{Corpus, Shape, SynthExtractor};
-use memforest_cli::store::{DurabilityArg, ModelArgs, SummarizerArg};
+use memforest_cli::store::{DurabilityArg, EmbedArgs, EmbedderArg, ModelArgs, SummarizerArg};
+
+/// `bench ingest --summarizer`: the in-process summarizers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BenchSummarizer {
+    /// A node's summary is its `[time | label]` header.
+    #[default]
+    None,
+    /// Sentence selection from the children (the store's default).
+    Extractive,
+}
+
+/// `bench ingest --embedder`: the in-process embedders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BenchEmbedder {
+    /// The bundled static embedder (the store's default).
+    #[default]
+    Static,
+    /// No vectors: lexical retrieval only.
+    None,
+}
 
 /// Settings of `bench ingest`.
 #[derive(Debug, Clone, clap::Args)]
@@ -62,6 +85,12 @@ pub struct IngestArgs {
     /// Durability of memory-layer writes.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Buffered)]
     pub durability: DurabilityArg,
+    /// Node summarizer; neither calls a model.
+    #[arg(long, value_enum, default_value_t)]
+    pub summarizer: BenchSummarizer,
+    /// Embedder of facts and summaries; neither calls a model.
+    #[arg(long, value_enum, default_value_t)]
+    pub embedder: BenchEmbedder,
     /// Directory for the stores (default: the system temp directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -73,9 +102,8 @@ pub struct IngestArgs {
     pub resident: ResidentArg,
     /// Facts of a warm-up child run (and discarded) before each size's child; 0: none.
     /// On a virtual machine the first process after an idle spell pays for memory the
-    /// host reclaimed while the guest held it free (measured on this project's machine:
-    /// the 10^4 decade 40-50% slower in wall and CPU time), which would inflate the
-    /// smallest decades, the denominator of the scale ratio.
+    /// host reclaimed while the guest held it free, which would inflate the smallest
+    /// decades, the denominator of the scale ratio.
     #[arg(long, default_value_t = 10_000)]
     pub warmup: u64,
     /// Run one size in this process and print its JSON row (what the parent spawns).
@@ -267,6 +295,12 @@ pub struct Report {
     pub per_session: usize,
     /// Late-session fraction.
     pub late: f64,
+    /// The summarizer (reports written before it was a flag have none: `none`).
+    #[serde(default)]
+    pub summarizer: BenchSummarizer,
+    /// The embedder (reports written before it was a flag have none).
+    #[serde(default)]
+    pub embedder: Option<BenchEmbedder>,
     /// The segment residency budget the measured children ran with, MiB (`--resident-mib`
     /// or the engine's default; reports written before f111791 have none).
     #[serde(default)]
@@ -298,6 +332,8 @@ pub fn run(args: &IngestArgs) -> anyhow::Result<Report> {
         tenants: args.tenants,
         per_session: args.per_session,
         late: args.late,
+        summarizer: args.summarizer,
+        embedder: Some(args.embedder),
         resident_mib: Some(args.resident.effective_mib()),
         sizes,
     })
@@ -313,7 +349,9 @@ fn child(args: &IngestArgs, n: u64, keep: bool) -> anyhow::Result<SizeRow> {
         .args(["--per-session", &args.per_session.to_string()])
         .args(["--late", &args.late.to_string()])
         .args(["--pool", &args.pool.to_string()])
-        .args(["--durability", durability_flag(args.durability)]);
+        .args(["--durability", durability_flag(args.durability)])
+        .args(["--summarizer", &value_name(args.summarizer)])
+        .args(["--embedder", &value_name(args.embedder)]);
     if let Some(d) = &args.dir {
         cmd.arg("--dir").arg(d);
     }
@@ -339,6 +377,13 @@ fn child(args: &IngestArgs, n: u64, keep: bool) -> anyhow::Result<SizeRow> {
         .with_context(|| format!("ingest child for {n} facts reported nothing"))
 }
 
+/// The command-line spelling of `v`.
+fn value_name(v: impl clap::ValueEnum) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_owned())
+        .unwrap_or_default()
+}
+
 fn durability_flag(d: DurabilityArg) -> &'static str {
     match d {
         DurabilityArg::Buffered => "buffered",
@@ -352,7 +397,17 @@ fn one(args: &IngestArgs, n: u64) -> anyhow::Result<SizeRow> {
     let dir = super::measure::scratch_dir(args.dir.as_deref())?;
     let mut options = ModelArgs {
         durability: args.durability,
-        summarizer: SummarizerArg::None,
+        summarizer: match args.summarizer {
+            BenchSummarizer::None => SummarizerArg::None,
+            BenchSummarizer::Extractive => SummarizerArg::Extractive,
+        },
+        embed: EmbedArgs {
+            embedder: match args.embedder {
+                BenchEmbedder::Static => EmbedderArg::Static,
+                BenchEmbedder::None => EmbedderArg::None,
+            },
+            ..EmbedArgs::default()
+        },
         pool: args.pool.max(1),
         ..ModelArgs::default()
     }
@@ -461,8 +516,9 @@ fn stall_micros(db: &Memory) -> u64 {
 /// The report as text.
 pub fn render(r: &Report) -> String {
     let mut s = format!(
-        "ingest: {} tenants, {} facts per session, {:.0}% late sessions, extraction excluded, summarizer none\n{:>10} {:>9} {:>10} {:>9} {:>10} {:>10} {:>12}  per-insert us by decade\n",
-        r.tenants, r.per_session, r.late * 100.0,
+        "ingest: {} tenants, {} facts per session, {:.0}% late sessions, extraction excluded, summarizer {}, embedder {}\n{:>10} {:>9} {:>10} {:>9} {:>10} {:>10} {:>12}  per-insert us by decade\n",
+        r.tenants, r.per_session, r.late * 100.0, value_name(r.summarizer),
+        r.embedder.map_or_else(|| "unrecorded".to_owned(), value_name),
         "facts", "seconds", "facts/s", "close s", "peak MiB", "disk B/f", "10^N/10^4"
     );
     if let Some(mib) = r.resident_mib {

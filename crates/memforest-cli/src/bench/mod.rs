@@ -1,7 +1,7 @@
-//! `memforest bench`: the benchmark harness (issue #10). Every workload prints a text table
-//! or, with `--json`, one JSON object; each compares MemForest with a peer measured in the
-//! same run. See `docs/benchmarks.md` for the commands, the recorded figures and what each
-//! number means.
+//! `memforest bench`: the benchmark harness. Every workload prints a text table or, with
+//! `--json`, one JSON object; each compares MemForest with a peer measured in the same run.
+//! See `docs/benchmarks.md` for the commands, the current figures and what each number
+//! means.
 //!
 //! - [`storage`]: db_bench workloads against fjall, redb and SQLite.
 //! - [`ingest`]: the memory write path at 10^4..10^7 synthetic facts, one child process per

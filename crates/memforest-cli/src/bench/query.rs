@@ -2,7 +2,10 @@
 //! (the default, with the bundled static embedder), at several facts-per-tenant sizes
 //! against a flat in-memory BM25 ([`Bm25Index`]) over the same facts, in the same run. One
 //! tenant, synthetic facts of [`crate::bench::synth`] (extraction excluded), the default
-//! extractive summarizer; all summaries are made before timing.
+//! extractive summarizer; all summaries are made before timing. `--warmup` runs untimed
+//! queries before each timed pass: the timed ones themselves (the caches then hold what
+//! they touch, as far as their budgets allow) or as many others of the same workload (the
+//! timed queries then find in the caches only what they share with others).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,9 +34,25 @@ pub struct QueryArgs {
     /// Directory for the stores (default: the system temp directory).
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,
+    /// Untimed queries before each timed pass.
+    #[arg(long, value_enum, default_value_t)]
+    pub warmup: Warmup,
     /// `--resident-mib`.
     #[command(flatten)]
     pub resident: ResidentArg,
+}
+
+/// What runs, untimed, before each engine's and mode's timed queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Warmup {
+    /// Nothing: the caches hold what building the store and the earlier passes left.
+    #[default]
+    None,
+    /// The timed queries themselves, once.
+    Seen,
+    /// As many other queries of the same workload, never timed.
+    Unseen,
 }
 
 /// One size's latencies.
@@ -62,6 +81,8 @@ pub struct Row {
 pub struct Report {
     /// Timed queries per row and engine.
     pub queries: usize,
+    /// What ran before each timed pass.
+    pub warmup: Warmup,
     /// One row per size.
     pub rows: Vec<Row>,
 }
@@ -107,19 +128,31 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     eprintln!("bench query: {n} facts built in {build_seconds:.1} s");
     let flat = Bm25Index::build((0u64..).zip(docs.iter().map(String::as_str)));
     let queries: Vec<String> = (0..args.queries.max(1)).map(|_| corpus.query()).collect();
+    let warm: Vec<String> = match args.warmup {
+        Warmup::None => Vec::new(),
+        Warmup::Seen => queries.clone(),
+        Warmup::Unseen => (0..queries.len()).map(|_| corpus.query()).collect(),
+    };
     let timed = |mode, trees| {
-        time(&queries, |q| {
+        let run = |q: &str| -> anyhow::Result<usize> {
             let query = Query {
                 mode,
                 trees,
                 ..Query::new(q)
             };
             Ok(db.query(&tenant, &query)?.facts.len())
-        })
+        };
+        for q in &warm {
+            run(q)?;
+        }
+        time(&queries, run)
     };
     let memforest = timed(Mode::Lexical, true)?;
     let memforest_hybrid = timed(Mode::Hybrid, true)?;
     let memforest_hybrid_flat = timed(Mode::Hybrid, false)?;
+    for q in &warm {
+        std::hint::black_box(flat.search(q, 10));
+    }
     let flat_bm25 = time(&queries, |q| Ok(flat.search(q, 10).len()))?;
     db.close()?;
     Ok(Row {
@@ -141,6 +174,7 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
 pub fn run(args: &QueryArgs) -> anyhow::Result<Report> {
     Ok(Report {
         queries: args.queries,
+        warmup: args.warmup,
         rows: args
             .sizes
             .iter()
@@ -152,8 +186,9 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<Report> {
 /// The report as text.
 pub fn render(r: &Report) -> String {
     let mut s = format!(
-        "query: k = 10, beam 10, {} queries per row and mode\n{:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n",
+        "query: k = 10, beam 10, {} queries per row and mode, warm-up {:?}\n{:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n",
         r.queries,
+        r.warmup,
         "facts",
         "build s",
         "lex p50 us",

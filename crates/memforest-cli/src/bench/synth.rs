@@ -2,18 +2,16 @@
 //! user turn, about 200 bytes of Zipf(1)-distributed pseudo-words plus a unique serial
 //! (so no two facts deduplicate), one person per fact drawn Zipf(1) from 300 (a few people
 //! recur, most are named rarely: entity trees) and two topics drawn Zipf(1) from a
-//! 500-word topic vocabulary (scenes), the shapes of the engine's own corpus. (Topics
-//! used to be the fact's first two words, i.e. draws from the whole 20,000-word
-//! vocabulary, and people were uniform: at 10^5 facts that made about 520 trees per 1,000
-//! facts of a tenant, two facts per tree, and scene keyword profiles that no real
-//! extractor's topics would produce.) Sessions go to tenants round-robin in time order; a fraction of
+//! 500-word topic vocabulary (scenes), the shapes of the engine's own corpus: a small topic
+//! vocabulary and skewed people give trees of many facts each, as a real extractor's
+//! topics and entities do. Sessions go to tenants round-robin in time order; a fraction of
 //! sessions are late (dated days before the tenant's newest one), so their facts land in
 //! the middle of the trees rather than on the right edge.
 //!
 //! The turn text is `fact | person | topics`, the format of the engine's own synthetic
 //! corpus (`memforest_benches::synth`), so its [`SynthExtractor`] turns a turn back
 //! into its fact without any model or heuristic: extraction is not measured. This corpus
-//! adds what that one lacks for issue #10: many tenants, late sessions and ~200-byte facts.
+//! adds what that one lacks for the scale workloads: many tenants, late sessions and ~200-byte facts.
 
 use memforest::memory::session::{Role, Session, Turn};
 use memforest_benches::synth::Zipf;

@@ -97,8 +97,8 @@ impl Shared {
     /// scheduler's last refresh pass (which walks every dirty tree anyway) plus the nodes
     /// ingest has newly dirtied since. Nodes cleaned since that pass still count, and nodes
     /// dirtied by forget or purge do not yet, so it is an estimate, exact at each pass
-    /// start. Counting exactly on every session walked every dirty tree of every tenant:
-    /// 6-15% of all CPU from 4 * 10^5 facts on (100 tenants, the scheduler behind).
+    /// start. Counting exactly on every session would walk every dirty tree of every
+    /// tenant, a cost that grows with the store.
     pub(crate) fn dirty_estimate(&self) -> u64 {
         self.dirty_estimate.load(Ordering::Relaxed)
     }

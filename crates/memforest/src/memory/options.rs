@@ -66,9 +66,8 @@ pub struct MemoryOptions {
     /// `Memory::flush_summaries`, `Db::close`, forgetting, and ingest held back by
     /// `backlog_limit` start a pass at once; a failed cell or node due for a retry ends
     /// the rest too. `Duration::MAX` refreshes only when someone waits; zero runs passes
-    /// back to back. Default 1 s: at 5 * 10^5 facts of `memforest bench ingest` (two runs
-    /// each) it took 10% off the process CPU against back-to-back passes, 103 -> 93 s
-    /// (docs/benchmarks.md).
+    /// back to back. Default 1 s: a longer rest batches more inserts per summarized node,
+    /// so less CPU per fact, at the price of staler summaries.
     pub refresh_interval: Duration,
     /// Whether `Db::close` summarizes everything dirty before returning. Default true.
     pub summarize_on_shutdown: bool,

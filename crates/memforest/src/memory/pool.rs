@@ -5,9 +5,8 @@
 //! many jobs as it has workers, so concurrent ingest calls take turns rather than one
 //! session's cells queueing ahead of everyone else's. The summary pool's has no bound: its
 //! one caller, the refresh scheduler, submits a level whose inputs it already holds and
-//! then waits for the results, so a bound limited no memory and only made it block and
-//! wake once per job (measured: 12% of its time in a full queue's `send`, spinning and
-//! yielding, at 2 * 10^6 facts of `memforest bench ingest`).
+//! then waits for the results, so a bound would limit no memory and only make it block
+//! and wake once per job in a full queue's `send`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -40,9 +40,8 @@ use crate::schema::Table;
 
 /// Facts pooled for fusion per fact wanted (`k + beam`): the best `POOL_FACTOR * (k +
 /// beam)` facts reached, by their own score, are taken to their source turns (each
-/// pooled cell costs a few point reads and the tokenizing of its turns). Measured on
-/// LoCoMo (1,982 questions, both systems, same loaded machine): 2 gives recall@10 0.665 in
-/// 10.3 s, 4 gives 0.663 in 21.9 s.
+/// pooled cell costs a few point reads and the tokenizing of its turns, so query time
+/// grows linearly with it).
 pub const POOL_FACTOR: usize = 2;
 
 /// Weight of the best sentence's score in a turn's score (see the module docs).
@@ -54,9 +53,7 @@ pub const TIME_BONUS: f32 = 0.25;
 
 /// Length normalisation `b` of the turn-level BM25: half Lucene's 0.75, because a turn's
 /// length says less about its topicality than a sentence's (chatty turns bury one
-/// informative clause among pleasantries). Measured on LoCoMo with a pool of 4, evidence
-/// recall@10 over all questions (multi-hop): b = 0.75 0.654 (0.346), b = 0.375 0.662
-/// (0.361).
+/// informative clause among pleasantries).
 pub const TURN_B: f32 = 0.375;
 
 /// Weight of the best other turn of the same cell in a turn's score: a cell holds

@@ -13,9 +13,9 @@
 //! 4. Each recalled tree is browsed ([`crate::recall::browse`]) when the query has a time
 //!    filter: the browse prunes subtrees outside the range. Without one it is skipped:
 //!    steps 1 and 2 already hold the exact top facts under the scores the browse gives
-//!    leaves, and measured on LoCoMo and LongMemEval the browse added no recall in
-//!    hybrid mode while it took most of a query's time (`docs/retrieval-quality.md`);
-//!    facts are then reported through the recalled trees that hold them.
+//!    leaves, so a browse could neither add nor reorder a returned fact
+//!    (`docs/retrieval-quality.md`); facts are then reported through the recalled trees
+//!    that hold them.
 //! 5. The best `POOL_FACTOR * (k + beam)` facts reached by the browse or the postings,
 //!    and the nearest by vector, are loaded, filtered, and ranked by
 //!    [`crate::recall::fuse`] (their source turns' text, cell neighbours and best

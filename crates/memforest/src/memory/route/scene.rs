@@ -10,12 +10,11 @@
 //! uses Jaccard between two keyword sets, next to an embedding cosine that carries most of
 //! the similarity. Jaccard of a fact's <= 3 topics against one other fact (or a scene's top
 //! 3) almost never reaches 0.6 for related facts (one shared word out of 3 + 3 gives 0.2),
-//! so the earlier version made about one scene per fact (LongMemEval demo slice, 50
-//! instances: 10,658 scenes for 15,810 facts even with containment alone). Without an
+//! so it would make about one scene per fact. Without an
 //! embedder the keyword term also stands in for the missing cosine term (score =
 //! 2 x containment), so a fact joins the scene that already discusses the largest share of
-//! its topics (with <= 3 topics, one shared keyword suffices; ties go to the older scene):
-//! 2,558 scenes on that slice. The scene capacity (60 facts, paper) and the open-scene
+//! its topics (with <= 3 topics, one shared keyword suffices; ties go to the older scene).
+//! The scene capacity (60 facts, paper) and the open-scene
 //! limit bound the drift of a profile.
 //!
 //! Cost: the keyword -> open scenes index gives every candidate's overlap in one pass over

@@ -1,5 +1,5 @@
-//! The synthetic query workload shared by the `query_scale` example and the `query`
-//! criterion bench (included there with `#[path]`): facts are sentences over a Zipf(1)
+//! The synthetic query workload of the `query` criterion bench (included there with
+//! `#[path]`): facts are sentences over a Zipf(1)
 //! vocabulary of 20 000 letter-only words, one fact per user turn, 100 turns per session,
 //! each fact naming one of 300 people (entity trees) and two topic words (scenes);
 //! queries take 4 words of rank >= 100 (the most frequent ranks behave like stop words).
