@@ -119,10 +119,6 @@ fn sessions(
             }
         }
     }
-    let (a, b) = (
-        conv.get("speaker_a").and_then(Value::as_str).unwrap_or(""),
-        conv.get("speaker_b").and_then(Value::as_str).unwrap_or(""),
-    );
     let mut ids = HashSet::new();
     let mut sessions = Vec::new();
     let mut last_start: Option<i64> = None;
@@ -138,7 +134,7 @@ fn sessions(
         last_start = Some(start);
         let mut out_turns = Vec::with_capacity(turns.len());
         for (j, t) in turns.iter().enumerate() {
-            if let Some(turn) = self::turn(t, (a, b), &format!("D{n}:{}", j + 1), w) {
+            if let Some(turn) = self::turn(t, &format!("D{n}:{}", j + 1), w) {
                 if let Some(id) = &turn.id {
                     ids.insert(id.clone());
                 }
@@ -161,7 +157,7 @@ fn sessions(
 }
 
 /// One turn; `None` (counted) when it has neither text nor caption.
-fn turn(t: &Value, speakers: (&str, &str), default_id: &str, w: &mut Warnings) -> Option<Turn> {
+fn turn(t: &Value, default_id: &str, w: &mut Warnings) -> Option<Turn> {
     let speaker = t.get("speaker").and_then(Value::as_str).unwrap_or("");
     let text = t.get("text").and_then(Value::as_str).unwrap_or("").trim();
     let caption = t.get("blip_caption").and_then(Value::as_str).map(str::trim);
@@ -187,13 +183,9 @@ fn turn(t: &Value, speakers: (&str, &str), default_id: &str, w: &mut Warnings) -
             default_id.to_owned()
         }
     };
-    // LoCoMo has no roles: the first speaker plays the user.
-    let role = if speaker == speakers.1 && !speakers.1.is_empty() {
-        Role::Assistant
-    } else {
-        Role::User
-    };
-    let mut turn = Turn::new(role, speaker, text);
+    // Two people talk in LoCoMo, neither an assistant: both speak as users, each under
+    // their own name, so each one's first-person statements are about themselves.
+    let mut turn = Turn::new(Role::User, speaker, text);
     turn.id = Some(id);
     Some(turn)
 }

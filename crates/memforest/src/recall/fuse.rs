@@ -19,7 +19,7 @@
 //! statistics). A fact's fused score is the best score of its source turns; facts of the
 //! same turn keep their own order (own score, then id).
 //!
-//! Temporal questions ([`temporal_intent`]: "when ...", "how long ago ...", "what year
+//! Temporal questions ([`temporal`](crate::recall::intent::temporal): "when ...", "how long ago ...", "what year
 //! ...", `什么时候`, `いつ`, `언제` ...) add [`TIME_BONUS`] times the best turn score to facts that carry a date or
 //! relative time phrase (the extractor's time mentions, found again in the fact text):
 //! the sentence that says "last week" or "May 2022" dates the event the question asks
@@ -28,11 +28,12 @@
 use std::collections::HashMap;
 
 use crate::memory::extract::dates;
+use crate::memory::extract::Origin;
 use crate::memory::record::{self, CellRecord, FactRecord, TurnRecord, CELL_PREFIX};
-use crate::memory::text::tokenize;
 use crate::memory::MemoryError;
 use crate::recall::bm25::Bm25;
 use crate::recall::hybrid;
+use crate::recall::intent::Asked;
 use crate::recall::page::Terms;
 use crate::recall::reader::Reader;
 use crate::recall::turn_cache::{CachedCell, CachedTurn, TurnCache};
@@ -47,7 +48,7 @@ pub const POOL_FACTOR: usize = 2;
 /// Weight of the best sentence's score in a turn's score (see the module docs).
 pub const PASSAGE_WEIGHT: f32 = 0.5;
 
-/// Weight of the time bonus of [`temporal_intent`] questions, as a fraction of the best
+/// Weight of the time bonus of [`temporal`](crate::recall::intent::temporal) questions, as a fraction of the best
 /// turn score of the query (see the module docs).
 pub const TIME_BONUS: f32 = 0.25;
 
@@ -62,48 +63,15 @@ pub const TURN_B: f32 = 0.375;
 /// friendship"), sharing the question's words only with its neighbour.
 pub const CELL_WEIGHT: f32 = 0.5;
 
+/// Weight of a fact the assistant stated ([`Origin::Assistant`]) in its final score,
+/// unless the question asks what the assistant said ([`about_the_assistant`](crate::recall::intent::about_the_assistant)):
+/// the user's own statements are the memory, and an assistant's lists of tips and ideas,
+/// often longer and richer in words, would crowd them out. The assistant's facts and
+/// turns stay stored and found; they rank after the user's of a similar score.
+pub const ASSISTANT_WEIGHT: f32 = 0.5;
+
 /// One pooled fact: id, own BM25 score, record.
 pub type Pooled<'a> = (u64, f32, &'a FactRecord);
-
-/// Chinese, Japanese and Korean phrases that ask for a time ("when", "which day", "what
-/// date", "which year").
-const CJK_TEMPORAL: &[&str] = &[
-    "什么时候",
-    "哪天",
-    "哪一天",
-    "几号",
-    "几月",
-    "哪年",
-    "哪一年",
-    "何时",
-    "いつ",
-    "何日",
-    "何月",
-    "何年",
-    "언제",
-    "며칠",
-    "몇 월",
-    "몇 년",
-];
-
-/// True when `question` asks for a time: it contains `when`, or asks `how long ago` or
-/// `what|which year|month|date|day|time`, or one of the CJK phrases of [`CJK_TEMPORAL`].
-#[must_use]
-pub fn temporal_intent(question: &str) -> bool {
-    if CJK_TEMPORAL.iter().any(|p| question.contains(p)) {
-        return true;
-    }
-    let words = tokenize(question);
-    words.iter().enumerate().any(|(i, w)| {
-        let next = words.get(i + 1).map(String::as_str);
-        match w.as_str() {
-            "when" => true,
-            "what" | "which" => matches!(next, Some("year" | "month" | "date" | "day" | "time")),
-            "how" => next == Some("long") && words.get(i + 2).map(String::as_str) == Some("ago"),
-            _ => false,
-        }
-    })
-}
 
 /// A source turn: `(session, turn id)`.
 type TurnKey<'a> = (&'a str, &'a str);
@@ -200,9 +168,10 @@ fn load_cells<'a>(
 /// returns `(id, fused score)`. `bm`: the fact collection's BM25; `terms`: the query's
 /// `(term hash, idf)`; `dense`: for a hybrid or embedding query, each pooled fact's
 /// cosine to the query and the dense weight, combined with the lexical score by
-/// `recall::hybrid` before the time bonus; `temporal`: the query has
-/// [`temporal_intent`]; `caching`: where turn term counts are cached (see
-/// [`TurnCaching`]; the ranking is the same either way).
+/// `recall::hybrid` before the time bonus; `asked`: what the question asks for (a time
+/// adds the time bonus; unless it asks what the assistant said, the assistant's facts
+/// are weighted by [`ASSISTANT_WEIGHT`]); `caching`: where turn term counts are cached
+/// (see [`TurnCaching`]; the ranking is the same either way).
 ///
 /// # Errors
 /// As the loads of the source turns: engine errors, corrupt records.
@@ -212,7 +181,7 @@ pub fn rank(
     terms: &[(u64, f32)],
     pool: &[Pooled<'_>],
     dense: Option<(&HashMap<u64, f32>, f32)>,
-    temporal: bool,
+    asked: Asked,
     caching: TurnCaching<'_>,
 ) -> Result<Vec<(u64, f32)>, MemoryError> {
     let cells = load_cells(r, pool, caching)?;
@@ -276,8 +245,11 @@ pub fn rank(
         .iter()
         .map(|(id, own, rec)| {
             let mut fused = scores.get(id).copied().unwrap_or(0.0);
-            if temporal && !dates::find(&rec.text, 0).is_empty() {
+            if asked.temporal && !dates::find(&rec.text, 0).is_empty() {
                 fused += bonus;
+            }
+            if rec.origin == Origin::Assistant && !asked.about_the_assistant {
+                fused *= ASSISTANT_WEIGHT;
             }
             (*id, fused, *own)
         })
@@ -288,35 +260,4 @@ pub fn rank(
             .then(a.0.cmp(&b.0))
     });
     Ok(out.into_iter().map(|(id, fused, _)| (id, fused)).collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::temporal_intent;
-
-    #[test]
-    fn temporal_intent_is_asked_time() {
-        for q in [
-            "When did Caroline go to the support group?",
-            "In what year did she move? And when?",
-            "What year did Jon open the studio?",
-            "Which month was the race?",
-            "How long ago did you start painting?",
-            "周杰是哪天去的杭州？",
-            "小雨是什么时候看的电影？",
-            "いつ演奏しましたか？",
-            "불고기를 만든 날은 언제야?",
-        ] {
-            assert!(temporal_intent(q), "{q}");
-        }
-        for q in [
-            "What did Melanie paint?",
-            "How long is the hike?",
-            "Which dog did they adopt?",
-            "What happened whenever it rained?",
-            "周杰推荐的电影叫什么？",
-        ] {
-            assert!(!temporal_intent(q), "{q}");
-        }
-    }
 }

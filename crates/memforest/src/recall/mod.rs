@@ -26,6 +26,7 @@ pub(crate) mod fuse;
 pub(crate) mod heat;
 pub(crate) mod hybrid;
 pub mod index;
+pub(crate) mod intent;
 pub(crate) mod lru;
 pub mod page;
 pub(crate) mod postings;

@@ -34,7 +34,9 @@ use crate::recall::browse::{browse, summary_score, Scorer, Target};
 use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
-use crate::recall::{accumulate, fuse, hybrid, index, postings, update, vector_cache, vectors};
+use crate::recall::{
+    accumulate, fuse, hybrid, index, intent, postings, update, vector_cache, vectors,
+};
 use crate::schema::Table;
 use crate::Memory;
 use memforest_engine::TenantId;
@@ -308,7 +310,7 @@ impl Memory {
         }
         let refs: Vec<fuse::Pooled<'_>> =
             pooled.iter().map(|(&id, (s, rec))| (id, *s, rec)).collect();
-        let temporal = fuse::temporal_intent(&query.text);
+        let asked = intent::Asked::of(&query.text);
         if let (Some(q), Some(fv)) = (embedding.as_deref(), &fact_vectors) {
             for &(id, _, _) in &refs {
                 if let (false, Some(cos)) = (dense.contains_key(&id), fv.cosine(q, id)) {
@@ -322,7 +324,7 @@ impl Memory {
             hybrid::DENSE_WEIGHT
         };
         let cosines = embedding.as_ref().map(|_| (&dense, weight));
-        let fused = fuse::rank(&r, bm, &terms, &refs, cosines, temporal, turn_caching)?;
+        let fused = fuse::rank(&r, bm, &terms, &refs, cosines, asked, turn_caching)?;
         let mut out = Vec::new();
         for (id, score) in fused {
             if out.len() >= query.k {

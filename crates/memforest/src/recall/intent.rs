@@ -1,0 +1,183 @@
+//! What a question asks for, read from its words: a time ([`temporal`]), or what the
+//! assistant said ([`about_the_assistant`]). Both steer the last ranking step
+//! (`recall::fuse::rank`).
+
+use crate::memory::text::tokenize;
+
+/// What a question asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Asked {
+    /// It asks for a time ([`temporal`]).
+    pub temporal: bool,
+    /// It asks what the assistant said ([`about_the_assistant`]).
+    pub about_the_assistant: bool,
+}
+
+impl Asked {
+    /// What `question` asks for.
+    #[must_use]
+    pub fn of(question: &str) -> Self {
+        Self {
+            temporal: temporal(question),
+            about_the_assistant: about_the_assistant(question),
+        }
+    }
+}
+
+/// Chinese, Japanese and Korean phrases that ask for a time ("when", "which day", "what
+/// date", "which year").
+const CJK_TEMPORAL: &[&str] = &[
+    "什么时候",
+    "哪天",
+    "哪一天",
+    "几号",
+    "几月",
+    "哪年",
+    "哪一年",
+    "何时",
+    "いつ",
+    "何日",
+    "何月",
+    "何年",
+    "언제",
+    "며칠",
+    "몇 월",
+    "몇 년",
+];
+
+/// True when `question` asks for a time: it contains `when`, or asks `how long ago` or
+/// `what|which year|month|date|day|time`, or one of the CJK phrases of [`CJK_TEMPORAL`].
+#[must_use]
+pub fn temporal(question: &str) -> bool {
+    if CJK_TEMPORAL.iter().any(|p| question.contains(p)) {
+        return true;
+    }
+    let words = tokenize(question);
+    words.iter().enumerate().any(|(i, w)| {
+        let next = words.get(i + 1).map(String::as_str);
+        match w.as_str() {
+            "when" => true,
+            "what" | "which" => matches!(next, Some("year" | "month" | "date" | "day" | "time")),
+            "how" => next == Some("long") && words.get(i + 2).map(String::as_str) == Some("ago"),
+            _ => false,
+        }
+    })
+}
+
+/// Past-tense verbs of saying that, after "you", point at something the assistant said
+/// ("the hotel you recommended").
+const SAID: &[&str] = &[
+    "told",
+    "said",
+    "suggested",
+    "recommended",
+    "mentioned",
+    "provided",
+    "gave",
+    "listed",
+    "shared",
+    "explained",
+    "described",
+    "wrote",
+    "created",
+    "offered",
+    "made",
+];
+
+/// Chinese phrases that point at something the assistant said earlier ("you said",
+/// "you recommended before", "we talked before").
+const CJK_SAID: &[&str] = &[
+    "你说过",
+    "你之前",
+    "你上次",
+    "你推荐过",
+    "你提到过",
+    "你建议过",
+    "我们之前",
+    "我们上次",
+];
+
+/// True when `question` asks what the assistant said earlier: "you" + a past verb of
+/// saying ([`SAID`]: "the hotel you recommended"), "did you say|recommend|suggest|mention|
+/// tell", "remind me", "our previous|last|earlier chat|conversation|discussion", "we
+/// discussed|talked", or one of the Chinese phrases of [`CJK_SAID`]. A request ("can you
+/// recommend ...") is not.
+#[must_use]
+pub fn about_the_assistant(question: &str) -> bool {
+    if CJK_SAID.iter().any(|p| question.contains(p)) {
+        return true;
+    }
+    let words = tokenize(question);
+    let at = |i: usize| words.get(i).map_or("", String::as_str);
+    (0..words.len()).any(|i| match at(i) {
+        "you" => SAID.contains(&at(i + 1)),
+        "did" => {
+            at(i + 1) == "you"
+                && matches!(
+                    at(i + 2),
+                    "say" | "recommend" | "suggest" | "mention" | "tell"
+                )
+        }
+        "remind" => at(i + 1) == "me",
+        "our" => {
+            matches!(at(i + 1), "previous" | "last" | "earlier")
+                && matches!(at(i + 2), "chat" | "conversation" | "discussion" | "talk")
+        }
+        "we" => matches!(at(i + 1), "discussed" | "talked"),
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{about_the_assistant, temporal};
+
+    #[test]
+    fn temporal_is_asked_time() {
+        for q in [
+            "When did Caroline go to the support group?",
+            "In what year did she move? And when?",
+            "What year did Jon open the studio?",
+            "Which month was the race?",
+            "How long ago did you start painting?",
+            "周杰是哪天去的杭州？",
+            "小雨是什么时候看的电影？",
+            "いつ演奏しましたか？",
+            "불고기를 만든 날은 언제야?",
+        ] {
+            assert!(temporal(q), "{q}");
+        }
+        for q in [
+            "What did Melanie paint?",
+            "How long is the hike?",
+            "Which dog did they adopt?",
+            "What happened whenever it rained?",
+            "周杰推荐的电影叫什么？",
+        ] {
+            assert!(!temporal(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn about_the_assistant_is_asking_what_it_said() {
+        for q in [
+            "Can you remind me of the name of the restaurant you recommended?",
+            "I remember you told me about the refineries. Which processes were used?",
+            "In our previous chat, what was the 7th job in the list?",
+            "What song did you say best exemplified the album?",
+            "We discussed powwows earlier: which game was played?",
+            "What was the move you made after 27. Kg2 Bd5+?",
+            "你之前推荐的那家餐厅叫什么？",
+        ] {
+            assert!(about_the_assistant(q), "{q}");
+        }
+        for q in [
+            "Can you recommend a show for me to watch tonight?",
+            "Where did I go on vacation last month?",
+            "What did Melanie paint?",
+            "你能推荐一部电影吗？",
+        ] {
+            assert!(!about_the_assistant(q), "{q}");
+        }
+    }
+}
