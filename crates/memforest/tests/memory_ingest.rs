@@ -17,6 +17,16 @@ use memforest::memory::summarize::{Summarizer, SummaryOutput, SummaryRequest};
 use memforest::{schema::Table, Memory};
 use memforest_tree::TreeKind;
 
+/// Ingests one session a day for `days` days: the user says `said(day)`, the assistant
+/// replies `reply`.
+fn ingest_days(db: &Memory, days: i64, said: impl Fn(i64) -> String, reply: &str) {
+    for i in 0..days {
+        let text = said(i);
+        db.ingest_session(&tenant(), &session(&format!("s{i}"), i, &[&text, reply]))
+            .unwrap();
+    }
+}
+
 #[test]
 fn reingest_is_a_noop_and_append_extends() {
     let dir = tempfile::tempdir().unwrap();
@@ -207,14 +217,12 @@ fn flush_summaries_leaves_every_summary_current_after_reopen() {
     let dir = tempfile::tempdir().unwrap();
     {
         let db = Memory::open_with(dir.path(), options(None)).unwrap();
-        for i in 0..30 {
-            let text = format!("I ran {i} km with Jordan in the Central Park loop today.");
-            db.ingest_session(
-                &tenant(),
-                &session(&format!("s{i}"), i, &[&text, "Nice pace for a long run."]),
-            )
-            .unwrap();
-        }
+        ingest_days(
+            &db,
+            30,
+            |i| format!("I ran {i} km with Jordan in the Central Park loop today."),
+            "Nice pace for a long run.",
+        );
         db.flush_summaries().unwrap();
         assert!(assert_summaries_current(&db) > 0);
         let stats = db.memory_stats();
@@ -424,14 +432,12 @@ fn fast_retry(summarizer: Option<Arc<dyn Summarizer>>) -> memforest::Options {
 fn failed_summaries_stay_dirty_and_are_retried() {
     let dir = tempfile::tempdir().unwrap();
     let db = Memory::open_with(dir.path(), fast_retry(Some(Arc::new(Flaky::new(5))))).unwrap();
-    for i in 0..6 {
-        let text = format!("I swam {i} laps at the Riverside pool with Maya.");
-        db.ingest_session(
-            &tenant(),
-            &session(&format!("s{i}"), i, &[&text, "Great effort."]),
-        )
-        .unwrap();
-    }
+    ingest_days(
+        &db,
+        6,
+        |i| format!("I swam {i} laps at the Riverside pool with Maya."),
+        "Great effort.",
+    );
     db.flush_summaries().unwrap();
     assert!(assert_summaries_current(&db) > 0);
     let usage = db.memory_stats().usage["t"][&CallKind::Summary];
@@ -460,14 +466,12 @@ impl Summarizer for Unusable {
 fn a_summarizer_that_never_gives_a_usable_reply_ends_in_the_extractive_summary() {
     let dir = tempfile::tempdir().unwrap();
     let db = Memory::open_with(dir.path(), fast_retry(Some(Arc::new(Unusable)))).unwrap();
-    for i in 0..6 {
-        let text = format!("I swam {i} laps at the Riverside pool with Maya.");
-        db.ingest_session(
-            &tenant(),
-            &session(&format!("s{i}"), i, &[&text, "Great effort."]),
-        )
-        .unwrap();
-    }
+    ingest_days(
+        &db,
+        6,
+        |i| format!("I swam {i} laps at the Riverside pool with Maya."),
+        "Great effort.",
+    );
     // Returns: every node that needs a call fails `summary_attempts` times, then gets the
     // extractive summary.
     db.flush_summaries().unwrap();

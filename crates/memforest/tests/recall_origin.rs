@@ -30,7 +30,8 @@ fn store() -> (tempfile::TempDir, Memory) {
 }
 
 fn first(mem: &Memory, question: &str) -> String {
-    mem.search("alice", question, &SearchOptions::default()).unwrap()[0]
+    mem.search("alice", question, &SearchOptions::default())
+        .unwrap()[0]
         .text
         .clone()
 }
@@ -38,7 +39,10 @@ fn first(mem: &Memory, question: &str) -> String {
 #[test]
 fn the_users_statement_ranks_before_the_assistants_tips() {
     let (_dir, mem) = store();
-    let top = first(&mem, "How many items of clothing do I need to pick up or return?");
+    let top = first(
+        &mem,
+        "How many items of clothing do I need to pick up or return?",
+    );
     assert!(top.contains("two jackets"), "{top}");
     mem.close().unwrap();
 }

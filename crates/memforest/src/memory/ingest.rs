@@ -235,22 +235,21 @@ fn extract(
 /// Whether a cell's extraction (the extractor, and the embedder if any) is cheap enough to
 /// run on the caller's thread.
 fn runs_inline(shared: &Shared) -> bool {
-    shared.opts.extractor.runs_inline()
-        && shared
-            .opts
-            .embedder
-            .as_ref()
-            .is_none_or(|e| e.runs_inline())
+    shared.opts.extractor.runs_inline() && embedder_in_process(shared)
 }
 
 /// Whether a cell's extraction (the extractor, and the embedder if any) calls no model.
 fn is_local(shared: &Shared) -> bool {
-    shared.opts.extractor.is_local()
-        && shared
-            .opts
-            .embedder
-            .as_ref()
-            .is_none_or(|e| e.runs_inline())
+    shared.opts.extractor.is_local() && embedder_in_process(shared)
+}
+
+/// Whether the embedder, if any, runs in process (`Embedder::runs_inline`).
+fn embedder_in_process(shared: &Shared) -> bool {
+    shared
+        .opts
+        .embedder
+        .as_ref()
+        .is_none_or(|e| e.runs_inline())
 }
 
 /// A stored or already-seen turn's content, to tell a duplicate from a conflict.
