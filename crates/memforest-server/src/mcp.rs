@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::access::Access;
 use crate::error::ApiError;
 use crate::keys::Right;
-use crate::request::{AddRequest, Checked, ContextRequest, SearchRequest};
+use crate::request::{memory_id, AddRequest, Checked, ContextRequest, SearchRequest};
 use crate::state::Shared;
 
 /// `add_memory`'s arguments.
@@ -127,11 +127,6 @@ impl MemoryTools {
     fn checked<T: Checked>(&self, body: &T) -> Result<(), ApiError> {
         body.check(&self.shared.limits)
     }
-
-    fn memory_id(id: &str) -> Result<memforest::MemoryId, ApiError> {
-        id.parse()
-            .map_err(|e: memforest::BadMemoryId| ApiError::BadRequest(e.to_string()))
-    }
 }
 
 #[tool_router]
@@ -205,7 +200,7 @@ impl MemoryTools {
     async fn get_memory(&self, ext: Extensions, Parameters(p): Parameters<MemoryRef>) -> ToolReply {
         let r = async {
             let user = self.user(&ext, p.user.as_deref(), Right::Read)?;
-            let id = Self::memory_id(&p.id)?;
+            let id = memory_id(&p.id)?;
             self.shared
                 .run(move |m| m.get(&user, id))
                 .await?
@@ -225,7 +220,7 @@ impl MemoryTools {
     ) -> ToolReply {
         let r = async {
             let user = self.user(&ext, p.user.as_deref(), Right::ReadWrite)?;
-            let id = Self::memory_id(&p.id)?;
+            let id = memory_id(&p.id)?;
             self.checked(&crate::request::UpdateRequest {
                 text: p.text.clone(),
             })?;
@@ -245,7 +240,7 @@ impl MemoryTools {
     ) -> ToolReply {
         let r = async {
             let user = self.user(&ext, p.user.as_deref(), Right::ReadWrite)?;
-            let id = Self::memory_id(&p.id)?;
+            let id = memory_id(&p.id)?;
             self.shared.run(move |m| m.delete(&user, id)).await
         };
         answer(r.await)
@@ -262,7 +257,7 @@ impl MemoryTools {
     ) -> ToolReply {
         let r = async {
             let user = self.user(&ext, p.user.as_deref(), Right::Read)?;
-            let id = Self::memory_id(&p.id)?;
+            let id = memory_id(&p.id)?;
             let versions = self.shared.run(move |m| m.history(&user, id)).await?;
             Ok(json!({ "versions": versions }))
         };

@@ -213,6 +213,15 @@ impl ListRequest {
     }
 }
 
+/// The memory id `s` (16 hex digits).
+///
+/// # Errors
+/// [`ApiError::BadRequest`] for anything else.
+pub fn memory_id(s: &str) -> Result<memforest::MemoryId, ApiError> {
+    s.parse()
+        .map_err(|e: memforest::BadMemoryId| ApiError::BadRequest(e.to_string()))
+}
+
 /// A request's size checks against the server's [`Limits`].
 pub trait Checked {
     /// Ok when within `limits`.

@@ -9,13 +9,13 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
-use memforest::{AddOptions, MemoryId};
+use memforest::AddOptions;
 use serde_json::{json, Value};
 
 use crate::access::Access;
 use crate::error::ApiError;
 use crate::keys::Right;
-use crate::request::{decode, AddRequest, Checked as _, ContextRequest, ListRequest};
+use crate::request::{decode, memory_id, AddRequest, Checked as _, ContextRequest, ListRequest};
 use crate::request::{SearchRequest, UpdateRequest};
 use crate::state::Shared;
 
@@ -27,11 +27,6 @@ fn reply(v: impl serde::Serialize) -> Reply {
         tracing::error!(error = %e, "reply did not serialize");
         ApiError::Internal
     })
-}
-
-fn memory_id(s: &str) -> Result<MemoryId, ApiError> {
-    s.parse()
-        .map_err(|e: memforest::BadMemoryId| ApiError::BadRequest(e.to_string()))
 }
 
 /// The authenticated routes (the caller adds the auth layer).

@@ -159,7 +159,7 @@ async fn close(shared: Arc<Shared>) -> Result<(), ServeError> {
             Ok(m) => {
                 tokio::task::spawn_blocking(move || m.close())
                     .await
-                    .map_err(|e| ServeError::Mcp(e.to_string()))??;
+                    .map_err(|e| ServeError::Io(std::io::Error::other(e)))??;
                 tracing::info!("store closed");
                 return Ok(());
             }
