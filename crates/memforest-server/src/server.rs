@@ -129,7 +129,7 @@ fn router(shared: &Arc<Shared>, addr: SocketAddr, stop: CancellationToken) -> Ro
     if !addr.ip().is_loopback() {
         // Keys guard a public listener; the Host check guards loopback ones against DNS
         // rebinding.
-        config.allowed_hosts = Vec::new();
+        config = config.disable_allowed_hosts();
     }
     let mcp = StreamableHttpService::new(
         move || Ok(MemoryTools::new(Arc::clone(&tools), None)),
