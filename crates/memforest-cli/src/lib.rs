@@ -22,6 +22,7 @@ pub mod profile;
 pub mod records;
 pub mod retrieve;
 pub mod search;
+pub mod serve;
 pub mod stats;
 pub mod store;
 pub mod verify;

@@ -15,7 +15,7 @@ use memforest_cli::import::{self, Format};
 use memforest_cli::messages::{self, RoleArg};
 use memforest_cli::records::{self, Listed};
 use memforest_cli::store::{self, EmbedArgs, ModelArgs};
-use memforest_cli::{add, demo, eval, forget, ingest, profile, retrieve, search, stats};
+use memforest_cli::{add, demo, eval, forget, ingest, profile, retrieve, search, serve, stats};
 use memforest_cli::{verify, versions, walcmd, when};
 use memforest_engine::TenantId;
 use serde::Serialize;
@@ -386,6 +386,35 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the store over HTTP: REST and MCP (streamable HTTP at /mcp) on one listener,
+    /// with per-tenant API keys (docs/server.md). Stops on SIGTERM or Ctrl-C after the
+    /// requests in flight finish.
+    Serve {
+        /// Store directory (created when absent).
+        #[arg(long)]
+        db: PathBuf,
+        #[command(flatten)]
+        serve: serve::ServeArgs,
+        #[command(flatten)]
+        models: ModelArgs,
+    },
+    /// Serve one user's memory as an MCP server over stdin/stdout (for Claude Desktop,
+    /// Cursor, Zed, ...); logs go to stderr.
+    Mcp {
+        /// Store directory (created when absent).
+        #[arg(long)]
+        db: PathBuf,
+        /// The user every tool call acts for.
+        #[arg(long, visible_alias = "tenant")]
+        user: String,
+        #[command(flatten)]
+        models: ModelArgs,
+    },
+    /// Manage the keys file of `memforest serve`.
+    Keys {
+        #[command(subcommand)]
+        action: KeysAction,
+    },
     /// Benchmarks against peers measured in the same run (docs/benchmarks.md).
     Bench {
         #[command(subcommand)]
@@ -395,6 +424,23 @@ enum Command {
     Wal {
         #[command(subcommand)]
         action: WalAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysAction {
+    /// Make a new API key, store its SHA-256 digest in the keys file (created when
+    /// absent) and print the key: it is shown only this once.
+    Add {
+        /// The keys file.
+        #[arg(long)]
+        file: PathBuf,
+        /// A name for the key (logs, metrics): [A-Za-z0-9_.-], 1..=64 characters.
+        #[arg(long)]
+        name: String,
+        /// A user the key may reach and how: USER=read or USER=read-write (repeatable).
+        #[arg(long = "tenant", value_name = "USER=RIGHT", required = true, value_parser = serve::parse_grant)]
+        tenants: Vec<(String, memforest_server::Right)>,
     },
 }
 
@@ -803,6 +849,31 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             handle.close()?;
             print(json, &report, |r| format!("compacted: {r}\n"))
+        }
+        Command::Serve { db, serve, models } => {
+            serve::init_logs();
+            let config = serve.config()?;
+            Ok(serve::serve(store::open(&db, models.options()?)?, config)?)
+        }
+        Command::Mcp { db, user, models } => {
+            serve::init_logs();
+            Ok(serve::mcp(store::open(&db, models.options()?)?, &user)?)
+        }
+        Command::Keys {
+            action:
+                KeysAction::Add {
+                    file,
+                    name,
+                    tenants,
+                },
+        } => {
+            let key = serve::add_key(&file, &name, &tenants)?;
+            println!("{key}");
+            eprintln!(
+                "added key {name:?} to {}; the key above is shown only now",
+                file.display()
+            );
+            Ok(())
         }
         Command::Bench { workload } => bench::run(workload),
         Command::Wal { action } => match action {

@@ -18,6 +18,7 @@ pub mod measure;
 pub mod plot;
 pub mod query;
 pub mod residency;
+pub mod serve;
 pub mod storage;
 pub mod synth;
 
@@ -55,6 +56,16 @@ pub enum BenchCommand {
     Query {
         #[command(flatten)]
         args: query::QueryArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A bounded load test of `memforest serve` on loopback: clients mixing adds and
+    /// searches for a fixed time, then a graceful restart that must keep every
+    /// acknowledged add (throughput, p50/p99 per route, errors).
+    Serve {
+        #[command(flatten)]
+        args: serve::ServeBenchArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -103,6 +114,9 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Llm { args, json } => crate::print(json, &llm::run(&args)?, llm::render),
         BenchCommand::Query { args, json } => {
             crate::print(json, &query::run(&args)?, query::render)
+        }
+        BenchCommand::Serve { args, json } => {
+            crate::print(json, &serve::run(&args)?, serve::render)
         }
         BenchCommand::All { smoke, json } => {
             let r = all(smoke)?;

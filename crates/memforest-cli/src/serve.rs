@@ -1,0 +1,154 @@
+//! `memforest serve`, `memforest mcp` and `memforest keys add`: the store behind the
+//! server of [`memforest_server`], and the keys file it reads.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use memforest::Memory;
+use memforest_server::{keys, Keys, KeysFile, Limits, Right, ServeConfig, Server};
+
+use crate::error::{CliError, Result};
+
+/// The server's listener, keys and limits.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Anything but loopback needs --keys.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// The keys file (`memforest keys add` writes it); without it every request may use
+    /// every user's memory, so only loopback addresses are allowed.
+    #[arg(long)]
+    pub keys: Option<PathBuf>,
+    /// Largest request body, bytes.
+    #[arg(long, default_value_t = Limits::default().max_body_bytes)]
+    pub max_body_bytes: usize,
+    /// Most messages in one add.
+    #[arg(long, default_value_t = Limits::default().max_batch)]
+    pub max_batch: usize,
+    /// Requests one key may have in flight (more get 429).
+    #[arg(long, default_value_t = Limits::default().max_in_flight_per_key)]
+    pub max_in_flight: usize,
+}
+
+impl ServeArgs {
+    /// The limits these flags set.
+    #[must_use]
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_body_bytes: self.max_body_bytes,
+            max_batch: self.max_batch,
+            max_in_flight_per_key: self.max_in_flight,
+            ..Limits::default()
+        }
+    }
+
+    /// The server configuration, reading the keys file.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for an unreadable or invalid keys file.
+    pub fn config(&self) -> Result<ServeConfig> {
+        let keys = match &self.keys {
+            Some(path) => Some(Keys::new(
+                KeysFile::load(path).map_err(|e| CliError::Usage(e.to_string()))?,
+            )),
+            None => None,
+        };
+        Ok(ServeConfig {
+            listen: self.listen,
+            keys,
+            limits: self.limits(),
+        })
+    }
+}
+
+/// Logs to stderr (`RUST_LOG` filters; default `info`), so stdout stays free (the MCP
+/// stdio protocol).
+pub fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| CliError::Io {
+            op: "start the async runtime",
+            path: PathBuf::new(),
+            source,
+        })
+}
+
+fn served(e: memforest_server::ServeError) -> CliError {
+    CliError::Usage(e.to_string())
+}
+
+/// Serves `memory` with `config` until SIGTERM or SIGINT, then drains and closes it.
+/// Prints `listening on ADDR` to stdout once bound.
+///
+/// # Errors
+/// A non-loopback address without keys; bind and serve errors; the store's close error.
+pub fn serve(memory: Memory, config: ServeConfig) -> Result<()> {
+    runtime()?.block_on(async move {
+        let server = Server::bind(memory, config).await.map_err(served)?;
+        let addr = server.local_addr().map_err(|source| CliError::Io {
+            op: "read the listener address",
+            path: PathBuf::new(),
+            source,
+        })?;
+        println!("listening on {addr}");
+        server
+            .run(memforest_server::shutdown_signal())
+            .await
+            .map_err(served)
+    })
+}
+
+/// Serves `memory` as an MCP server over stdio for `user` until the client closes it.
+///
+/// # Errors
+/// The session's errors; the store's close error.
+pub fn mcp(memory: Memory, user: &str) -> Result<()> {
+    runtime()?
+        .block_on(memforest_server::serve_stdio(
+            memory,
+            user,
+            Limits::default(),
+        ))
+        .map_err(served)
+}
+
+/// Parses `USER=RIGHT` (`read`, `read-write`, `r`, `rw`).
+///
+/// # Errors
+/// A missing `=` or an unknown right.
+pub fn parse_grant(s: &str) -> std::result::Result<(String, Right), String> {
+    let (user, right) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not USER=read or USER=read-write"))?;
+    Ok((
+        user.to_owned(),
+        right.parse().map_err(|e: keys::KeysError| e.to_string())?,
+    ))
+}
+
+/// Makes a new key named `name` for `grants`, adds its digest to the keys file at `file`
+/// (created when absent) and returns the key (shown once: only its digest is stored).
+///
+/// # Errors
+/// [`CliError::Usage`] for a bad name, no grant, a taken name, an invalid keys file; I/O
+/// errors.
+pub fn add_key(file: &Path, name: &str, grants: &[(String, Right)]) -> Result<String> {
+    let usage = |e: keys::KeysError| CliError::Usage(e.to_string());
+    let mut keys = KeysFile::load_or_empty(file).map_err(usage)?;
+    let tenants: BTreeMap<String, Right> = grants.iter().cloned().collect();
+    let (key, entry) = keys::generate(name, tenants).map_err(usage)?;
+    keys.add_and_save(entry, file).map_err(usage)?;
+    Ok(key)
+}

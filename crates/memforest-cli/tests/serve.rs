@@ -1,0 +1,214 @@
+//! `memforest serve`, `memforest mcp` and `memforest keys add` as processes: keys from the
+//! command, the loopback rule, SIGTERM during a burst of adds, MCP over stdio with rmcp's
+//! client.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use common::{fails, ok};
+
+/// A `memforest serve` process and the address it printed.
+struct Serve {
+    child: Child,
+    addr: String,
+}
+
+fn serve(args: &[&str]) -> Serve {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memforest"))
+        .arg("serve")
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    Serve { child, addr }
+}
+
+fn http() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+fn post(agent: &ureq::Agent, url: &str, key: Option<&str>, body: &str) -> u16 {
+    let mut req = agent.post(url).header("content-type", "application/json");
+    if let Some(k) = key {
+        req = req.header("x-api-key", k);
+    }
+    req.send(body).map_or(0, |r| r.status().as_u16())
+}
+
+fn sigterm(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn keys_made_by_keys_add_open_only_their_tenant_and_an_open_public_listener_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db = db.to_str().unwrap();
+    let file = dir.path().join("keys.json");
+    let file_s = file.to_str().unwrap();
+    let key = ok(&[
+        "keys", "add", "--file", file_s, "--name", "a", "--tenant", "alice=rw",
+    ]);
+    let key = key.trim();
+    assert!(key.starts_with("mf_"));
+    let stored = std::fs::read_to_string(&file).unwrap();
+    assert!(!stored.contains(key), "only the digest is stored");
+    let text = fails(&[
+        "keys", "add", "--file", file_s, "--name", "a", "--tenant", "bob=read",
+    ]);
+    assert!(text.contains("twice"), "{text}");
+
+    let text = fails(&["serve", "--db", db, "--listen", "0.0.0.0:0"]);
+    assert!(text.contains("refusing"), "{text}");
+
+    let mut s = serve(&["--db", db, "--keys", file_s]);
+    let agent = http();
+    let body = r#"{"messages":[{"role":"user","text":"I keep my bike in the garage."}]}"#;
+    let url = |u: &str| format!("http://{}/v1/users/{u}/sessions/s/messages", s.addr);
+    assert_eq!(post(&agent, &url("alice"), None, body), 401);
+    assert_eq!(post(&agent, &url("alice"), Some(key), body), 200);
+    assert_eq!(post(&agent, &url("bob"), Some(key), body), 403);
+    sigterm(&s.child);
+    assert!(s.child.wait().unwrap().success());
+}
+
+#[test]
+fn sigterm_during_a_burst_of_adds_loses_no_acknowledged_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let mut s = serve(&["--db", db.to_str().unwrap()]);
+    let base = format!("http://{}/v1/users/u/sessions", s.addr);
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let workers: Vec<_> = (0..8)
+        .map(|w| {
+            let base = base.clone();
+            let started = started_tx.clone();
+            std::thread::spawn(move || {
+                let agent = http();
+                let mut acked = Vec::new();
+                for i in 0..100_000 {
+                    let body = format!(
+                        r#"{{"messages":[{{"role":"user","text":"note {i}: the meeting moved to room {i}","id":"m{i}"}}]}}"#
+                    );
+                    if post(&agent, &format!("{base}/w{w}/messages"), None, &body) != 200 {
+                        break;
+                    }
+                    acked.push(format!("m{i}"));
+                    if i == 10 {
+                        let _ = started.send(());
+                    }
+                }
+                acked
+            })
+        })
+        .collect();
+    for _ in 0..8 {
+        started_rx.recv().unwrap();
+    }
+    sigterm(&s.child);
+    assert!(
+        s.child.wait().unwrap().success(),
+        "clean exit after SIGTERM"
+    );
+    let acked: Vec<Vec<String>> = workers.into_iter().map(|h| h.join().unwrap()).collect();
+    let memory = memforest::Memory::open(&db).unwrap();
+    for (w, acked) in acked.iter().enumerate() {
+        assert!(acked.len() > 10);
+        let stored: std::collections::BTreeSet<String> = memory
+            .messages("u", &format!("w{w}"))
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| m.id)
+            .collect();
+        for id in acked {
+            assert!(stored.contains(id), "acknowledged add w{w}/{id} lost");
+        }
+    }
+}
+
+#[test]
+fn mcp_over_stdio_serves_the_tools_for_its_user_with_rmcp_client() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_memforest"));
+        cmd.args(["mcp", "--db", db.to_str().unwrap(), "--user", "alice"]);
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        assert_eq!(tools.len(), 8);
+        let call = |name: &'static str, args: serde_json::Value| {
+            let serde_json::Value::Object(args) = args else {
+                panic!("object")
+            };
+            client.call_tool(CallToolRequestParams::new(name).with_arguments(args))
+        };
+        let added = call(
+            "add_memory",
+            serde_json::json!({"session": "s", "messages": [{"role": "user", "text": "I adopted a cat named Miso."}]}),
+        )
+        .await
+        .unwrap();
+        assert_ne!(added.is_error, Some(true));
+        let found = call("search_memory", serde_json::json!({"query": "cat"}))
+            .await
+            .unwrap();
+        let text: String = found
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect();
+        assert!(text.contains("Miso"), "{text}");
+        let other = call("search_memory", serde_json::json!({"user": "bob", "query": "cat"}))
+            .await
+            .unwrap();
+        assert_eq!(other.is_error, Some(true), "stdio serves only --user");
+        client.cancel().await.unwrap();
+    });
+    // The server closed the store when the client went away: it opens again.
+    let mut opened = memforest::Memory::open(&db);
+    for _ in 0..100 {
+        if opened.is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        opened = memforest::Memory::open(&db);
+    }
+    assert_eq!(
+        opened
+            .unwrap()
+            .list("alice", &Default::default())
+            .unwrap()
+            .len(),
+        1
+    );
+}

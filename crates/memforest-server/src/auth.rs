@@ -1,0 +1,73 @@
+//! The layer in front of every authenticated route: finds the request's [`Access`] from
+//! its key, enforces the per-key in-flight limit, and counts the request in the metrics.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::HeaderMap;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::access::Access;
+use crate::error::ApiError;
+use crate::state::Shared;
+
+/// The key a request presents: `Authorization: Bearer <key>` or `X-Api-Key: <key>`.
+fn presented(headers: &HeaderMap) -> Option<&str> {
+    if let Some(v) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
+        return Some(v.trim());
+    }
+    let auth = headers.get("authorization")?.to_str().ok()?;
+    let (scheme, key) = auth.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(key.trim())
+}
+
+/// The access of a request with `headers`.
+///
+/// # Errors
+/// [`ApiError::Unauthorized`] when the server has keys and the request presents none of
+/// them.
+pub fn authenticate(shared: &Shared, headers: &HeaderMap) -> Result<Access, ApiError> {
+    let Some(keys) = &shared.keys else {
+        return Ok(Access::Open);
+    };
+    let entry = presented(headers)
+        .and_then(|k| keys.find(k))
+        .ok_or(ApiError::Unauthorized)?;
+    Ok(Access::Scoped {
+        name: Arc::from(entry.name.as_str()),
+        tenants: Arc::new(entry.tenants.clone()),
+    })
+}
+
+/// Middleware: authenticate, limit, run, count.
+pub async fn guard(State(shared): State<Arc<Shared>>, mut req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = req.method().as_str().to_owned();
+    let response = match authenticate(&shared, req.headers()) {
+        Err(e) => e.into_response(),
+        Ok(access) => match shared.limiter.try_enter(access.name()) {
+            None => ApiError::TooMany.into_response(),
+            Some(in_flight) => {
+                let key = access.name().to_owned();
+                req.extensions_mut().insert(access);
+                let r = next.run(req).await;
+                drop(in_flight);
+                tracing::info!(%method, %route, key, status = r.status().as_u16(), micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX), "request");
+                r
+            }
+        },
+    };
+    shared.metrics.record(
+        &route,
+        &method,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
+}

@@ -1,0 +1,362 @@
+//! The request bodies of the REST routes and the MCP tools, their decoder and their size
+//! checks. [`decode`] is the one way a body becomes a request: any bytes give a request or
+//! an [`ApiError`], never a panic (the `server_request` fuzz target drives it).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use memforest::{ListOptions, Message, Role, SearchOptions};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use crate::error::ApiError;
+use crate::limits::Limits;
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RoleBody {
+    /// The human user.
+    User,
+    /// The agent.
+    Assistant,
+    /// A system or tool message.
+    System,
+}
+
+/// One message to remember.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageBody {
+    /// Who said it: "user", "assistant" or "system".
+    pub role: RoleBody,
+    /// The text (1..=32 KiB of UTF-8).
+    pub text: String,
+    /// The speaker's name (e.g. "Alice"); default: the role.
+    #[serde(default)]
+    pub speaker: Option<String>,
+    /// When it was said (RFC 3339); default: now.
+    #[serde(default)]
+    pub time: Option<DateTime<Utc>>,
+    /// The caller's id for the message, unique in its session: resending an id stores
+    /// nothing twice.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Key-value pairs kept with the message.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl MessageBody {
+    fn message(&self) -> Message {
+        let role = match self.role {
+            RoleBody::User => Role::User,
+            RoleBody::Assistant => Role::Assistant,
+            RoleBody::System => Role::System,
+        };
+        Message {
+            role,
+            speaker: self.speaker.clone().unwrap_or_default(),
+            text: self.text.clone(),
+            time: self.time,
+            id: self.id.clone(),
+            metadata: self.metadata.clone(),
+        }
+    }
+}
+
+/// Add messages to a session (`POST /v1/users/{user}/sessions/{session}/messages`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddRequest {
+    /// The messages, in the order they were said (1..=batch limit).
+    pub messages: Vec<MessageBody>,
+    /// The agent the session belongs to (set by the session's first add that names one).
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// With a model extractor: wait for the model and list the memories it found (false:
+    /// the reply comes once the messages are durable, and `pending` counts what the
+    /// background still has to extract). The default extractor always runs in the call.
+    #[serde(default)]
+    pub wait: bool,
+}
+
+impl AddRequest {
+    /// The messages as the `Memory` API takes them.
+    #[must_use]
+    pub fn messages(&self) -> Vec<Message> {
+        self.messages.iter().map(MessageBody::message).collect()
+    }
+
+    /// The options of `Memory::add_with`.
+    #[must_use]
+    pub fn options(&self) -> memforest::AddOptions {
+        memforest::AddOptions {
+            agent: self.agent.clone(),
+            wait: self.wait,
+        }
+    }
+}
+
+/// Search a user's memories (`POST /v1/users/{user}/search`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// The question or topic, in natural language.
+    pub query: String,
+    /// Memories to return (1..=1000, default 10).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Only memories whose event time ends at or after this time (RFC 3339).
+    #[serde(default)]
+    pub since: Option<DateTime<Utc>>,
+    /// Only memories whose event time starts at or before this time (RFC 3339).
+    #[serde(default)]
+    pub until: Option<DateTime<Utc>>,
+    /// Answer as of this time (RFC 3339): memories known then, current as of then.
+    #[serde(default)]
+    pub as_of: Option<DateTime<Utc>>,
+    /// Only memories no newer memory about the same thing supersedes.
+    #[serde(default)]
+    pub latest_only: bool,
+    /// Only memories said in this session.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Only memories said in sessions of this agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+impl SearchRequest {
+    /// The search options.
+    #[must_use]
+    pub fn options(&self) -> SearchOptions {
+        SearchOptions {
+            k: self.k.unwrap_or(10),
+            since: self.since,
+            until: self.until,
+            as_of: self.as_of,
+            latest_only: self.latest_only,
+            session: self.session.clone(),
+            agent: self.agent.clone(),
+            ..SearchOptions::default()
+        }
+    }
+}
+
+/// A prompt-ready context for a question (`POST /v1/users/{user}/context`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextRequest {
+    /// The question, in natural language.
+    pub query: String,
+    /// Budget of the text in tokens (bytes / 4; default 1000).
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+    /// Memories to consider (1..=1000, default 10).
+    #[serde(default)]
+    pub k: Option<usize>,
+    /// Only memories said in this session; the recent messages come from it.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+impl ContextRequest {
+    /// The token budget.
+    #[must_use]
+    pub fn max_tokens(&self) -> usize {
+        self.max_tokens.unwrap_or(1000)
+    }
+
+    /// The search options.
+    #[must_use]
+    pub fn options(&self) -> SearchOptions {
+        SearchOptions {
+            k: self.k.unwrap_or(10),
+            session: self.session.clone(),
+            ..SearchOptions::default()
+        }
+    }
+}
+
+/// Replace a memory's text (`PUT /v1/users/{user}/memories/{id}`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateRequest {
+    /// The new text.
+    pub text: String,
+}
+
+/// Which memories to list (`GET /v1/users/{user}/memories?...`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListRequest {
+    /// At most this many (default 100, at most 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// After skipping this many.
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Only memories whose event time starts at or after this time (RFC 3339).
+    #[serde(default)]
+    pub since: Option<DateTime<Utc>>,
+    /// Only memories whose event time starts at or before this time (RFC 3339).
+    #[serde(default)]
+    pub until: Option<DateTime<Utc>>,
+    /// Only memories said in this session.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Only memories said in sessions of this agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+impl ListRequest {
+    /// The list options.
+    #[must_use]
+    pub fn options(&self) -> ListOptions {
+        ListOptions {
+            limit: self.limit.unwrap_or(100),
+            offset: self.offset.unwrap_or(0),
+            since: self.since,
+            until: self.until,
+            session: self.session.clone(),
+            agent: self.agent.clone(),
+        }
+    }
+}
+
+/// The memory id `s` (16 hex digits).
+///
+/// # Errors
+/// [`ApiError::BadRequest`] for anything else.
+pub fn memory_id(s: &str) -> Result<memforest::MemoryId, ApiError> {
+    s.parse()
+        .map_err(|e: memforest::BadMemoryId| ApiError::BadRequest(e.to_string()))
+}
+
+/// A request's size checks against the server's [`Limits`].
+pub trait Checked {
+    /// Ok when within `limits`.
+    ///
+    /// # Errors
+    /// [`ApiError::TooLarge`] for a batch or text over its limit; [`ApiError::BadRequest`]
+    /// for an empty batch or an out-of-range count.
+    fn check(&self, limits: &Limits) -> Result<(), ApiError>;
+}
+
+fn text_within(what: &str, text: &str, max: usize) -> Result<(), ApiError> {
+    if text.len() > max {
+        return Err(ApiError::TooLarge(format!(
+            "{what} is {} bytes, over the limit of {max}",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+fn count_within(what: &str, n: Option<usize>, max: usize) -> Result<(), ApiError> {
+    match n {
+        Some(n) if n == 0 || n > max => Err(ApiError::BadRequest(format!(
+            "{what} must be 1..={max}, not {n}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+impl Checked for AddRequest {
+    fn check(&self, limits: &Limits) -> Result<(), ApiError> {
+        if self.messages.is_empty() {
+            return Err(ApiError::BadRequest("messages is empty".into()));
+        }
+        if self.messages.len() > limits.max_batch {
+            return Err(ApiError::TooLarge(format!(
+                "{} messages, over the batch limit of {}",
+                self.messages.len(),
+                limits.max_batch
+            )));
+        }
+        self.messages
+            .iter()
+            .try_for_each(|m| text_within("a message's text", &m.text, limits.max_turn_bytes))
+    }
+}
+
+impl Checked for SearchRequest {
+    fn check(&self, limits: &Limits) -> Result<(), ApiError> {
+        count_within("k", self.k, limits.max_k)?;
+        text_within("the query", &self.query, limits.max_turn_bytes)
+    }
+}
+
+impl Checked for ContextRequest {
+    fn check(&self, limits: &Limits) -> Result<(), ApiError> {
+        count_within("k", self.k, limits.max_k)?;
+        count_within("max_tokens", self.max_tokens, limits.max_context_tokens)?;
+        text_within("the query", &self.query, limits.max_turn_bytes)
+    }
+}
+
+impl Checked for UpdateRequest {
+    fn check(&self, limits: &Limits) -> Result<(), ApiError> {
+        text_within("the text", &self.text, limits.max_turn_bytes)
+    }
+}
+
+impl Checked for ListRequest {
+    fn check(&self, limits: &Limits) -> Result<(), ApiError> {
+        count_within("limit", self.limit, limits.max_k)
+    }
+}
+
+/// Decodes a JSON body into a `T` and checks it against `limits`.
+///
+/// # Errors
+/// [`ApiError::TooLarge`] for a body over `limits.max_body_bytes`; [`ApiError::BadRequest`]
+/// for bytes that are not JSON of `T`'s shape; [`Checked::check`]'s errors.
+pub fn decode<T: DeserializeOwned + Checked>(body: &[u8], limits: &Limits) -> Result<T, ApiError> {
+    if body.len() > limits.max_body_bytes {
+        return Err(ApiError::TooLarge(format!(
+            "the body is {} bytes, over the limit of {}",
+            body.len(),
+            limits.max_body_bytes
+        )));
+    }
+    let value: T = serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
+    value.check(limits)?;
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_decode_or_fail_with_the_right_status() {
+        let l = Limits::default();
+        let ok: AddRequest = decode(
+            br#"{"messages":[{"role":"user","text":"I moved to Lisbon"}]}"#,
+            &l,
+        )
+        .unwrap();
+        assert_eq!(ok.messages().len(), 1);
+        let bad = |b: &[u8]| decode::<AddRequest>(b, &l).unwrap_err().status().as_u16();
+        assert_eq!(bad(b"{"), 400);
+        assert_eq!(bad(br#"{"messages":[]}"#), 400);
+        assert_eq!(bad(br#"{"messages":[{"role":"robot","text":"x"}]}"#), 400);
+        let long = format!(
+            r#"{{"messages":[{{"role":"user","text":"{}"}}]}}"#,
+            "a".repeat(l.max_turn_bytes + 1)
+        );
+        assert_eq!(bad(long.as_bytes()), 413);
+        let many = format!(
+            r#"{{"messages":[{}]}}"#,
+            vec![r#"{"role":"user","text":"x"}"#; l.max_batch + 1].join(",")
+        );
+        assert_eq!(bad(many.as_bytes()), 413);
+        let k0 = decode::<SearchRequest>(br#"{"query":"q","k":0}"#, &l);
+        assert_eq!(k0.unwrap_err().status().as_u16(), 400);
+    }
+}

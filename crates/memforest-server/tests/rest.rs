@@ -1,0 +1,335 @@
+//! The REST API on a real listener: every route, tenant isolation, 401/403/413/429, the
+//! loopback rule, health and metrics.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod common;
+
+use common::{call, client, json, make_keys, start};
+use memforest_server::{Limits, Right, ServeConfig, ServeError, Server};
+
+const ADD: &str = r#"{"messages":[{"role":"user","text":"I adopted a cat named Miso from the shelter.","id":"m1"}]}"#;
+
+/// Every `/v1` route of user `u` with memory `id`: (method, path, body, writes).
+fn routes(u: &str, id: &str) -> Vec<(&'static str, String, Option<String>, bool)> {
+    let p = format!("/v1/users/{u}");
+    vec![
+        (
+            "POST",
+            format!("{p}/sessions/s9/messages"),
+            Some(ADD.into()),
+            true,
+        ),
+        ("GET", format!("{p}/sessions/s1/messages"), None, false),
+        (
+            "POST",
+            format!("{p}/search"),
+            Some(r#"{"query":"cat"}"#.into()),
+            false,
+        ),
+        (
+            "POST",
+            format!("{p}/context"),
+            Some(r#"{"query":"cat"}"#.into()),
+            false,
+        ),
+        ("GET", format!("{p}/memories?limit=10"), None, false),
+        ("GET", format!("{p}/memories/{id}"), None, false),
+        ("GET", format!("{p}/memories/{id}/history"), None, false),
+        ("GET", format!("{p}/profile"), None, false),
+        ("GET", format!("{p}/stats"), None, false),
+        (
+            "PUT",
+            format!("{p}/memories/{id}"),
+            Some(r#"{"text":"Miso is a black cat."}"#.into()),
+            true,
+        ),
+        ("DELETE", format!("{p}/memories/{id}"), None, true),
+        ("DELETE", format!("{p}/sessions/s1"), None, true),
+        ("DELETE", p, None, true),
+    ]
+}
+
+#[test]
+fn every_route_serves_its_tenant_and_refuses_every_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let (keys, clear) = make_keys(&[
+        ("alice-rw", &[("alice", Right::ReadWrite)]),
+        ("alice-ro", &[("alice", Right::Read)]),
+        ("bob-rw", &[("bob", Right::ReadWrite)]),
+    ]);
+    let server = start(dir.path(), Some(keys), Limits::default());
+    let http = client();
+    let key = |n: &str| clear.get(n).map(String::as_str);
+    let url = |p: &str| server.url(p);
+
+    let (status, body) = call(
+        &http,
+        "POST",
+        &url("/v1/users/alice/sessions/s1/messages"),
+        key("alice-rw"),
+        Some(ADD),
+    );
+    assert_eq!(status, 200, "{body}");
+    let id = json(&body)["memories"][0]
+        .as_str()
+        .expect("a memory id")
+        .to_owned();
+    let bob_add = r#"{"messages":[{"role":"user","text":"I keep my bike in the garage."}]}"#;
+    let (status, _) = call(
+        &http,
+        "POST",
+        &url("/v1/users/bob/sessions/s1/messages"),
+        key("bob-rw"),
+        Some(bob_add),
+    );
+    assert_eq!(status, 200);
+
+    for (method, path, body, writes) in routes("alice", &id) {
+        let b = body.as_deref();
+        let what = format!("{method} {path}");
+        assert_eq!(
+            call(&http, method, &url(&path), None, b).0,
+            401,
+            "no key: {what}"
+        );
+        assert_eq!(
+            call(&http, method, &url(&path), Some("mf_wrong"), b).0,
+            401,
+            "bad key: {what}"
+        );
+        let (s, reply) = call(&http, method, &url(&path), key("bob-rw"), b);
+        assert_eq!(s, 403, "bob's key on alice: {what}");
+        assert!(
+            !reply.contains(clear["bob-rw"].as_str()),
+            "the key is never echoed"
+        );
+        let (s, _) = call(&http, method, &url(&path), key("alice-ro"), b);
+        assert_eq!(s, if writes { 403 } else { 200 }, "read-only key: {what}");
+    }
+    // Bob's key on his own routes never sees Alice's memory by her id.
+    let (s, _) = call(
+        &http,
+        "GET",
+        &url(&format!("/v1/users/bob/memories/{id}")),
+        key("bob-rw"),
+        None,
+    );
+    assert_eq!(s, 404);
+    let (s, body) = call(
+        &http,
+        "POST",
+        &url("/v1/users/bob/search"),
+        key("bob-rw"),
+        Some(r#"{"query":"cat Miso"}"#),
+    );
+    assert_eq!(s, 200);
+    assert!(json(&body)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["id"] != id.as_str()));
+
+    // The owner's key works on every route, deletes last.
+    for (method, path, body, _) in routes("alice", &id) {
+        let (s, reply) = call(&http, method, &url(&path), key("alice-rw"), body.as_deref());
+        assert_eq!(s, 200, "{method} {path}: {reply}");
+        if path.ends_with("/search") {
+            assert!(reply.contains(&id), "alice finds her memory: {reply}");
+        }
+    }
+    // Bob's data survived Alice's deletes.
+    let (s, body) = call(
+        &http,
+        "GET",
+        &url("/v1/users/bob/memories"),
+        key("bob-rw"),
+        None,
+    );
+    assert_eq!(s, 200);
+    assert_eq!(json(&body)["results"].as_array().map(Vec::len), Some(1));
+    server.stop();
+}
+
+#[test]
+fn bodies_over_the_limits_get_413_and_malformed_ones_400() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        max_body_bytes: 4096,
+        max_batch: 2,
+        max_turn_bytes: 100,
+        ..Limits::default()
+    };
+    let server = start(dir.path(), None, limits);
+    let http = client();
+    let add = server.url("/v1/users/u/sessions/s/messages");
+    let msg = |t: &str| format!(r#"{{"role":"user","text":"{t}"}}"#);
+    let body = |msgs: &[String]| format!(r#"{{"messages":[{}]}}"#, msgs.join(","));
+    assert_eq!(
+        call(&http, "POST", &add, None, Some(&body(&[msg("hi")]))).0,
+        200
+    );
+    let long_turn = body(&[msg(&"a".repeat(101))]);
+    assert_eq!(call(&http, "POST", &add, None, Some(&long_turn)).0, 413);
+    let big_batch = body(&[msg("a"), msg("b"), msg("c")]);
+    assert_eq!(call(&http, "POST", &add, None, Some(&big_batch)).0, 413);
+    let huge = body(&[msg(&"a".repeat(5000))]);
+    assert_eq!(call(&http, "POST", &add, None, Some(&huge)).0, 413);
+    for bad in [
+        "",
+        "{",
+        "[]",
+        r#"{"messages":[{"role":"robot","text":"x"}]}"#,
+        "\u{0}\u{1}",
+    ] {
+        let (s, reply) = call(&http, "POST", &add, None, Some(bad));
+        assert_eq!(s, 400, "{bad:?}: {reply}");
+        assert!(json(&reply)["error"].is_string());
+    }
+    let (s, _) = call(
+        &http,
+        "GET",
+        &server.url("/v1/users/u/memories/not-an-id"),
+        None,
+        None,
+    );
+    assert_eq!(s, 400);
+    let (s, _) = call(
+        &http,
+        "GET",
+        &server.url("/v1/users/u/memories?limit=zero"),
+        None,
+        None,
+    );
+    assert_eq!(s, 400);
+    server.stop();
+}
+
+#[test]
+fn a_key_with_its_limit_in_flight_gets_429_until_one_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (keys, clear) = make_keys(&[("a", &[("alice", Right::ReadWrite)])]);
+    let limits = Limits {
+        max_in_flight_per_key: 2,
+        ..Limits::default()
+    };
+    let server = start(dir.path(), Some(keys), limits);
+    let http = client();
+    let url = server.url("/v1/users/alice/stats");
+    let key = Some(clear["a"].as_str());
+    let held = [server.limiter.try_enter("a"), server.limiter.try_enter("a")];
+    assert!(held.iter().all(Option::is_some));
+    assert_eq!(call(&http, "GET", &url, key, None).0, 429);
+    drop(held);
+    assert_eq!(call(&http, "GET", &url, key, None).0, 200);
+    server.stop();
+}
+
+#[test]
+fn a_keyless_server_refuses_a_non_loopback_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let config = |keys| ServeConfig {
+        listen: "0.0.0.0:0".parse().unwrap(),
+        keys,
+        limits: Limits::default(),
+    };
+    let memory = memforest::Memory::open(dir.path()).unwrap();
+    let refused = rt.block_on(Server::bind(memory, config(None)));
+    assert!(matches!(refused, Err(ServeError::OpenNonLoopback(_))));
+    let (keys, _) = make_keys(&[("a", &[("alice", Right::Read)])]);
+    let memory = memforest::Memory::open(dir.path()).unwrap();
+    assert!(rt
+        .block_on(Server::bind(memory, config(Some(keys))))
+        .is_ok());
+}
+
+#[test]
+fn health_needs_no_key_and_metrics_count_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let (keys, clear) = make_keys(&[("a", &[("alice", Right::ReadWrite)])]);
+    let server = start(dir.path(), Some(keys), Limits::default());
+    let http = client();
+    let (s, body) = call(&http, "GET", &server.url("/health"), None, None);
+    assert_eq!((s, json(&body)["status"].as_str()), (200, Some("ok")));
+    let add = server.url("/v1/users/alice/sessions/s/messages");
+    assert_eq!(
+        call(&http, "POST", &add, Some(&clear["a"]), Some(ADD)).0,
+        200
+    );
+    assert_eq!(call(&http, "POST", &add, None, Some(ADD)).0, 401);
+    let (s, text) = call(&http, "GET", &server.url("/metrics"), None, None);
+    assert_eq!(s, 200);
+    for line in [
+        r#"memforest_http_requests_total{route="/v1/users/{user}/sessions/{session}/messages",method="POST",status="200"} 1"#,
+        r#"memforest_http_requests_total{route="/v1/users/{user}/sessions/{session}/messages",method="POST",status="401"} 1"#,
+        "memforest_ingest_pending_cells ",
+        "memforest_ingest_stalls_total ",
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+    assert!(!text.contains("alice"), "metrics name no tenant");
+    server.stop();
+}
+
+#[test]
+fn every_acknowledged_add_is_stored_after_a_shutdown_during_a_burst() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = start(dir.path(), None, Limits::default());
+    let base = server.url("/v1/users/u/sessions");
+    let workers: Vec<_> = (0..8)
+        .map(|w| {
+            let base = base.clone();
+            std::thread::spawn(move || {
+                let http = client();
+                let mut acked = Vec::new();
+                for i in 0..10_000 {
+                    let body = format!(r#"{{"messages":[{{"role":"user","text":"note {w} {i}: the meeting moved to room {i}","id":"w{w}-{i}"}}]}}"#);
+                    let (s, _) = call(&http, "POST", &format!("{base}/w{w}/messages"), None, Some(&body));
+                    match s {
+                        200 => acked.push(format!("w{w}-{i}")),
+                        _ => break,
+                    }
+                }
+                (w, acked)
+            })
+        })
+        .collect();
+    // Let the burst get going, then shut down while it runs.
+    let probe = client();
+    while call(
+        &probe,
+        "GET",
+        &server.url("/v1/users/u/sessions/w0/messages"),
+        None,
+        None,
+    )
+    .1
+    .matches("w0-")
+    .count()
+        < 20
+    {
+        std::thread::yield_now();
+    }
+    server.signal_stop();
+    let results: Vec<_> = workers.into_iter().map(|h| h.join().unwrap()).collect();
+    server.wait();
+    let memory = memforest::Memory::open(dir.path()).unwrap();
+    let mut total = 0;
+    for (w, acked) in results {
+        let stored: std::collections::BTreeSet<String> = memory
+            .messages("u", &format!("w{w}"))
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| m.id)
+            .collect();
+        for id in &acked {
+            assert!(stored.contains(id), "acknowledged {id} lost");
+        }
+        total += acked.len();
+    }
+    assert!(total >= 20);
+}
