@@ -9,7 +9,11 @@ Open a store with :class:`Memory`; ``help(memforest.Memory)`` lists its methods:
                {"role": "assistant", "content": "Lovely city!"}], user_id="alice")
         for hit in m.search("Where does Alice live?", user_id="alice"):
             print(hit["text"], hit["start"])
+
+:class:`AsyncMemory` has the same methods as coroutines.
 """
+
+import os
 
 from memforest._errors import (
     ClosedError,
@@ -20,9 +24,12 @@ from memforest._errors import (
     ModelCallError,
     NotFoundError,
 )
+from memforest import _memforest
 from memforest._memforest import Memory, __version__
+from memforest._async import AsyncMemory
 
 __all__ = [
+    "AsyncMemory",
     "ClosedError",
     "CorruptStoreError",
     "InvalidInputError",
@@ -33,3 +40,7 @@ __all__ = [
     "NotFoundError",
     "__version__",
 ]
+
+# A child forked while a store is open must not open stores (see Memory's docstring).
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_memforest._after_fork_in_child)

@@ -11,6 +11,7 @@ use std::fmt;
 use memforest::memory::embed::{Embedder, Embeddings};
 use memforest::memory::model::{ModelError, Usage};
 use memforest::memory::summarize::{self, Summarizer, SummaryOutput, SummaryRequest};
+use pyo3::conversion::FromPyObjectOwned;
 use pyo3::prelude::*;
 
 /// A failed Python call as a model error.
@@ -27,43 +28,51 @@ fn name_of(f: &Bound<'_, PyAny>) -> String {
     format!("python:{}", name.unwrap_or_else(|_| "callable".to_owned()))
 }
 
-/// `embedder=fn(texts: list[str]) -> list[list[float]]`: one vector per text, in order, all
-/// of one dimension.
-pub(crate) struct PyEmbedder {
+/// A Python callable as the embedder (`fn(texts: list[str]) -> list[list[float]]`: one
+/// vector per text, in order, all of one dimension) or the summarizer (`fn(texts:
+/// list[str]) -> str`: the summary of a tree node's children, oldest first; the
+/// `[Mon YYYY - Mon YYYY | label]` header is prepended).
+pub(crate) struct PyModel {
     f: Py<PyAny>,
     name: String,
 }
 
-impl PyEmbedder {
+impl PyModel {
     pub(crate) fn new(f: &Bound<'_, PyAny>) -> Self {
         Self {
             f: f.clone().unbind(),
             name: name_of(f),
         }
     }
-}
 
-impl fmt::Debug for PyEmbedder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PyEmbedder")
-            .field("name", &self.name)
-            .finish()
+    /// Calls the callable with `texts` and extracts its result as `T`.
+    fn call<T: for<'py> FromPyObjectOwned<'py>>(
+        &self,
+        texts: Vec<String>,
+    ) -> Result<T, ModelError> {
+        Python::attach(|py| {
+            self.f
+                .bind(py)
+                .call1((texts,))
+                .and_then(|v| v.extract().map_err(Into::into))
+        })
+        .map_err(failed)
     }
 }
 
-impl Embedder for PyEmbedder {
+impl fmt::Debug for PyModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PyModel").field("name", &self.name).finish()
+    }
+}
+
+impl Embedder for PyModel {
     fn name(&self) -> &str {
         &self.name
     }
 
     fn embed(&self, texts: &[String]) -> Result<Embeddings, ModelError> {
-        let vectors: Vec<Vec<f32>> = Python::attach(|py| {
-            self.f
-                .bind(py)
-                .call1((texts.to_vec(),))
-                .and_then(|v| v.extract())
-        })
-        .map_err(failed)?;
+        let vectors: Vec<Vec<f32>> = self.call(texts.to_vec())?;
         if vectors.len() != texts.len() {
             return Err(ModelError::Malformed {
                 offset: 0,
@@ -81,40 +90,14 @@ impl Embedder for PyEmbedder {
     }
 }
 
-/// `summarizer=fn(texts: list[str]) -> str`: the summary of a tree node's children, oldest
-/// first; the `[Mon YYYY - Mon YYYY | label]` header is prepended.
-pub(crate) struct PySummarizer {
-    f: Py<PyAny>,
-    name: String,
-}
-
-impl PySummarizer {
-    pub(crate) fn new(f: &Bound<'_, PyAny>) -> Self {
-        Self {
-            f: f.clone().unbind(),
-            name: name_of(f),
-        }
-    }
-}
-
-impl fmt::Debug for PySummarizer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PySummarizer")
-            .field("name", &self.name)
-            .finish()
-    }
-}
-
-impl Summarizer for PySummarizer {
+impl Summarizer for PyModel {
     fn name(&self) -> &str {
         &self.name
     }
 
     fn summarize(&self, request: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
-        let texts: Vec<String> = request.children.iter().map(|c| c.text.clone()).collect();
-        let body: String =
-            Python::attach(|py| self.f.bind(py).call1((texts,)).and_then(|v| v.extract()))
-                .map_err(failed)?;
+        let texts = request.children.iter().map(|c| c.text.clone()).collect();
+        let body: String = self.call(texts)?;
         Ok(SummaryOutput {
             text: format!(
                 "{} {}",

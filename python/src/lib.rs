@@ -5,6 +5,7 @@
 mod callable;
 mod convert;
 mod error;
+mod fork;
 mod memory;
 mod messages;
 mod options;
@@ -15,6 +16,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _memforest(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<memory::Memory>()?;
+    m.add_function(wrap_pyfunction!(fork::_after_fork_in_child, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -7,9 +7,11 @@ use parking_lot::RwLock;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
+use serde::Serialize;
 
 use crate::convert::{self, opt_time};
 use crate::error::{self, Kind};
+use crate::fork;
 use crate::messages;
 use crate::options::PyOptions;
 
@@ -63,11 +65,15 @@ impl From<Failure> for PyErr {
 /// * ``read_only``: open without the lock; every change raises.
 ///
 /// Memories belong to a user (``user_id``): no call reads or changes another user's.
-/// Results are plain dicts and lists (times as timezone-aware ``datetime`` in UTC); memory
-/// ids are strings of 16 hex digits. Every call that does I/O releases the GIL.
+/// Results are plain dicts and lists (times as timezone-aware ``datetime`` in UTC; a naive
+/// ``datetime`` argument is read as UTC); memory ids are strings of 16 hex digits. Every
+/// call that does I/O releases the GIL. ``AsyncMemory`` has the same methods as coroutines.
 ///
-/// A ``Memory`` belongs to the process that opened it: in a forked child every call raises
-/// ``ClosedError``; open a new ``Memory`` there (of a store the parent does not hold open).
+/// A ``Memory`` belongs to the process that opened it: in a forked child it reads as
+/// closed and every call raises ``ClosedError``. Its background threads cannot be carried
+/// over a fork, so a child forked while one was open cannot open stores either
+/// (``MemForestError``): open them after forking (in each worker), close the parent's
+/// first, or use multiprocessing's ``"spawn"`` or ``"forkserver"`` start method.
 #[pyclass(module = "memforest", name = "Memory", frozen)]
 pub(crate) struct Memory {
     inner: RwLock<Option<memforest::Memory>>,
@@ -86,10 +92,6 @@ fn session_of(run_id: Option<String>, session_id: Option<String>) -> PyResult<Op
     }
 }
 
-fn memory_id(id: &str) -> Result<MemoryId, MemoryError> {
-    Ok(id.parse::<MemoryId>()?)
-}
-
 impl Memory {
     /// Runs `f` on the open store with the GIL released.
     fn with<T: Send>(
@@ -103,6 +105,19 @@ impl Memory {
             None => Err(Failure::Closed),
         });
         Ok(out?)
+    }
+
+    /// Runs `op` on memory `memory_id` of `user_id` (GIL released) and returns its result
+    /// as plain Python objects.
+    fn by_id<'py, T: Serialize + Send>(
+        &self,
+        py: Python<'py>,
+        memory_id: &str,
+        user_id: &str,
+        op: fn(&memforest::Memory, &str, MemoryId) -> Result<T, MemoryError>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let out = self.with(py, |m| op(m, user_id, memory_id.parse::<MemoryId>()?))?;
+        convert::to_py(py, &out)
     }
 
     /// `ClosedError` in a forked child: the parent's background threads do not exist here
@@ -123,7 +138,7 @@ impl Memory {
 impl Memory {
     #[new]
     #[pyo3(signature = (path, *, extractor=None, summarizer=None, embedder=None, llm_url=None,
-        llm_model=None, embed_model=None, api_key_env=None, durability="buffered".to_owned(),
+        llm_model=None, embed_model=None, api_key_env=None, durability=None,
         pool=None, read_only=false))]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn new(
@@ -136,7 +151,7 @@ impl Memory {
         llm_model: Option<String>,
         embed_model: Option<String>,
         api_key_env: Option<String>,
-        durability: String,
+        durability: Option<String>,
         pool: Option<usize>,
         read_only: bool,
     ) -> PyResult<Self> {
@@ -152,6 +167,7 @@ impl Memory {
             pool,
         }
         .build()?;
+        fork::check_can_open()?;
         let dir = path.clone();
         let opened = py.detach(move || {
             let builder = memforest::Memory::builder().options(options);
@@ -161,8 +177,10 @@ impl Memory {
                 builder.open(&dir)
             }
         });
+        let opened = opened.map_err(error::to_py)?;
+        fork::opened();
         Ok(Self {
-            inner: RwLock::new(Some(opened.map_err(error::to_py)?)),
+            inner: RwLock::new(Some(opened)),
             pid: std::process::id(),
             path: path.display().to_string(),
         })
@@ -290,8 +308,7 @@ impl Memory {
         memory_id: String,
         user_id: String,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let record = self.with(py, |m| m.get(&user_id, self::memory_id(&memory_id)?))?;
-        convert::to_py(py, &record)
+        self.by_id(py, &memory_id, &user_id, memforest::Memory::get)
     }
 
     /// The user's memories newest first (by when what they say happened), ``limit`` of
@@ -338,7 +355,7 @@ impl Memory {
         user_id: String,
     ) -> PyResult<String> {
         let id = self.with(py, |m| {
-            m.update(&user_id, self::memory_id(&memory_id)?, &text)
+            m.update(&user_id, memory_id.parse::<MemoryId>()?, &text)
         })?;
         Ok(id.to_string())
     }
@@ -355,8 +372,7 @@ impl Memory {
         memory_id: String,
         user_id: String,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let deleted = self.with(py, |m| m.delete(&user_id, self::memory_id(&memory_id)?))?;
-        convert::to_py(py, &deleted)
+        self.by_id(py, &memory_id, &user_id, memforest::Memory::delete)
     }
 
     /// Deletes everything of the user (messages, memories, summaries), or with
@@ -391,8 +407,7 @@ impl Memory {
         memory_id: String,
         user_id: String,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let versions = self.with(py, |m| m.history(&user_id, self::memory_id(&memory_id)?))?;
-        convert::to_py(py, &versions)
+        self.by_id(py, &memory_id, &user_id, memforest::Memory::history)
     }
 
     /// What the memory holds about the user now: ``{"current": [{"subject", "attribute",
@@ -439,16 +454,20 @@ impl Memory {
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.same_process()?;
         let closed = py.detach(|| match self.inner.write().take() {
-            Some(m) => m.close().map_err(Failure::from),
+            Some(m) => {
+                let closed = m.close();
+                fork::stopped();
+                closed.map_err(Failure::from)
+            }
             None => Err(Failure::Closed),
         });
         Ok(closed?)
     }
 
-    /// True once closed.
+    /// True once closed, and in a forked child (where it cannot be used).
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.read().is_none()
+        std::process::id() != self.pid || self.inner.read().is_none()
     }
 
     /// The store's directory.
@@ -493,5 +512,6 @@ impl Drop for Memory {
         }
         // Stopping joins the worker threads, which may wait for the GIL (a Python model).
         Python::attach(|py| py.detach(move || drop(m)));
+        fork::stopped();
     }
 }

@@ -10,7 +10,7 @@ use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::callable::{PyEmbedder, PySummarizer};
+use crate::callable::PyModel;
 use crate::error::Kind;
 
 /// The options as given to `Memory(...)`.
@@ -29,8 +29,8 @@ pub(crate) struct PyOptions<'py> {
     pub embed_model: Option<String>,
     /// Environment variable holding the API key.
     pub api_key_env: Option<String>,
-    /// `"buffered"`, `"sync_data"` or `"sync_all"`.
-    pub durability: String,
+    /// `"buffered"` (`None`: the default), `"sync_data"` or `"sync_all"`.
+    pub durability: Option<String>,
     /// Worker threads of the extraction pool and of the summary pool (each); `None` keeps
     /// the default.
     pub pool: Option<usize>,
@@ -84,7 +84,7 @@ impl PyOptions<'_> {
             m.extract_pool = pool;
             m.summary_pool = pool;
         }
-        m.durability = match self.durability.as_str() {
+        m.durability = match self.durability.as_deref().unwrap_or("buffered") {
             "buffered" => Durability::Buffered,
             "sync_data" => Durability::SyncData,
             "sync_all" => Durability::SyncAll,
@@ -137,7 +137,7 @@ impl PyOptions<'_> {
                     "\"extractive\", \"openai\", \"none\", a callable",
                 ))
             }
-            Choice::Callable(f) => m.summarizer = Arc::new(PySummarizer::new(f)),
+            Choice::Callable(f) => m.summarizer = Arc::new(PyModel::new(f)),
             Choice::Off => m.summarizer = Arc::new(HeaderOnlySummarizer),
         }
         Ok(())
@@ -162,7 +162,7 @@ impl PyOptions<'_> {
                     "\"static\", \"openai\", \"none\", a callable",
                 ))
             }
-            Choice::Callable(f) => m.embedder = Some(Arc::new(PyEmbedder::new(f))),
+            Choice::Callable(f) => m.embedder = Some(Arc::new(PyModel::new(f))),
             Choice::Off => m.embedder = None,
         }
         Ok(())

@@ -57,43 +57,82 @@ def test_a_python_embedder_runs_on_worker_threads_while_add_waits():
     )
 
 
-def test_a_forked_child_neither_deadlocks_nor_uses_the_parents_store():
+FORK_CHILD = """
+import os, sys, time, memforest
+
+def fork_and_wait(child):
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            child()
+        except BaseException as e:
+            print("child failed:", repr(e), flush=True)
+            code = 2
+        os._exit(code)
+    deadline = time.time() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.time() > deadline:
+            os.kill(pid, 9)
+            raise SystemExit("the forked child hung")
+        time.sleep(0.05)
+"""
+
+
+def test_a_child_forked_while_a_store_is_open_raises_instead_of_hanging():
     run_python(
-        """
-        import os, tempfile, time, memforest
-        base = tempfile.mkdtemp()
-        parent = memforest.Memory(base + "/parent")
-        parent.add("I like figs.", user_id="alice")
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                try:
-                    parent.search("figs", user_id="alice")
-                    code = 3
-                except memforest.ClosedError:
-                    pass
-                with memforest.Memory(base + "/child") as child:
-                    child.add("I like plums.", user_id="alice")
-                    assert child.search("plums", user_id="alice")
-                del parent  # dropping the inherited handle must not join the parent's threads
-            except BaseException as e:
-                print("child failed:", repr(e), flush=True)
-                code = 2
-            os._exit(code)
-        deadline = time.time() + 60
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.time() > deadline:
-                os.kill(pid, 9)
-                raise SystemExit("the forked child hung")
-            time.sleep(0.05)
-        assert os.waitstatus_to_exitcode(status) == 0, status
-        assert parent.search("figs", user_id="alice")
-        parent.close()
-        """
+        FORK_CHILD
+        + """
+import tempfile
+base = tempfile.mkdtemp()
+parent = memforest.Memory(base + "/parent")
+parent.add("I like figs.", user_id="alice")
+
+def child():
+    global parent
+    assert parent.closed
+    try:
+        parent.search("figs", user_id="alice")
+        raise AssertionError("the inherited handle worked")
+    except memforest.ClosedError as e:
+        assert "before a fork" in str(e), e
+    try:
+        memforest.Memory(base + "/child")
+        raise AssertionError("opened a store in a child forked while one was open")
+    except memforest.MemForestError as e:
+        assert "forked while" in str(e), e
+    parent.__exit__(None, None, None)  # a with-block ending in the child: no-op
+    del parent  # must not join the parent's threads
+
+assert fork_and_wait(child) == 0
+assert parent.search("figs", user_id="alice")  # the parent's handle is unaffected
+parent.close()
+"""
+    )
+
+
+def test_a_child_forked_after_the_parent_closed_its_store_opens_stores():
+    run_python(
+        FORK_CHILD
+        + """
+import tempfile
+base = tempfile.mkdtemp()
+with memforest.Memory(base + "/parent") as parent:
+    parent.add("I like figs.", user_id="alice")
+
+def child():
+    with memforest.Memory(base + "/child") as m:
+        m.add("I like plums.", user_id="alice")
+        assert m.search("plums", user_id="alice")
+    with memforest.Memory(base + "/parent") as m:  # the parent's store, now free
+        assert m.search("figs", user_id="alice")
+
+for _ in range(3):
+    assert fork_and_wait(child) == 0
+"""
     )
 
 
@@ -109,12 +148,20 @@ def test_multiprocessing_fork_workers_open_their_own_stores():
 
         if __name__ == "__main__":
             base = tempfile.mkdtemp()
-            held = memforest.Memory(base + "/held")  # background threads running at fork
-            held.add("I like figs.", user_id="alice")
+            with memforest.Memory(base + "/setup") as m:  # closed before the pool forks
+                m.add("I like figs.", user_id="alice")
             ctx = mp.get_context("fork")
             with ctx.Pool(2) as pool:
                 counts = pool.map(work, [f"{base}/w{i}" for i in range(4)], chunksize=1)
             assert all(c >= 1 for c in counts), counts
+
+            held = memforest.Memory(base + "/held")  # open while the next pool forks
+            with ctx.Pool(1) as pool:
+                try:
+                    pool.apply(work, (base + "/w9",))
+                    raise AssertionError("a worker forked while a store was open opened one")
+                except memforest.MemForestError as e:
+                    assert "forked while" in str(e), e
             held.close()
         """
     )
