@@ -466,8 +466,9 @@ impl Memory {
 
     /// True once closed, and in a forked child (where it cannot be used).
     #[getter]
-    fn closed(&self) -> bool {
-        std::process::id() != self.pid || self.inner.read().is_none()
+    fn closed(&self, py: Python<'_>) -> bool {
+        // Waits for a close in progress without the GIL, which its work may need.
+        std::process::id() != self.pid || py.detach(|| self.inner.read().is_none())
     }
 
     /// The store's directory.
@@ -488,14 +489,14 @@ impl Memory {
         _exc: Option<Bound<'_, PyAny>>,
         _tb: Option<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        if self.closed() {
+        if self.closed(py) {
             return Ok(());
         }
         self.close(py)
     }
 
-    fn __repr__(&self) -> String {
-        let state = if self.closed() { "closed" } else { "open" };
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let state = if self.closed(py) { "closed" } else { "open" };
         format!("<memforest.Memory {:?} {state}>", self.path)
     }
 }
