@@ -3,7 +3,7 @@
 import datetime
 import os
 from types import TracebackType
-from typing import Callable, Literal, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Callable, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 __version__: str
 
@@ -105,6 +105,7 @@ class PurgeDict(TypedDict):
     wal_segments_removed: int
 
 Messages = Union[str, MessageDict, Sequence[Union[str, MessageDict]]]
+Extractor = Callable[[list[dict[str, Any]]], Sequence[Union[str, Mapping[str, Any]]]]
 Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 Summarizer = Callable[[list[str]], str]
 
@@ -115,7 +116,7 @@ class Memory:
         self,
         path: Union[str, os.PathLike[str]],
         *,
-        extractor: Optional[Literal["heuristic", "openai"]] = None,
+        extractor: Union[Literal["heuristic", "openai"], Extractor, None] = None,
         summarizer: Union[Literal["extractive", "openai", "none"], Summarizer, None] = None,
         embedder: Union[Literal["static", "openai", "none"], Embedder, None] = None,
         llm_url: Optional[str] = None,
@@ -207,7 +208,7 @@ class AsyncMemory:
         self,
         path: Union[str, os.PathLike[str]],
         *,
-        extractor: Optional[Literal["heuristic", "openai"]] = None,
+        extractor: Union[Literal["heuristic", "openai"], Extractor, None] = None,
         summarizer: Union[Literal["extractive", "openai", "none"], Summarizer, None] = None,
         embedder: Union[Literal["static", "openai", "none"], Embedder, None] = None,
         llm_url: Optional[str] = None,

@@ -51,7 +51,11 @@ impl From<Failure> for PyErr {
 ///
 /// Keyword options:
 ///
-/// * ``extractor``: ``"heuristic"`` (default) or ``"openai"``.
+/// * ``extractor``: ``"heuristic"`` (default), ``"openai"``, or a callable
+///   ``fn(messages: list[dict]) -> list[str | dict]`` returning the memories in an
+///   exchange's messages (each dict has ``id``, ``role``, ``name``, ``content``,
+///   ``timestamp``): statements, or dicts of item fields (``fact_text``, ``entities``,
+///   ``attribute_keys``, ``time_start``, ...).
 /// * ``summarizer``: ``"extractive"`` (default), ``"openai"``, ``"none"`` (headers only), or
 ///   a callable ``fn(texts: list[str]) -> str`` summarizing a tree node's children.
 /// * ``embedder``: ``"static"`` (default), ``"openai"``, ``"none"`` (lexical search only),

@@ -15,7 +15,7 @@ use crate::error::Kind;
 
 /// The options as given to `Memory(...)`.
 pub(crate) struct PyOptions<'py> {
-    /// `"heuristic"` (default) or `"openai"`.
+    /// `"heuristic"` (default), `"openai"` or a callable.
     pub extractor: Option<Bound<'py, PyAny>>,
     /// `"extractive"` (default), `"openai"`, `"none"` (header only) or a callable.
     pub summarizer: Option<Bound<'py, PyAny>>,
@@ -111,9 +111,17 @@ impl PyOptions<'_> {
                 m.extractor = Arc::new(OpenAiExtractor::new(c).map_err(model)?);
                 Ok(())
             }
-            Choice::Named(n) => Err(unknown("extractor", &n, "\"heuristic\", \"openai\"")),
-            Choice::Callable(_) | Choice::Off => Err(PyTypeError::new_err(
-                "extractor must be \"heuristic\" or \"openai\"",
+            Choice::Named(n) => Err(unknown(
+                "extractor",
+                &n,
+                "\"heuristic\", \"openai\", a callable",
+            )),
+            Choice::Callable(f) => {
+                m.extractor = Arc::new(PyModel::new(f));
+                Ok(())
+            }
+            Choice::Off => Err(PyValueError::new_err(
+                "extractor must be \"heuristic\", \"openai\" or a callable",
             )),
         }
     }

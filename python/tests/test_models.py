@@ -100,6 +100,42 @@ def test_python_callables_as_embedder_and_summarizer(store):
     assert summarized and all(isinstance(t, str) for batch in summarized for t in batch)
 
 
+def test_a_python_extractor_gives_the_memories_of_each_exchange(store):
+    seen = []
+
+    def extract(messages):
+        seen.extend(messages)
+        user = [m for m in messages if m["role"] == "user"]
+        items = [f"{m['name']} mentioned {m['content'].rstrip('.').lower()}" for m in user]
+        if any("kayak" in m["content"] for m in user):
+            items.append({"fact_text": "Alice owns a kayak.", "attribute_keys": ["boat"]})
+        return items
+
+    with memforest.Memory(store, extractor=extract) as m:
+        added = m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
+        assert added["pending"] == 0 and len(added["memories"]) == 2
+        texts = {r["text"] for r in m.get_all(user_id="alice")}
+        assert texts == {"Alice mentioned i bought a kayak", "Alice owns a kayak."}
+    first = seen[0]
+    assert first["role"] == "user" and first["name"] == "Alice" and first["id"] == "default#turn_0"
+    assert first["timestamp"].tzinfo is not None
+
+
+def test_a_python_extractor_that_fails_leaves_the_messages_stored_and_pending(store):
+    def extract(messages):
+        raise RuntimeError("model down")
+
+    m = memforest.Memory(store, extractor=extract)
+    added = m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
+    assert added["messages"] == 2 and added["memories"] == [] and added["pending"] >= 1
+    assert m.stats("alice")["messages"] == 2
+    m.close()  # the extraction stays pending in the store, retried after a reopen
+    with memforest.Memory(store) as m:
+        m.flush()
+        texts = [r["text"] for r in m.get_all(user_id="alice")]
+        assert any("kayak" in t for t in texts)
+
+
 def test_a_callable_embedder_returning_garbage_is_a_model_call_error(store):
     with memforest.Memory(store, embedder=lambda texts: "not vectors", summarizer="none") as m:
         with pytest.raises(memforest.ModelCallError, match="TypeError"):
