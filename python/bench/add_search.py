@@ -1,0 +1,92 @@
+"""Latency of `Memory.add` (one exchange: two messages) and `Memory.search` from Python,
+with the default (offline) extractor, summarizer and embedder, for one user holding
+`--facts` memories.
+
+    python bench/add_search.py               # 10^5 memories (the goal's size)
+    python bench/add_search.py --facts 5000  # a quick run
+
+It fills the store with batched adds of synthetic exchanges, then times `--adds` adds of one
+exchange each and `--searches` searches, and prints median, p99 and max in milliseconds.
+Build the package in release mode first (`pip install ./python` or `maturin develop -r`).
+"""
+
+import argparse
+import os
+import random
+import statistics
+import tempfile
+import time
+
+import memforest
+
+PEOPLE = ["Alice", "Bob", "Chen", "Dana", "Emil", "Farah", "Gus", "Hana", "Ivan", "June"]
+VERBS = ["bought", "sold", "painted", "repaired", "borrowed", "lost", "found", "gifted"]
+THINGS = ["bike", "kayak", "guitar", "lamp", "camera", "tent", "violin", "scooter", "clock"]
+COLORS = ["red", "blue", "green", "amber", "teal", "black", "white", "violet"]
+CITIES = ["Paris", "Berlin", "Oslo", "Rome", "Lima", "Kyoto", "Cairo", "Quito", "Perth"]
+
+
+def exchange(rng, i):
+    """A synthetic exchange: a user fact with a unique token and the assistant's reply."""
+    text = (f"I {rng.choice(VERBS)} a {rng.choice(COLORS)} {rng.choice(THINGS)} in "
+            f"{rng.choice(CITIES)} with {rng.choice(PEOPLE)}, receipt r{i}.")
+    return [{"role": "user", "content": text, "name": "Alice"},
+            {"role": "assistant", "content": f"Noted receipt r{i}, {rng.choice(PEOPLE)}!"}]
+
+
+def percentile(samples, q):
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def report(name, samples_ns):
+    ms = [s / 1e6 for s in samples_ns]
+    print(f"{name:<28} n={len(ms):<6} median={statistics.median(ms):.3f} ms  "
+          f"p99={percentile(ms, 0.99):.3f} ms  max={max(ms):.3f} ms")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--facts", type=int, default=100_000, help="memories stored before timing")
+    ap.add_argument("--adds", type=int, default=2_000, help="timed one-exchange adds")
+    ap.add_argument("--searches", type=int, default=1_000, help="timed searches")
+    ap.add_argument("--dir", help="store directory (default: a fresh temporary one)")
+    args = ap.parse_args()
+    rng = random.Random(7)
+    path = args.dir or os.path.join(tempfile.mkdtemp(prefix="memforest-bench-"), "store")
+    with memforest.Memory(path) as m:
+        started = time.perf_counter()
+        i = 0
+        while m.stats("alice")["memories"] < args.facts:
+            batch = []
+            for _ in range(50):
+                batch += exchange(rng, i)
+                i += 1
+            m.add(batch, user_id="alice", session_id=f"fill{i // 5000}")
+        m.flush()
+        fill_s = time.perf_counter() - started
+        stats = m.stats("alice")
+        print(f"store {path}: {stats['memories']} memories, {stats['messages']} messages "
+              f"for one user, filled in {fill_s:.1f} s")
+
+        adds = []
+        for _ in range(args.adds):
+            msgs = exchange(rng, i)
+            i += 1
+            t = time.perf_counter_ns()
+            m.add(msgs, user_id="alice", session_id="timed")
+            adds.append(time.perf_counter_ns() - t)
+        report("add (one exchange)", adds)
+
+        searches = []
+        for _ in range(args.searches):
+            q = (f"Which {rng.choice(COLORS)} {rng.choice(THINGS)} did Alice buy in "
+                 f"{rng.choice(CITIES)}?")
+            t = time.perf_counter_ns()
+            m.search(q, user_id="alice", limit=10)
+            searches.append(time.perf_counter_ns() - t)
+        report("search (limit 10)", searches)
+
+
+if __name__ == "__main__":
+    main()

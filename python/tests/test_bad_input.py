@@ -1,0 +1,124 @@
+"""Bad arguments raise clear exceptions and store nothing."""
+
+import datetime as dt
+
+import pytest
+
+import memforest
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.add("hi", user_id=5),
+        lambda m: m.add(5, user_id="alice"),
+        lambda m: m.add([5], user_id="alice"),
+        lambda m: m.add({"role": "user", "content": 7}, user_id="alice"),
+        lambda m: m.add("hi", user_id="alice", timestamp="2024-01-01"),
+        lambda m: m.add("hi", user_id="alice", metadata={"k": 1}),
+        lambda m: m.add([{"role": "user", "content": "hi", "timestamp": 3}], user_id="alice"),
+        lambda m: m.search(b"bytes", user_id="alice"),
+        lambda m: m.search("q", user_id="alice", limit="ten"),
+        lambda m: m.search("q", user_id="alice", since=1700000000),
+        lambda m: m.get(123, user_id="alice"),
+    ],
+)
+def test_wrong_types_raise_type_error(mem, call):
+    with pytest.raises(TypeError):
+        call(mem)
+    assert mem.get_all(user_id="alice") == []
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda m: m.add("hi", user_id="alice", limit=1), TypeError),
+        (lambda m: m.add([], user_id="alice"), ValueError),
+        (lambda m: m.add({"role": "robot", "content": "hi"}, user_id="alice"), ValueError),
+        (lambda m: m.add({"content": "hi"}, user_id="alice"), ValueError),
+        (lambda m: m.add("hi", user_id="alice", run_id="a", session_id="b"), ValueError),
+        (lambda m: m.search("q", user_id="alice", limit=-1), OverflowError),
+    ],
+)
+def test_malformed_arguments_raise_value_errors(mem, call, error):
+    with pytest.raises(error):
+        call(mem)
+    assert mem.get_all(user_id="alice") == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.add("hi", user_id=""),
+        lambda m: m.add("hi", user_id="a\0b"),
+        lambda m: m.add("hi", user_id="u" * 100_000),
+        lambda m: m.add("x" * 10_000_000, user_id="alice"),
+        lambda m: m.add("", user_id="alice"),
+        lambda m: m.add("hi", user_id="alice", agent_id=""),
+        lambda m: m.add("hi", user_id="alice", metadata={"k" * 1000: "v"}),
+        lambda m: m.get("not-an-id", user_id="alice"),
+        lambda m: m.delete("zz" * 8, user_id="alice"),
+        lambda m: m.search("q", user_id=""),
+    ],
+)
+def test_inputs_over_the_limits_raise_invalid_input(mem, call):
+    with pytest.raises(memforest.InvalidInputError) as e:
+        call(mem)
+    assert isinstance(e.value, ValueError) and str(e.value)
+    assert mem.get_all(user_id="alice") == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.add("lone \ud800 surrogate", user_id="alice"),
+        lambda m: m.add("hi", user_id="al\udcffice"),
+        lambda m: m.add({"role": "user", "content": "x\udfff"}, user_id="alice"),
+        lambda m: m.search("q\ud800", user_id="alice"),
+    ],
+)
+def test_lone_surrogates_raise_unicode_errors(mem, call):
+    with pytest.raises(UnicodeEncodeError):
+        call(mem)
+    assert mem.get_all(user_id="alice") == []
+
+
+def test_missing_things_raise_not_found(mem):
+    with pytest.raises(memforest.NotFoundError) as e:
+        mem.history("00000000000000ff", user_id="alice")
+    assert isinstance(e.value, KeyError) and "00000000000000ff" in str(e.value)
+    with pytest.raises(memforest.NotFoundError):
+        mem.delete_all(user_id="nobody")
+    assert mem.get("00000000000000ff", user_id="alice") is None
+
+
+def test_bad_options_raise_before_anything_is_opened(tmp_path):
+    path = str(tmp_path / "m")
+    with pytest.raises(ValueError):
+        memforest.Memory(path, durability="sometimes")
+    with pytest.raises(ValueError):
+        memforest.Memory(path, pool=0)
+    with pytest.raises(ValueError):
+        memforest.Memory(path, embedder="word2vec")
+    with pytest.raises(TypeError):
+        memforest.Memory(path, embedder=42)
+    with pytest.raises(memforest.InvalidInputError):
+        memforest.Memory(path, extractor="openai")
+    with pytest.raises(memforest.InvalidInputError):
+        memforest.Memory(path, embedder="openai", llm_url="http://127.0.0.1:9/v1")
+    with pytest.raises(TypeError):
+        memforest.Memory(path, unknown_option=1)
+
+
+def test_a_directory_that_is_not_a_store_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(memforest.MemForestError):
+        memforest.Memory(str(tmp_path))
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_timestamps_in_other_timezones_are_converted_to_utc(mem):
+    paris = dt.timezone(dt.timedelta(hours=1))
+    mem.add("I woke at seven.", user_id="alice", timestamp=dt.datetime(2024, 1, 1, 8, tzinfo=paris))
+    (record,) = mem.get_all(user_id="alice")
+    assert record["start"] == dt.datetime(2024, 1, 1, 7, tzinfo=dt.timezone.utc)

@@ -1,0 +1,79 @@
+"""Reopen, the lock, erasure and users kept apart."""
+
+import os
+
+import pytest
+
+import memforest
+from conftest import exchange
+
+
+def test_a_reopen_gives_the_same_answers(store):
+    with memforest.Memory(store) as m:
+        for i in range(20):
+            m.add(exchange(f"My note number {i} is about topic{i}.", "Noted."), user_id="alice")
+        before = m.search("topic7", user_id="alice")
+        listed = m.get_all(user_id="alice")
+    with memforest.Memory(store) as m:
+        assert m.search("topic7", user_id="alice") == before
+        assert m.get_all(user_id="alice") == listed
+        assert m.stats("alice")["messages"] == 40
+
+
+def test_acknowledged_adds_survive_a_store_dropped_without_close(store):
+    m = memforest.Memory(store)
+    m.add("I keep bees.", user_id="alice")
+    del m  # no close: the buffered WAL is still in the OS
+    with memforest.Memory(store) as m:
+        assert any("bees" in h["text"] for h in m.search("bees", user_id="alice"))
+
+
+def test_a_second_open_of_a_held_store_raises_locked(store):
+    with memforest.Memory(store):
+        with pytest.raises(memforest.LockedError):
+            memforest.Memory(store)
+
+
+def test_two_users_are_isolated(mem):
+    mem.add("My favourite colour is teal.", user_id="alice")
+    mem.add("My favourite colour is amber.", user_id="bob")
+    alice = [h["text"] for h in mem.search("favourite colour", user_id="alice")]
+    bob = [h["text"] for h in mem.search("favourite colour", user_id="bob")]
+    assert any("teal" in t for t in alice) and not any("amber" in t for t in alice)
+    assert any("amber" in t for t in bob) and not any("teal" in t for t in bob)
+    bob_id = mem.get_all(user_id="bob")[0]["id"]
+    assert mem.get(bob_id, user_id="alice") is None
+    with pytest.raises(memforest.NotFoundError):
+        mem.delete(bob_id, user_id="alice")
+    mem.delete_all(user_id="alice")
+    assert mem.get_all(user_id="alice") == []
+    assert [r["id"] for r in mem.get_all(user_id="bob")] == [bob_id]
+
+
+def grep(directory, needle):
+    """The files under `directory` whose bytes contain `needle`."""
+    found = []
+    for root, _, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                if needle in f.read():
+                    found.append(path)
+    return found
+
+
+def test_delete_all_then_purge_erases_the_bytes_from_every_file(store):
+    secret = b"zebra-passport-8812"
+    with memforest.Memory(store) as m:
+        m.add(exchange(f"My passport number is {secret.decode()}.", "Noted."), user_id="bob")
+        m.add("I like quiet mornings.", user_id="alice")
+        m.flush()
+    with memforest.Memory(store) as m:
+        assert grep(store, secret), "the secret should be on disk before the purge"
+        m.delete_all(user_id="bob")
+        report = m.purge()
+        assert report["files_after"] >= 0 and "bytes_before" in report
+    assert grep(store, secret) == []
+    with memforest.Memory(store) as m:
+        assert m.search("passport", user_id="bob") == []
+        assert any("mornings" in h["text"] for h in m.search("mornings", user_id="alice"))

@@ -1,0 +1,148 @@
+"""Model options: an OpenAI-compatible server (a real HTTP server on 127.0.0.1) and Python
+callables as the embedder and the summarizer."""
+
+import http.server
+import json
+import threading
+
+import pytest
+
+import memforest
+from conftest import exchange
+
+DIM = 26
+
+
+def letters(text):
+    """A bag-of-letters vector: similar words, similar vectors."""
+    v = [0.0] * DIM
+    for c in text.lower():
+        if "a" <= c <= "z":
+            v[ord(c) - ord("a")] += 1.0
+    return v
+
+
+class Model(http.server.BaseHTTPRequestHandler):
+    """`/v1/embeddings` and `/v1/chat/completions` answering as an OpenAI server would."""
+
+    requests = []
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Model.requests.append((self.path, self.headers.get("Authorization"), body))
+        if self.path == "/v1/embeddings":
+            inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            reply = {"data": [{"index": i, "embedding": letters(t)} for i, t in enumerate(inputs)]}
+        elif self.path == "/v1/chat/completions":
+            items = {"items": [{"fact_text": "Alice owns a red kayak.", "entities": ["Alice"]}]}
+            reply = {"choices": [{"message": {"role": "assistant", "content": json.dumps(items)}}]}
+        else:
+            self.send_error(404)
+            return
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    Model.requests = []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Model)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_openai_extractor_and_embedder_with_an_api_key_from_the_environment(
+    store, server, monkeypatch
+):
+    monkeypatch.setenv("TEST_MODEL_KEY", "sk-test-123")
+    with memforest.Memory(store, extractor="openai", embedder="openai", llm_url=server,
+                          llm_model="chat-model", embed_model="embed-model",
+                          api_key_env="TEST_MODEL_KEY") as m:
+        m.add(exchange("I bought a boat for the lake.", "Have fun paddling!"), user_id="alice")
+        m.flush()
+        hits = m.search("What boat does Alice own?", user_id="alice")
+        assert any(h["text"] == "Alice owns a red kayak." for h in hits)
+    paths = {p for p, _, _ in Model.requests}
+    assert paths == {"/v1/chat/completions", "/v1/embeddings"}
+    assert all(auth == "Bearer sk-test-123" for _, auth, _ in Model.requests)
+    chat = next(b for p, _, b in Model.requests if p == "/v1/chat/completions")
+    assert chat["model"] == "chat-model"
+
+
+def test_python_callables_as_embedder_and_summarizer(store):
+    embedded, summarized = [], []
+
+    def embed(texts):
+        embedded.extend(texts)
+        return [letters(t) for t in texts]
+
+    def summarize(texts):
+        summarized.append(list(texts))
+        return "; ".join(texts)
+
+    with memforest.Memory(store, embedder=embed, summarizer=summarize) as m:
+        for i in range(3):
+            m.add(exchange(f"I planted {i + 1} apple trees.", "Nice orchard."), user_id="alice")
+        m.flush()
+        assert any("apple" in h["text"] for h in m.search("apple trees", user_id="alice"))
+        assert m.stats("alice")["dirty_summaries"] == 0
+    assert any("apple" in t for t in embedded)
+    assert summarized and all(isinstance(t, str) for batch in summarized for t in batch)
+
+
+def test_a_python_extractor_gives_the_memories_of_each_exchange(store):
+    seen = []
+
+    def extract(messages):
+        seen.extend(messages)
+        user = [m for m in messages if m["role"] == "user"]
+        items = [f"{m['name']} mentioned {m['content'].rstrip('.').lower()}" for m in user]
+        if any("kayak" in m["content"] for m in user):
+            items.append({"fact_text": "Alice owns a kayak.", "attribute_keys": ["boat"]})
+        return items
+
+    with memforest.Memory(store, extractor=extract) as m:
+        added = m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice", wait=True)
+        assert added["pending"] == 0 and len(added["memories"]) == 2
+        texts = {r["text"] for r in m.get_all(user_id="alice")}
+        assert texts == {"Alice mentioned i bought a kayak", "Alice owns a kayak."}
+        # Without wait, add returns once the messages are stored; the model runs behind it.
+        added = m.add(exchange("I sold the bike.", "Good riddance."), user_id="alice")
+        assert added["messages"] == 2 and added["memories"] == [] and added["pending"] == 1
+        m.flush()
+        texts = {r["text"] for r in m.get_all(user_id="alice")}
+        assert "Alice mentioned i sold the bike" in texts
+    first = seen[0]
+    assert first["role"] == "user" and first["name"] == "Alice" and first["id"] == "default#turn_0"
+    assert first["timestamp"].tzinfo is not None
+
+
+def test_a_python_extractor_that_fails_leaves_the_messages_stored_and_pending(store):
+    def extract(messages):
+        raise RuntimeError("model down")
+
+    m = memforest.Memory(store, extractor=extract)
+    added = m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
+    assert added["messages"] == 2 and added["memories"] == [] and added["pending"] >= 1
+    assert m.stats("alice")["messages"] == 2
+    m.close()  # the extraction stays pending in the store, retried after a reopen
+    with memforest.Memory(store) as m:
+        m.flush()
+        texts = [r["text"] for r in m.get_all(user_id="alice")]
+        assert any("kayak" in t for t in texts)
+
+
+def test_a_callable_embedder_returning_garbage_is_a_model_call_error(store):
+    with memforest.Memory(store, embedder=lambda texts: "not vectors", summarizer="none") as m:
+        with pytest.raises(memforest.ModelCallError, match="TypeError"):
+            m.search("anything", user_id="alice")
