@@ -11,8 +11,8 @@
 //! add has returned and until every extraction and summary is done
 //! (`Memory::flush_summaries`), exchanges per second over the latter, and the model calls
 //! per exchange by kind (`Memory::memory_stats`). With `--callers T`, `T` threads add at
-//! once, user `u` (in order of first exchange) on thread `u % T`; with `--wait`, each `add` waits for its own
-//! extraction (`AddOptions::wait`).
+//! once, user `u` (in order of first exchange) on thread `u % T`; with `--wait`, each
+//! `add` waits for its own extraction (`AddOptions::wait`).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
