@@ -8,6 +8,8 @@
 //!   size (peak RSS per size).
 //! - [`llm`]: the LLM-bound refresh (batched dirty sets vs eager vs global rewrite) over
 //!   real MemTrees with a sleeping summarizer pool.
+//! - [`peers`]: MemForest's side of the write-path benchmark against Mem0 on one
+//!   OpenAI-compatible server (`benches/peers/`).
 //! - [`query`]: lexical query latency vs a flat BM25 over the same facts.
 //! - [`plot`]: the PNG of per-insert cost and calls per fact against N.
 #![deny(clippy::indexing_slicing)]
@@ -15,6 +17,7 @@
 pub mod ingest;
 pub mod llm;
 pub mod measure;
+pub mod peers;
 pub mod plot;
 pub mod query;
 pub mod residency;
@@ -48,6 +51,15 @@ pub enum BenchCommand {
     Llm {
         #[command(flatten)]
         args: llm::LlmArgs,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// MemForest's side of the write-path benchmark against Mem0 (`benches/peers/run.sh`):
+    /// one exchange per `Memory::add` with the OpenAI-compatible clients on one server.
+    Peers {
+        #[command(flatten)]
+        args: peers::PeersArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -112,6 +124,9 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             crate::print(json, &ingest::run(&args)?, ingest::render)
         }
         BenchCommand::Llm { args, json } => crate::print(json, &llm::run(&args)?, llm::render),
+        BenchCommand::Peers { args, json } => {
+            crate::print(json, &peers::run(&args)?, peers::render)
+        }
         BenchCommand::Query { args, json } => {
             crate::print(json, &query::run(&args)?, query::render)
         }
