@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::api::{user, MemoryId, Message};
+use crate::memory::ingest::Numbering;
 use crate::memory::limits::check_session;
 use crate::memory::record;
 use crate::memory::session::Session;
@@ -97,20 +98,12 @@ impl Memory {
                 id: id.to_owned(),
             });
         }
-        let stored = self
-            .session_record(&tenant, session)?
-            .map_or(0, |s| s.turns);
         let now = crate::api::version::now_micros();
-        let mut next = usize::try_from(stored).unwrap_or(usize::MAX);
+        // Messages without an id are numbered when committed, after the turns the session
+        // holds then.
         let turns = messages
             .iter()
-            .map(|m| {
-                let id = m.id.clone().unwrap_or_else(|| {
-                    next = next.saturating_add(1);
-                    record::default_turn_id(session, next - 1)
-                });
-                m.turn(id, m.time.map_or(now, |t| t.timestamp_micros()))
-            })
+            .map(|m| m.turn(m.id.clone(), m.time.map_or(now, |t| t.timestamp_micros())))
             .collect::<Vec<_>>();
         let start = turns.first().and_then(|t| t.time).unwrap_or(now);
         let session = Session {
@@ -122,7 +115,7 @@ impl Memory {
             check_session(&session)?;
             self.claim_session(&tenant, &session.id, agent)?;
         }
-        let receipt = self.ingest(&tenant, &session, options.wait)?;
+        let receipt = self.ingest(&tenant, &session, Numbering::AfterStored, options.wait)?;
         let mut memories: Vec<MemoryId> = Vec::with_capacity(receipt.facts.len());
         for fact in receipt.facts {
             let id = MemoryId::from_fact(fact);

@@ -87,7 +87,7 @@ impl Message {
     }
 
     /// The turn it becomes: `id` and `time` (microseconds) resolved by the caller.
-    pub(crate) fn turn(&self, id: String, time: i64) -> Turn {
+    pub(crate) fn turn(&self, id: Option<String>, time: i64) -> Turn {
         let speaker = if self.speaker.is_empty() {
             self.role.name().to_owned()
         } else {
@@ -98,7 +98,7 @@ impl Message {
             speaker,
             text: self.text.clone(),
             time: Some(time),
-            id: Some(id),
+            id,
             metadata: self.metadata.clone(),
         }
     }

@@ -102,13 +102,14 @@ impl Memory {
         tenant: &TenantId,
         session: &Session,
     ) -> Result<IngestReceipt, MemoryError> {
-        self.ingest(tenant, session, true)
+        self.ingest(tenant, session, Numbering::Position, true)
     }
 
-    /// [`Memory::ingest_session`]; without `wait`, and with an extractor or embedder that
-    /// calls a model (`Extractor::is_local`, `Embedder::runs_inline`), it returns once the turns are committed and leaves their cells
-    /// to the background pool (`memory::background`): every new cell is then counted in
-    /// `cells_pending` and no fact is reported.
+    /// [`Memory::ingest_session`], with the turns given without an id numbered by
+    /// `numbering`; without `wait`, and with an extractor or embedder that calls a model
+    /// (`Extractor::is_local`, `Embedder::runs_inline`), it returns once the turns are
+    /// committed and leaves their cells to the background pool (`memory::background`):
+    /// every new cell is then counted in `cells_pending` and no fact is reported.
     ///
     /// # Errors
     /// As [`Memory::ingest_session`].
@@ -116,12 +117,13 @@ impl Memory {
         &self,
         tenant: &TenantId,
         session: &Session,
+        numbering: Numbering,
         wait: bool,
     ) -> Result<IngestReceipt, MemoryError> {
         check_session(session)?;
         let shared = self.memory_shared()?;
         crate::recall::vectors::check_writer(&shared.kv, tenant, shared.opts.embedder.as_deref())?;
-        let (mut receipt, cells) = stage_turns(&shared, tenant, session)?;
+        let (mut receipt, cells) = stage_turns(&shared, tenant, session, numbering)?;
         if !wait && !is_local(&shared) {
             shared.extract_later(tenant, &cells);
             receipt.cells_pending = cells.len() as u64;
@@ -182,7 +184,7 @@ impl Memory {
         check_session(session)?;
         let shared = self.memory_shared()?;
         crate::recall::vectors::check_writer(&shared.kv, tenant, shared.opts.embedder.as_deref())?;
-        let (mut receipt, cells) = stage_turns(&shared, tenant, session)?;
+        let (mut receipt, cells) = stage_turns(&shared, tenant, session, Numbering::Position)?;
         let Some(&cell) = cells.first() else {
             return Ok(receipt);
         };
@@ -275,12 +277,25 @@ fn stored_turns(
         .collect())
 }
 
+/// The id of a turn given without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Numbering {
+    /// `{session}#turn_{i}`, `i` its position in the call (`Memory::ingest_session`: a
+    /// session sent again is recognised turn by turn).
+    Position,
+    /// `{session}#turn_{n}`, `n` counting on from the turns the session holds, read under
+    /// the same lock as the commit (`Memory::add`: concurrent adds to one session never
+    /// draw the same number).
+    AfterStored,
+}
+
 /// Commits the turns of `session` whose ids are not stored yet, their cells and the cells'
 /// pending marks; returns the new cells.
 fn stage_turns(
     shared: &Shared,
     tenant: &TenantId,
     session: &Session,
+    numbering: Numbering,
 ) -> Result<(IngestReceipt, Vec<u64>), MemoryError> {
     let _guard = shared.forest.lock();
     let skey = record::prefixed(SESSION_PREFIX, session.id.as_bytes());
@@ -296,13 +311,18 @@ fn stage_turns(
     };
     let mut receipt = IngestReceipt::default();
     let stored = stored_turns(shared, tenant, &srec)?;
+    let mut next = usize::try_from(srec.turns).unwrap_or(usize::MAX);
     let ids: Vec<Cow<'_, str>> = session
         .turns
         .iter()
         .enumerate()
-        .map(|(i, t)| match &t.id {
-            Some(id) => Cow::Borrowed(id.as_str()),
-            None => Cow::Owned(record::default_turn_id(&session.id, i)),
+        .map(|(i, t)| match (&t.id, numbering) {
+            (Some(id), _) => Cow::Borrowed(id.as_str()),
+            (None, Numbering::Position) => Cow::Owned(record::default_turn_id(&session.id, i)),
+            (None, Numbering::AfterStored) => {
+                next = next.saturating_add(1);
+                Cow::Owned(record::default_turn_id(&session.id, next - 1))
+            }
         })
         .collect();
     let mut known: HashMap<&str, Content<'_>> = stored
