@@ -86,6 +86,19 @@ pub(crate) struct Memory {
     path: String,
 }
 
+/// Most memories one search or context asks for (as the server's and the CLI's `k`).
+const MAX_LIMIT: usize = 1000;
+
+/// `limit` of a search or context, checked: 1..=[`MAX_LIMIT`].
+fn search_limit(limit: usize) -> PyResult<usize> {
+    if (1..=MAX_LIMIT).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(crate::error::Kind::InvalidInput
+            .err(format!("limit must be 1..={MAX_LIMIT}, got {limit}")))
+    }
+}
+
 /// The scope of a search or listing: Mem0's `agent_id` and `run_id`.
 fn session_of(run_id: Option<String>, session_id: Option<String>) -> PyResult<Option<String>> {
     match (run_id, session_id) {
@@ -269,7 +282,7 @@ impl Memory {
         session_id: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = SearchOptions {
-            k: limit,
+            k: search_limit(limit)?,
             since: opt_time(since.as_ref(), "since")?,
             until: opt_time(until.as_ref(), "until")?,
             as_of: opt_time(as_of.as_ref(), "as_of")?,
@@ -302,7 +315,7 @@ impl Memory {
         session_id: Option<String>,
     ) -> PyResult<String> {
         let options = SearchOptions {
-            k: limit,
+            k: search_limit(limit)?,
             as_of: opt_time(as_of.as_ref(), "as_of")?,
             latest_only,
             session: session_of(run_id, session_id)?,
@@ -456,7 +469,9 @@ impl Memory {
 
     /// Waits until every pending extraction and summary refresh is done.
     ///
-    /// Raises ``ModelCallError`` for a model failure recorded by the background work.
+    /// Raises ``ModelCallError`` when every extraction still pending has failed
+    /// ``extract_attempts`` (4) times (a model that stays down): the messages are stored
+    /// and their extraction is retried in the background and after a reopen.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         self.with(py, memforest::Memory::flush_summaries)
     }

@@ -59,6 +59,10 @@ def test_malformed_arguments_raise_value_errors(mem, call, error):
         lambda m: m.get("not-an-id", user_id="alice"),
         lambda m: m.delete("zz" * 8, user_id="alice"),
         lambda m: m.search("q", user_id=""),
+        lambda m: m.search("q", user_id="alice", limit=0),
+        lambda m: m.search("q", user_id="alice", limit=10**9),
+        lambda m: m.search("q", user_id="alice", limit=2**64 - 1),
+        lambda m: m.context("q", user_id="alice", limit=10**12),
     ],
 )
 def test_inputs_over_the_limits_raise_invalid_input(mem, call):

@@ -95,7 +95,9 @@ pub fn top(bm: &Bm25, lists: &[TermList<'_>], k: usize) -> Vec<(u64, f32)> {
         prefix.push(last + bound_of(i));
     }
     let mut at = vec![0usize; lists.len()];
-    let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k + 1);
+    // `k` comes from the caller: never reserve more than there are postings.
+    let postings: usize = lists.iter().map(|l| l.0.len()).sum();
+    let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k.min(postings).saturating_add(1));
     // The first `skip` terms of `order` are non-essential.
     let mut skip = 0;
     let mut contrib = vec![0.0f32; lists.len()];
