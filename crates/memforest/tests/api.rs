@@ -380,3 +380,48 @@ fn delete_user_and_purge_report_what_they_removed() {
     assert!(purged.wal_segments_removed >= 1, "{purged:?}");
     mem.close().unwrap();
 }
+
+/// Adds to one session from many threads at once, none giving message ids: each message
+/// gets its own number, so none is taken for a repeat of another and skipped.
+#[test]
+fn concurrent_adds_to_one_session_store_every_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = std::sync::Arc::new(Memory::open(dir.path()).unwrap());
+    let threads: Vec<_> = (0..16)
+        .map(|i| {
+            let mem = std::sync::Arc::clone(&mem);
+            std::thread::spawn(move || {
+                let said = Message::user(format!("I like fruit number {i}.")).by("Alice");
+                mem.add("alice", "s", &[said]).unwrap()
+            })
+        })
+        .collect();
+    for t in threads {
+        let added = t.join().unwrap();
+        assert_eq!((added.messages, added.conflicts.len()), (1, 0), "{added:?}");
+    }
+    assert_eq!(mem.messages("alice", "s").unwrap().len(), 16);
+    std::sync::Arc::try_unwrap(mem)
+        .ok()
+        .unwrap()
+        .close()
+        .unwrap();
+}
+
+/// A search may ask for any number of memories: it gets those there are, and nothing is
+/// reserved for the ones that are not.
+#[test]
+fn a_search_for_more_memories_than_exist_returns_those_there_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    for k in [1_000_000_000, usize::MAX] {
+        let options = SearchOptions {
+            k,
+            ..SearchOptions::default()
+        };
+        let hits = mem.search("alice", "book topic1", &options).unwrap();
+        assert!(!hits.is_empty() && hits.len() <= 2, "{hits:?}");
+    }
+    mem.close().unwrap();
+}
