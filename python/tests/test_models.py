@@ -135,6 +135,8 @@ def test_a_python_extractor_that_fails_leaves_the_messages_stored_and_pending(st
     added = m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
     assert added["messages"] == 2 and added["memories"] == [] and added["pending"] >= 1
     assert m.stats("alice")["messages"] == 2
+    with pytest.raises(memforest.ModelCallError, match="failed 4 times"):
+        m.flush()  # a model that keeps failing is reported, not waited for forever
     m.close()  # the extraction stays pending in the store, retried after a reopen
     with memforest.Memory(store) as m:
         m.flush()

@@ -273,3 +273,42 @@ fn add_waits_when_the_background_backlog_is_full() {
     assert_eq!(rex, 3, "{:?}", memories(&mem));
     Arc::try_unwrap(mem).unwrap().close().unwrap();
 }
+
+/// Fails every call, as a model that stays down does.
+#[derive(Debug)]
+struct Down;
+
+impl Extractor for Down {
+    fn name(&self) -> &str {
+        "down"
+    }
+    fn extract(&self, _: &ExtractionInput) -> Result<Extraction, ModelError> {
+        Err(ModelError::Timeout(Duration::from_millis(1)))
+    }
+}
+
+#[test]
+fn flush_reports_a_model_that_keeps_failing_instead_of_waiting_forever() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = memforest::Options::default();
+    options.memory.retry_backoff = Duration::from_millis(1);
+    let mem = Memory::builder()
+        .options(options)
+        .extractor(Arc::new(Down))
+        .open(dir.path())
+        .unwrap();
+    mem.add("alice", "s", &exchange(0)).unwrap();
+    let err = mem.flush_summaries().unwrap_err();
+    assert!(
+        matches!(&err, memforest::MemoryError::Model(m) if m.contains("failed 4 times")),
+        "{err}"
+    );
+    // The messages are stored, and the cell stays pending for the next open.
+    assert_eq!(mem.messages("alice", "s").unwrap().len(), 2);
+    assert_eq!(mem.memory_stats().pending_cells, 1);
+    mem.close().unwrap();
+    let mem = open(dir.path(), &Gated::opened());
+    mem.flush_summaries().unwrap();
+    assert!(memories(&mem).iter().any(|t| t.contains("Rex0")));
+    mem.close().unwrap();
+}

@@ -78,6 +78,11 @@ pub struct MemoryOptions {
     pub retry_backoff: Duration,
     /// Longest retry delay. Default 30 s.
     pub max_backoff: Duration,
+    /// Failed extraction calls after which `Memory::flush_summaries` stops waiting for a
+    /// cell and returns [`MemoryError::Model`](crate::memory::MemoryError::Model) naming
+    /// the cells (they stay pending: retried with backoff, and extracted at the next open;
+    /// their messages are stored either way). At least 1. Default 4.
+    pub extract_attempts: u32,
     /// Summary calls one node gets (each after its backoff) before it is given the
     /// extractive summary instead, with no model call and no embedding, and counted in
     /// `MemoryStats::summary_fallbacks`. A summarizer that always fails or always replies
@@ -111,6 +116,7 @@ impl Default for MemoryOptions {
             durability: Durability::Buffered,
             retry_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(30),
+            extract_attempts: 4,
             summary_attempts: 4,
         }
     }
@@ -121,7 +127,7 @@ impl MemoryOptions {
     ///
     /// # Errors
     /// [`memforest_engine::Error::InvalidArgument`] for an empty pool, a zero cell limit or
-    /// zero `summary_attempts`.
+    /// zero `summary_attempts` or `extract_attempts`.
     pub fn validate(&self) -> memforest_engine::Result<()> {
         if self.extract_pool == 0 || self.summary_pool == 0 {
             return Err(memforest_engine::Error::InvalidArgument(
@@ -133,6 +139,7 @@ impl MemoryOptions {
             || self.scene_capacity == 0
             || self.scene_open_limit == 0
             || self.summary_attempts == 0
+            || self.extract_attempts == 0
         {
             return Err(memforest_engine::Error::InvalidArgument(
                 "memory limits must be > 0",
