@@ -150,6 +150,16 @@ impl KeyEntry {
                 self.name
             )));
         }
+        if let Some((tenant, e)) = self
+            .tenants
+            .keys()
+            .find_map(|t| memforest_engine::TenantId::new(t).err().map(|e| (t, e)))
+        {
+            return Err(KeysError::Invalid(format!(
+                "key {:?}: tenant {tenant:?} is not a user name: {e}",
+                self.name
+            )));
+        }
         Ok(())
     }
 }
@@ -289,6 +299,8 @@ mod tests {
         assert!(file.add_and_save(a, &path).is_err());
         assert!(generate("bad name", one).is_err());
         assert!(generate("a2", BTreeMap::new()).is_err());
+        let nameless = BTreeMap::from([(String::new(), Right::Read)]);
+        assert!(generate("a3", nameless).is_err());
         assert_eq!(KeysFile::load(&path).unwrap().keys.len(), 1);
         std::fs::write(
             &path,

@@ -26,6 +26,10 @@ use crate::state::Shared;
 /// without closing.
 const DRAIN: Duration = Duration::from_secs(60);
 
+/// How long shutdown waits for open connections to finish their requests before it
+/// stops serving them and closes the store.
+const CONNECTIONS_DRAIN: Duration = Duration::from_secs(10);
+
 /// Why the server could not start or stop cleanly.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -107,14 +111,29 @@ impl Server {
         let mcp_stop = CancellationToken::new();
         let app = router(&shared, addr, mcp_stop.child_token());
         tracing::info!(%addr, keys = shared.keys.is_some(), "serving");
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                tracing::info!("shutting down: finishing requests in flight");
-            })
-            .await;
-        mcp_stop.cancel();
-        let closed = close(shared).await;
+        let signaled = Arc::new(tokio::sync::Notify::new());
+        let on_signal = Arc::clone(&signaled);
+        let serving = axum::serve(listener, app).with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!("shutting down: finishing requests in flight");
+            // Open MCP streams end now rather than when their clients hang up.
+            mcp_stop.cancel();
+            on_signal.notify_one();
+        });
+        // A client that keeps a connection open (a stalled body, a stream it never reads)
+        // cannot hold the shutdown past CONNECTIONS_DRAIN.
+        let (served, drain) = tokio::select! {
+            served = std::future::IntoFuture::into_future(serving) => (served, DRAIN),
+            () = async {
+                signaled.notified().await;
+                tokio::time::sleep(CONNECTIONS_DRAIN).await;
+            } => {
+                // Their tasks still hold the store: do not wait for them again.
+                tracing::warn!("connections still open after the drain; syncing the store");
+                (Ok(()), Duration::ZERO)
+            }
+        };
+        let closed = close(shared, drain).await;
         served?;
         closed
     }
@@ -149,8 +168,8 @@ fn router(shared: &Arc<Shared>, addr: SocketAddr, stop: CancellationToken) -> Ro
 }
 
 /// Closes the store once every request and session has let go of it (store calls of
-/// clients that went away run to their end); after [`DRAIN`] it syncs the WAL instead.
-async fn close(shared: Arc<Shared>) -> Result<(), ServeError> {
+/// clients that went away run to their end); after `drain` it syncs the WAL instead.
+async fn close(shared: Arc<Shared>, drain: Duration) -> Result<(), ServeError> {
     let mut memory = Arc::clone(&shared.memory);
     drop(shared);
     let started = Instant::now();
@@ -163,7 +182,7 @@ async fn close(shared: Arc<Shared>) -> Result<(), ServeError> {
                 tracing::info!("store closed");
                 return Ok(());
             }
-            Err(still_shared) if started.elapsed() > DRAIN => {
+            Err(still_shared) if started.elapsed() >= drain => {
                 tracing::warn!("store still in use after the drain; syncing without closing");
                 still_shared
                     .db()
@@ -231,7 +250,7 @@ pub async fn serve_stdio(memory: Memory, user: &str, limits: Limits) -> Result<(
         .await
         .map_err(|e| ServeError::Mcp(e.to_string()))?;
     let ended = running.waiting().await;
-    let closed = close(shared).await;
+    let closed = close(shared, DRAIN).await;
     ended.map_err(|e| ServeError::Mcp(e.to_string()))?;
     closed
 }

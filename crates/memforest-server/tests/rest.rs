@@ -333,3 +333,26 @@ fn every_acknowledged_add_is_stored_after_a_shutdown_during_a_burst() {
     }
     assert!(total >= 20);
 }
+
+/// A client that sends half a request and stalls cannot hold a shutdown: the server stops
+/// waiting for it after its drain and closes the store (which a reopen then gets).
+#[test]
+fn a_stalled_client_does_not_hold_the_shutdown() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut running = start(dir.path(), None, Limits::default());
+    let mut stalled = std::net::TcpStream::connect(running.addr).unwrap();
+    stalled
+        .write_all(
+            b"POST /v1/users/u/search HTTP/1.1\r\nhost: 127.0.0.1\r\n\
+              content-type: application/json\r\ncontent-length: 100\r\n\r\n{",
+        )
+        .unwrap();
+    running.signal_stop();
+    running.wait();
+    memforest::Memory::open(dir.path())
+        .unwrap()
+        .close()
+        .unwrap();
+    drop(stalled);
+}
