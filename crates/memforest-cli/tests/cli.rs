@@ -281,20 +281,26 @@ fn a_locked_store_refuses_writes_and_serves_reads() {
     ok(&["stats", "--db", dbs]);
 }
 
-#[test]
-fn eval_reports_memforest_and_baseline() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
+/// `memforest eval` of the LongMemEval defects file into store `db`, with `extra`
+/// arguments; its output.
+fn eval_defects(db: &std::path::Path, extra: &[&str]) -> String {
     let file = data("longmemeval_defects.json");
-    let out = ok(&[
+    let mut args = vec![
         "eval",
         "--db",
         db.to_str().unwrap(),
         "--format",
         "longmemeval",
         file.to_str().unwrap(),
-        "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    ok(&args)
+}
+
+#[test]
+fn eval_reports_memforest_and_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = eval_defects(&dir.path().join("db"), &["--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["k"], 10);
     // q2_abs is an abstention question: skipped
@@ -316,23 +322,10 @@ fn eval_reports_memforest_and_baseline() {
 fn eval_says_when_the_store_has_no_vectors_for_its_embedder() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
-    let file = data("longmemeval_defects.json");
-    let eval = |extra: &[&str]| {
-        let mut args = vec![
-            "eval",
-            "--db",
-            db.to_str().unwrap(),
-            "--format",
-            "longmemeval",
-            file.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        ok(&args)
-    };
-    let lexical = eval(&["--embedder", "none"]);
+    let lexical = eval_defects(&db, &["--embedder", "none"]);
     assert!(!lexical.contains("without vectors"), "{lexical}");
     // Opened with the default embedder, the users ingested without one are lexical.
-    let default = eval(&[]);
+    let default = eval_defects(&db, &[]);
     assert!(
         default.contains("note: 2 users were stored without vectors"),
         "{default}"
