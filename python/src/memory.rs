@@ -86,16 +86,15 @@ pub(crate) struct Memory {
     path: String,
 }
 
-/// Most memories one search or context asks for (as the server's and the CLI's `k`).
-const MAX_LIMIT: usize = 1000;
-
-/// `limit` of a search or context, checked: 1..=[`MAX_LIMIT`].
+/// `limit` of a search or context, checked: 1..=[`memforest::MAX_K`].
 fn search_limit(limit: usize) -> PyResult<usize> {
-    if (1..=MAX_LIMIT).contains(&limit) {
+    if (1..=memforest::MAX_K).contains(&limit) {
         Ok(limit)
     } else {
-        Err(crate::error::Kind::InvalidInput
-            .err(format!("limit must be 1..={MAX_LIMIT}, got {limit}")))
+        Err(crate::error::Kind::InvalidInput.err(format!(
+            "limit must be 1..={}, got {limit}",
+            memforest::MAX_K
+        )))
     }
 }
 

@@ -28,7 +28,7 @@ use serde::Serialize;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Largest `--k` accepted (facts or turns per question).
-const MAX_K: i64 = 1000;
+const MAX_K: i64 = memforest::MAX_K as i64;
 
 /// MemForest: durable long-term memory for AI agents.
 #[derive(Debug, Parser)]

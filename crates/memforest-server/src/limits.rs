@@ -29,7 +29,7 @@ impl Default for Limits {
             max_body_bytes: 1 << 20,
             max_batch: 256,
             max_turn_bytes: memforest::memory::limits::MAX_TURN_TEXT_BYTES,
-            max_k: 1000,
+            max_k: memforest::MAX_K,
             max_context_tokens: 100_000,
             max_in_flight_per_key: 32,
         }

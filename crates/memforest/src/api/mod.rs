@@ -31,7 +31,7 @@ pub use delete::Deleted;
 pub use id::{BadMemoryId, MemoryId};
 pub use message::Message;
 pub use record::{ListOptions, MemoryRecord};
-pub use search::{Hit, SearchOptions, Source};
+pub use search::{Hit, SearchOptions, Source, MAX_K};
 pub use stats::UserStats;
 pub(crate) use version::is_version_attribute;
 pub use version::{Version, UPDATES_SESSION};

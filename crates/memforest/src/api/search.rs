@@ -14,6 +14,10 @@ use crate::memory::MemoryError;
 use crate::recall::{Query, QueryResult, RecalledFact};
 use crate::Memory;
 
+/// The most memories the front ends (the CLI's `--k`, the server's `k`, Python's `limit`)
+/// let one search ask for; [`Memory::search`] itself takes any `k`.
+pub const MAX_K: usize = 1000;
+
 /// How [`Memory::search`] and [`Memory::context`] search.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchOptions {
