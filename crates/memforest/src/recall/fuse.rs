@@ -19,7 +19,7 @@
 //! statistics). A fact's fused score is the best score of its source turns; facts of the
 //! same turn keep their own order (own score, then id).
 //!
-//! Temporal questions ([`temporal`](crate::recall::intent::temporal): "when ...", "how long ago ...", "what year
+//! Temporal questions ([`Asked::temporal`]: "when ...", "how long ago ...", "what year
 //! ...", `什么时候`, `いつ`, `언제` ...) add [`TIME_BONUS`] times the best turn score to facts that carry a date or
 //! relative time phrase (the extractor's time mentions, found again in the fact text):
 //! the sentence that says "last week" or "May 2022" dates the event the question asks
@@ -48,7 +48,7 @@ pub const POOL_FACTOR: usize = 2;
 /// Weight of the best sentence's score in a turn's score (see the module docs).
 pub const PASSAGE_WEIGHT: f32 = 0.5;
 
-/// Weight of the time bonus of [`temporal`](crate::recall::intent::temporal) questions, as a fraction of the best
+/// Weight of the time bonus of [`Asked::temporal`] questions, as a fraction of the best
 /// turn score of the query (see the module docs).
 pub const TIME_BONUS: f32 = 0.25;
 
@@ -64,7 +64,7 @@ pub const TURN_B: f32 = 0.375;
 pub const CELL_WEIGHT: f32 = 0.5;
 
 /// Weight of a fact the assistant stated ([`Origin::Assistant`]) in its final score,
-/// unless the question asks what the assistant said ([`about_the_assistant`](crate::recall::intent::about_the_assistant)):
+/// unless the question asks what the assistant said ([`Asked::about_the_assistant`]):
 /// the user's own statements are the memory, and an assistant's lists of tips and ideas,
 /// often longer and richer in words, would crowd them out. The assistant's facts and
 /// turns stay stored and found; they rank after the user's of a similar score.

@@ -1,6 +1,6 @@
-//! What a question asks for, read from its words: a time ([`temporal`]), or what the
-//! assistant said ([`about_the_assistant`]). Both steer the last ranking step
-//! (`recall::fuse::rank`).
+//! What a question asks for, read from its words once ([`Asked::of`]): a time
+//! ([`temporal`]), or what the assistant said ([`about_the_assistant`]). Both steer the
+//! last ranking step (`recall::fuse::rank`).
 
 use crate::memory::text::tokenize;
 
@@ -17,9 +17,10 @@ impl Asked {
     /// What `question` asks for.
     #[must_use]
     pub fn of(question: &str) -> Self {
+        let words = tokenize(question);
         Self {
-            temporal: temporal(question),
-            about_the_assistant: about_the_assistant(question),
+            temporal: temporal(question, &words),
+            about_the_assistant: about_the_assistant(question, &words),
         }
     }
 }
@@ -47,12 +48,10 @@ const CJK_TEMPORAL: &[&str] = &[
 
 /// True when `question` asks for a time: it contains `when`, or asks `how long ago` or
 /// `what|which year|month|date|day|time`, or one of the CJK phrases of [`CJK_TEMPORAL`].
-#[must_use]
-pub fn temporal(question: &str) -> bool {
+fn temporal(question: &str, words: &[String]) -> bool {
     if CJK_TEMPORAL.iter().any(|p| question.contains(p)) {
         return true;
     }
-    let words = tokenize(question);
     words.iter().enumerate().any(|(i, w)| {
         let next = words.get(i + 1).map(String::as_str);
         match w.as_str() {
@@ -102,12 +101,10 @@ const CJK_SAID: &[&str] = &[
 /// tell", "remind me", "our previous|last|earlier chat|conversation|discussion", "we
 /// discussed|talked", or one of the Chinese phrases of [`CJK_SAID`]. A request ("can you
 /// recommend ...") is not.
-#[must_use]
-pub fn about_the_assistant(question: &str) -> bool {
+fn about_the_assistant(question: &str, words: &[String]) -> bool {
     if CJK_SAID.iter().any(|p| question.contains(p)) {
         return true;
     }
-    let words = tokenize(question);
     let at = |i: usize| words.get(i).map_or("", String::as_str);
     (0..words.len()).any(|i| match at(i) {
         "you" => SAID.contains(&at(i + 1)),
@@ -130,7 +127,7 @@ pub fn about_the_assistant(question: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{about_the_assistant, temporal};
+    use super::Asked;
 
     #[test]
     fn temporal_is_asked_time() {
@@ -145,7 +142,7 @@ mod tests {
             "いつ演奏しましたか？",
             "불고기를 만든 날은 언제야?",
         ] {
-            assert!(temporal(q), "{q}");
+            assert!(Asked::of(q).temporal, "{q}");
         }
         for q in [
             "What did Melanie paint?",
@@ -154,7 +151,7 @@ mod tests {
             "What happened whenever it rained?",
             "周杰推荐的电影叫什么？",
         ] {
-            assert!(!temporal(q), "{q}");
+            assert!(!Asked::of(q).temporal, "{q}");
         }
     }
 
@@ -169,7 +166,7 @@ mod tests {
             "What was the move you made after 27. Kg2 Bd5+?",
             "你之前推荐的那家餐厅叫什么？",
         ] {
-            assert!(about_the_assistant(q), "{q}");
+            assert!(Asked::of(q).about_the_assistant, "{q}");
         }
         for q in [
             "Can you recommend a show for me to watch tonight?",
@@ -177,7 +174,7 @@ mod tests {
             "What did Melanie paint?",
             "你能推荐一部电影吗？",
         ] {
-            assert!(!about_the_assistant(q), "{q}");
+            assert!(!Asked::of(q).about_the_assistant, "{q}");
         }
     }
 }
