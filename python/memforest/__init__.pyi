@@ -152,6 +152,7 @@ class Memory:
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
+        speaker: Optional[str] = None,
     ) -> list[HitDict]: ...
     def context(
         self,
@@ -165,6 +166,7 @@ class Memory:
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
+        speaker: Optional[str] = None,
     ) -> str: ...
     def get(self, memory_id: str, *, user_id: str) -> Optional[MemoryDict]: ...
     def get_all(
@@ -245,6 +247,7 @@ class AsyncMemory:
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
+        speaker: Optional[str] = None,
     ) -> list[HitDict]: ...
     async def context(
         self,
@@ -258,6 +261,7 @@ class AsyncMemory:
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
+        speaker: Optional[str] = None,
     ) -> str: ...
     async def get(self, memory_id: str, *, user_id: str) -> Optional[MemoryDict]: ...
     async def get_all(

@@ -262,9 +262,12 @@ impl Memory {
     ///
     /// ``since``/``until`` keep memories whose time overlaps them; ``latest_only`` drops
     /// superseded ones; ``as_of`` answers as of that time; ``agent_id`` and ``run_id``
-    /// (or ``session_id``) keep memories said in that agent's sessions or that session.
+    /// (or ``session_id``) keep memories said in that agent's sessions or that session;
+    /// ``speaker`` keeps memories with that person among their participants (who said
+    /// them, or someone a model extractor named; case ignored).
     #[pyo3(signature = (query, *, user_id, limit=10, since=None, until=None,
-        latest_only=false, as_of=None, agent_id=None, run_id=None, session_id=None))]
+        latest_only=false, as_of=None, agent_id=None, run_id=None, session_id=None,
+        speaker=None))]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn search<'py>(
         &self,
@@ -279,6 +282,7 @@ impl Memory {
         agent_id: Option<String>,
         run_id: Option<String>,
         session_id: Option<String>,
+        speaker: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = SearchOptions {
             k: search_limit(limit)?,
@@ -288,6 +292,7 @@ impl Memory {
             latest_only,
             session: session_of(run_id, session_id)?,
             agent: agent_id,
+            speaker,
             ..SearchOptions::default()
         };
         let hits = self.with(py, |m| m.search(&user_id, &query, &options))?;
@@ -298,7 +303,7 @@ impl Memory {
     /// ``max_tokens`` tokens (bytes / 4): the relevant memories with their time tags, then
     /// the last messages of the latest session. Scope options as ``search``.
     #[pyo3(signature = (query, *, user_id, max_tokens=1000, limit=10, latest_only=false,
-        as_of=None, agent_id=None, run_id=None, session_id=None))]
+        as_of=None, agent_id=None, run_id=None, session_id=None, speaker=None))]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn context(
         &self,
@@ -312,6 +317,7 @@ impl Memory {
         agent_id: Option<String>,
         run_id: Option<String>,
         session_id: Option<String>,
+        speaker: Option<String>,
     ) -> PyResult<String> {
         let options = SearchOptions {
             k: search_limit(limit)?,
@@ -319,6 +325,7 @@ impl Memory {
             latest_only,
             session: session_of(run_id, session_id)?,
             agent: agent_id,
+            speaker,
             ..SearchOptions::default()
         };
         self.with(py, |m| m.context(&user_id, &query, max_tokens, &options))

@@ -56,6 +56,17 @@ def test_search_time_window_and_session_scope(mem):
         mem.search("Which city did I visit?", user_id="alice", since=since)
 
 
+def test_search_and_context_keep_what_one_speaker_said(mem):
+    mem.add([{"role": "user", "content": "I want to hike in the Alps.", "name": "Alice"},
+             {"role": "user", "content": "I would rather hike in Norway.", "name": "Bob"}],
+            user_id="alice")
+    texts = [h["text"] for h in mem.search("Where to hike?", user_id="alice", speaker="bob")]
+    assert texts == ["Bob: I would rather hike in Norway."]
+    assert mem.search("Where to hike?", user_id="alice", speaker="Carol") == []
+    assert "Alice: I want to hike in the Alps." in \
+        mem.context("Where to hike?", user_id="alice", speaker="Alice")
+
+
 def test_context_is_prompt_text_within_the_token_budget(mem):
     mem.add(exchange("I live in Paris.", "Nice!"), user_id="alice")
     text = mem.context("Where does Alice live?", user_id="alice", max_tokens=200)

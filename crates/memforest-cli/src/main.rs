@@ -113,6 +113,10 @@ enum Command {
         /// Only memories said in sessions of this agent.
         #[arg(long)]
         agent: Option<String>,
+        /// Only memories with this person among their participants: who said them, or
+        /// someone a model extractor named (case ignored).
+        #[arg(long)]
+        speaker: Option<String>,
         /// The embedder that made the store's vectors (default: the bundled one).
         #[command(flatten)]
         embed: EmbedArgs,
@@ -576,6 +580,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             latest_only,
             session,
             agent,
+            speaker,
             embed,
             json,
             question,
@@ -589,6 +594,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 latest_only,
                 session,
                 agent,
+                speaker,
             };
             let question = question.join(" ");
             let handle = store::open_read_only_with(&db, &embed)?;

@@ -562,7 +562,7 @@ fn bad_arguments_name_what_is_wrong() {
 }
 
 /// `update` and `history` by id; `search --as-of` sees the memory as it stood then;
-/// `--agent` and `--session` scope `search` and `list`; `--meta` and a file's `metadata`
+/// `--agent` and `--session` scope `search` and `list`, `--speaker` scopes `search`; `--meta` and a file's `metadata`
 /// come back from `messages`.
 #[test]
 fn update_history_as_of_scopes_and_messages() {
@@ -665,6 +665,12 @@ fn update_history_as_of_scopes_and_messages() {
     let in_run = hotel(&["--session", "run"]);
     assert_eq!(in_run.len(), 1, "{in_run:?}");
     assert!(in_run[0].contains("Boston"), "{in_run:?}");
+    let by_alice = hotel(&["--speaker", "alice"]);
+    assert!(by_alice.iter().any(|t| t.contains("Kyoto")), "{by_alice:?}");
+    assert!(
+        by_alice.iter().all(|t| t.starts_with("Alice:")),
+        "{by_alice:?}"
+    );
     let listed = texts(&run(alice("list", &["--agent", "coach"])), "memories");
     assert_eq!(listed, in_run);
 

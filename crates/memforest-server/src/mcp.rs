@@ -150,7 +150,7 @@ impl MemoryTools {
 
     /// Memories that answer a question, best first.
     #[tool(
-        description = "Search a user's long-term memory for facts relevant to a question. Returns memories best first, each with id, text, score, event time (start, end), whether it is still current, and the session and messages it came from. Filters: k, since, until, as_of, latest_only, session, agent."
+        description = "Search a user's long-term memory for facts relevant to a question. Returns memories best first, each with id, text, score, event time (start, end), whether it is still current, and the session and messages it came from. Filters: k, since, until, as_of, latest_only, session, agent, speaker (who said it)."
     )]
     async fn search_memory(
         &self,

@@ -126,6 +126,10 @@ pub struct SearchRequest {
     /// Only memories said in sessions of this agent.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Only memories with this person among their participants (the speaker of the
+    /// messages they come from, or someone a model extractor named; case ignored).
+    #[serde(default)]
+    pub speaker: Option<String>,
 }
 
 impl SearchRequest {
@@ -140,6 +144,7 @@ impl SearchRequest {
             latest_only: self.latest_only,
             session: self.session.clone(),
             agent: self.agent.clone(),
+            speaker: self.speaker.clone(),
             ..SearchOptions::default()
         }
     }
@@ -160,6 +165,10 @@ pub struct ContextRequest {
     /// Only memories said in this session; the recent messages come from it.
     #[serde(default)]
     pub session: Option<String>,
+    /// Only memories with this person among their participants (the recent messages are
+    /// not filtered by it).
+    #[serde(default)]
+    pub speaker: Option<String>,
 }
 
 impl ContextRequest {
@@ -175,6 +184,7 @@ impl ContextRequest {
         SearchOptions {
             k: self.k.unwrap_or(10),
             session: self.session.clone(),
+            speaker: self.speaker.clone(),
             ..SearchOptions::default()
         }
     }

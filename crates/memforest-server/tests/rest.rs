@@ -356,3 +356,49 @@ fn a_stalled_client_does_not_hold_the_shutdown() {
         .unwrap();
     drop(stalled);
 }
+
+#[test]
+fn search_and_context_filter_by_speaker() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None, Limits::default());
+    let http = client();
+    let add = r#"{"messages":[
+        {"role":"user","speaker":"Alice","text":"I want to hike in the Alps."},
+        {"role":"user","speaker":"Bob","text":"I would rather hike in Norway."}]}"#;
+    let url = server.url("/v1/users/alice/sessions/s1/messages");
+    assert_eq!(call(&http, "POST", &url, None, Some(add)).0, 200);
+    let search = |body: &str| {
+        let (status, reply) = call(
+            &http,
+            "POST",
+            &server.url("/v1/users/alice/search"),
+            None,
+            Some(body),
+        );
+        assert_eq!(status, 200, "{reply}");
+        json(&reply)["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["text"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(search(r#"{"query":"hike"}"#).len(), 2);
+    assert_eq!(
+        search(r#"{"query":"hike","speaker":"bob"}"#),
+        ["Bob: I would rather hike in Norway."]
+    );
+    assert!(search(r#"{"query":"hike","speaker":"Carol"}"#).is_empty());
+    let (status, reply) = call(
+        &http,
+        "POST",
+        &server.url("/v1/users/alice/context"),
+        None,
+        Some(r#"{"query":"hike","speaker":"Alice"}"#),
+    );
+    assert_eq!(status, 200, "{reply}");
+    assert!(
+        reply.contains("Alice: I want to hike in the Alps."),
+        "{reply}"
+    );
+}

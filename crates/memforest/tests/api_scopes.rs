@@ -1,5 +1,5 @@
-//! The `Memory` API's scopes and time travel, through its public surface only: agent and
-//! session scopes on add, search and list; metadata kept with messages (and forgotten with
+//! The `Memory` API's scopes and time travel, through its public surface only: agent,
+//! session and speaker scopes on add, search and list; metadata kept with messages (and forgotten with
 //! them); searches as of a past time.
 #![allow(
     clippy::unwrap_used,
@@ -13,8 +13,11 @@
 mod files_common;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use chrono::{DateTime, TimeZone, Utc};
+use memforest::memory::extract::{ExtractedItem, Extraction, ExtractionInput, Extractor};
+use memforest::memory::model::{ModelError, Usage};
 use memforest::{AddOptions, ListOptions, Memory, MemoryError, Message, SearchOptions};
 
 fn date(month: u32, day: u32) -> DateTime<Utc> {
@@ -170,6 +173,84 @@ fn agent_and_session_scopes_filter_search_and_list() {
         "{after:?}"
     );
     assert!(!after.contains(boston), "{after:?}");
+    mem.close().unwrap();
+}
+
+/// One fact per turn, its text the turn's, with no participants: a model that names
+/// nobody.
+#[derive(Debug)]
+struct NamesNobody;
+
+impl Extractor for NamesNobody {
+    fn name(&self) -> &str {
+        "names-nobody"
+    }
+
+    fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
+        let items = input
+            .turns
+            .iter()
+            .map(|t| ExtractedItem {
+                fact_text: t.text.clone(),
+                source_turns: vec![t.turn_id.clone()],
+                ..ExtractedItem::default()
+            })
+            .collect();
+        Ok(Extraction {
+            items,
+            usage: Usage::default(),
+        })
+    }
+}
+
+/// Alice and Bob plan a trip in one session, and the assistant answers.
+fn trip_talk(mem: &Memory) {
+    mem.add(
+        "alice",
+        "plans",
+        &[
+            Message::user("I want to hike in the Alps this summer.").by("Alice"),
+            Message::user("I would rather hike in Norway this summer.").by("Bob"),
+            Message::assistant("Both are great places to hike in summer."),
+        ],
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_speaker_filter_keeps_what_one_person_said() {
+    let speaker = |name: &str| SearchOptions {
+        speaker: Some(name.into()),
+        ..SearchOptions::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    trip_talk(&mem);
+    let hike = |o: SearchOptions| hit_texts(&mem, "hike summer", &o);
+    assert_eq!(hike(SearchOptions::default()).len(), 3);
+    assert_eq!(
+        hike(speaker("bob")),
+        BTreeSet::from(["Bob: I would rather hike in Norway this summer.".into()])
+    );
+    assert_eq!(
+        hike(speaker("Assistant")),
+        BTreeSet::from(["assistant: Both are great places to hike in summer.".into()])
+    );
+    assert!(hike(speaker("Carol")).is_empty());
+    mem.close().unwrap();
+
+    // A model extractor that names nobody: the speaker of each fact's message counts.
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::builder()
+        .extractor(Arc::new(NamesNobody))
+        .open(dir.path())
+        .unwrap();
+    trip_talk(&mem);
+    mem.flush_summaries().unwrap();
+    assert_eq!(
+        hit_texts(&mem, "hike summer", &speaker("Alice")),
+        BTreeSet::from(["I want to hike in the Alps this summer.".into()])
+    );
     mem.close().unwrap();
 }
 

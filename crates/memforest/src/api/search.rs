@@ -42,6 +42,11 @@ pub struct SearchOptions {
     pub session: Option<String>,
     /// Only memories said in sessions of this agent ([`crate::AddOptions::agent`]).
     pub agent: Option<String>,
+    /// Only memories with this person among their participants (ASCII case ignored): the
+    /// speaker of the messages a memory comes from ([`crate::Message::by`], or `user` /
+    /// `assistant` for a message without a name) always is one, and a model extractor may
+    /// name others. The recent messages of [`Memory::context`] are not filtered by it.
+    pub speaker: Option<String>,
 }
 
 impl Default for SearchOptions {
@@ -55,6 +60,7 @@ impl Default for SearchOptions {
             latest_only: false,
             session: None,
             agent: None,
+            speaker: None,
         }
     }
 }
@@ -67,6 +73,7 @@ impl SearchOptions {
         q.snapshot = self.snapshot;
         q.latest_only = self.latest_only;
         q.sessions = sessions;
+        q.speaker.clone_from(&self.speaker);
         let as_of = self.as_of.map(|t| t.timestamp_micros());
         q.as_of = as_of;
         q.reference_time = as_of;

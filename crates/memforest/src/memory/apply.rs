@@ -292,6 +292,23 @@ pub fn commit_or_fail(
     Ok((out, gave_up))
 }
 
+/// `item` with the speakers of its source turns among its participants, so that a search
+/// by speaker (`Query::speaker`) finds what a model extracted as well.
+fn with_speakers(item: &ExtractedItem, turns: &[TurnRecord]) -> ExtractedItem {
+    let mut item = item.clone();
+    for t in turns.iter().filter(|t| item.source_turns.contains(&t.id)) {
+        let name = t.speaker_name();
+        if !item
+            .participants
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(name))
+        {
+            item.participants.push(name.to_owned());
+        }
+    }
+    item
+}
+
 /// Stages one cell: its session-tree leaf, its facts and their routing, and the removal
 /// of its pending mark.
 fn commit_cell(
@@ -306,7 +323,7 @@ fn commit_cell(
     }
     let text: Vec<String> = turns
         .iter()
-        .map(|t| format!("{}: {}", t.speaker, t.text))
+        .map(|t| format!("{}: {}", t.speaker_name(), t.text))
         .collect();
     router.insert(
         TreeKind::Session,
@@ -331,7 +348,8 @@ fn commit_cell(
             turns: item.source_turns.clone(),
             time,
         };
-        let Some((id, fact_rec, what)) = fact::upsert(router.st, item, occ)? else {
+        let item = with_speakers(item, turns);
+        let Some((id, fact_rec, what)) = fact::upsert(router.st, &item, occ)? else {
             continue;
         };
         let embedding = p

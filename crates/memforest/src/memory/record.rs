@@ -76,6 +76,19 @@ pub struct TurnRecord {
     pub time: i64,
 }
 
+impl TurnRecord {
+    /// Who said it: the speaker's name, or the role's name (`user`, `assistant`) for a turn
+    /// stored without one.
+    #[must_use]
+    pub fn speaker_name(&self) -> &str {
+        if self.speaker.is_empty() {
+            self.role.name()
+        } else {
+            &self.speaker
+        }
+    }
+}
+
 /// Why a cell was given up on (`RouterState`, `f | cell id BE`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailedCellRecord {

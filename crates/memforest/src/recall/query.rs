@@ -46,6 +46,10 @@ pub struct Query {
     /// Only facts said in one of these sessions (an occurrence's session), and the
     /// short-term memory from the latest of them; `None` for every session.
     pub sessions: Option<BTreeSet<String>>,
+    /// Only facts one of whose participants is this name (ASCII case ignored): the speaker
+    /// of the messages a fact comes from is always one, and a model extractor may name
+    /// others.
+    pub speaker: Option<String>,
     /// Read as of this seqno: the seqno of a `Db::snapshot()` held while querying (flushes
     /// and compactions keep only the versions live snapshots need, so a query at an older
     /// seqno nobody holds fails with `MemoryError::SnapshotNotHeld`; one at or past the
@@ -78,6 +82,7 @@ impl Query {
             time_range: None,
             as_of: None,
             sessions: None,
+            speaker: None,
             snapshot: None,
             mode: Mode::Auto,
             trees: true,
@@ -89,7 +94,7 @@ impl Query {
 }
 
 impl Query {
-    /// Whether fact `rec` passes the filters (`time_range`, `sessions`).
+    /// Whether fact `rec` passes the filters (`time_range`, `sessions`, `speaker`).
     #[must_use]
     pub fn admits(&self, rec: &FactRecord) -> bool {
         let time = self.time_range.is_none_or(|tr| {
@@ -98,16 +103,22 @@ impl Query {
                 end: rec.time.1.max(rec.time.0),
             })
         });
-        time && self
-            .sessions
-            .as_ref()
-            .is_none_or(|s| rec.occurrences.iter().any(|o| s.contains(&o.session)))
+        let speaker = self.speaker.as_deref().is_none_or(|name| {
+            rec.participants
+                .iter()
+                .any(|p| p.trim().eq_ignore_ascii_case(name.trim()))
+        });
+        time && speaker
+            && self
+                .sessions
+                .as_ref()
+                .is_none_or(|s| rec.occurrences.iter().any(|o| s.contains(&o.session)))
     }
 
     /// Whether any filter of [`Query::admits`] is set.
     #[must_use]
     pub fn filtered(&self) -> bool {
-        self.time_range.is_some() || self.sessions.is_some()
+        self.time_range.is_some() || self.sessions.is_some() || self.speaker.is_some()
     }
 }
 

@@ -425,14 +425,9 @@ fn recent(
             if query.as_of.is_some_and(|at| t.time > at) {
                 continue;
             }
-            let speaker = if t.speaker.is_empty() {
-                t.role.name().to_owned()
-            } else {
-                t.speaker
-            };
             turns.push(RecentTurn {
+                speaker: t.speaker_name().to_owned(),
                 id: t.id,
-                speaker,
                 text: t.text,
                 time: t.time,
             });
