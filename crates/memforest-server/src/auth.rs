@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::HeaderMap;
+use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -41,6 +41,16 @@ pub fn authenticate(shared: &Shared, headers: &HeaderMap) -> Result<Access, ApiE
     })
 }
 
+/// A refusal sent before the request's body is read. The server drops such a connection
+/// after the reply, so the reply says `Connection: close`: a client that kept it for its
+/// next request would find it closed under that request.
+fn refuse(e: ApiError) -> Response {
+    let mut r = e.into_response();
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
 /// Middleware: authenticate, limit, run, count.
 pub async fn guard(State(shared): State<Arc<Shared>>, mut req: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -50,9 +60,9 @@ pub async fn guard(State(shared): State<Arc<Shared>>, mut req: Request, next: Ne
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let method = req.method().as_str().to_owned();
     let response = match authenticate(&shared, req.headers()) {
-        Err(e) => e.into_response(),
+        Err(e) => refuse(e),
         Ok(access) => match shared.limiter.try_enter(access.name()) {
-            None => ApiError::TooMany.into_response(),
+            None => refuse(ApiError::TooMany),
             Some(in_flight) => {
                 let key = access.name().to_owned();
                 req.extensions_mut().insert(access);

@@ -402,3 +402,29 @@ fn search_and_context_filter_by_speaker() {
         "{reply}"
     );
 }
+
+/// A request refused before its body is read (no key) is answered with
+/// `Connection: close`, and the server then closes the connection: a client must not
+/// send its next request on it.
+#[test]
+fn a_refusal_before_the_body_closes_the_connection() {
+    use std::io::{Read as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let (keys, _) = make_keys(&[("alice-rw", &[("alice", Right::ReadWrite)])]);
+    let server = start(dir.path(), Some(keys), Limits::default());
+    let mut conn = std::net::TcpStream::connect(server.addr).unwrap();
+    conn.write_all(
+        b"PUT /v1/users/alice/memories/00000000000000ff HTTP/1.1\r\nhost: 127.0.0.1\r\n\
+          content-type: application/json\r\ncontent-length: 12\r\n\r\n{\"text\":\"x\"}",
+    )
+    .unwrap();
+    let mut reply = String::new();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    conn.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 401"), "{reply}");
+    assert!(
+        reply.to_ascii_lowercase().contains("connection: close"),
+        "{reply}"
+    );
+}
