@@ -14,6 +14,7 @@ use crate::memory::record::{
 };
 use crate::memory::store::{Kv, Staged};
 use crate::memory::text::normalize;
+use crate::memory::turn_ids;
 use crate::memory::MemoryError;
 use crate::recall::index;
 use crate::schema::Table;
@@ -110,12 +111,17 @@ pub(crate) fn forget_session(
     };
     for i in 0..srec.turns {
         let key = record::turn_key(session, i);
-        if st.get(Table::Turns, &key)?.is_some() {
+        if let Some(b) = st.get(Table::Turns, &key)? {
+            // A turn that does not decode is deleted all the same.
+            if let Ok(turn) = record::decode::<TurnRecord>(&b, "turn") {
+                turn_ids::remove(st, session, &turn.id);
+            }
             st.delete(Table::Turns, &key);
             report.turns += 1;
         }
         st.delete(Table::Sessions, &record::metadata_key(session, i));
     }
+    turn_ids::unmark(st, session);
     st.delete(Table::Sessions, &record::agent_key(session));
     for i in 0..srec.cells {
         let id = record::cell_id(session, i);
@@ -173,6 +179,7 @@ pub(crate) fn forget_turn(
         return Ok(());
     };
     let turn: TurnRecord = record::decode(&b, "turn")?;
+    turn_ids::remove(st, session, &turn.id);
     st.delete(Table::Turns, &key);
     st.delete(Table::Sessions, &record::metadata_key(session, index));
     report.turns += 1;

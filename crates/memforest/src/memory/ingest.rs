@@ -21,6 +21,7 @@ use crate::memory::record::{
 };
 use crate::memory::session::{Role, Session};
 use crate::memory::store::Staged;
+use crate::memory::turn_ids;
 use crate::memory::{MemoryError, Shared};
 use crate::schema::Table;
 use crate::Memory;
@@ -264,7 +265,7 @@ fn stored_turns(
     shared: &Shared,
     tenant: &TenantId,
     srec: &SessionRecord,
-) -> Result<Vec<TurnRecord>, MemoryError> {
+) -> Result<Vec<(u32, TurnRecord)>, MemoryError> {
     if srec.turns == 0 {
         return Ok(Vec::new());
     }
@@ -273,7 +274,11 @@ fn stored_turns(
         .kv
         .scan_prefix(tenant, Table::Turns, &prefix)?
         .iter()
-        .filter_map(|(_, v)| record::decode::<TurnRecord>(v, "turn").ok())
+        .filter_map(|(k, v)| {
+            let index = k.get(8..).and_then(|b| <[u8; 4]>::try_from(b).ok())?;
+            let turn = record::decode::<TurnRecord>(v, "turn").ok()?;
+            Some((u32::from_be_bytes(index), turn))
+        })
         .collect())
 }
 
@@ -310,7 +315,20 @@ fn stage_turns(
         },
     };
     let mut receipt = IngestReceipt::default();
-    let stored = stored_turns(shared, tenant, &srec)?;
+    let mut st = Staged::new(&shared.kv, tenant.clone());
+    // A session stored before the turn-id index is read whole once, and indexed below.
+    let marked = srec.turns > 0 && turn_ids::complete(&st, &session.id)?;
+    let legacy: HashMap<String, TurnRecord> = if marked || srec.turns == 0 {
+        HashMap::new()
+    } else {
+        stored_turns(shared, tenant, &srec)?
+            .into_iter()
+            .map(|(index, t)| {
+                turn_ids::put(&mut st, &session.id, &t.id, index);
+                (t.id.clone(), t)
+            })
+            .collect()
+    };
     let mut next = usize::try_from(srec.turns).unwrap_or(usize::MAX);
     let ids: Vec<Cow<'_, str>> = session
         .turns
@@ -325,18 +343,25 @@ fn stage_turns(
             }
         })
         .collect();
-    let mut known: HashMap<&str, Content<'_>> = stored
-        .iter()
-        .map(|t| (t.id.as_str(), (t.role, t.speaker.as_str(), t.text.as_str())))
-        .collect();
+    let mut fresh: HashMap<&str, Content<'_>> = HashMap::new();
     let mut new = Vec::new();
     for (turn, id) in session.turns.iter().zip(&ids) {
         let content = (turn.role, turn.speaker.as_str(), turn.text.as_str());
-        match known.get(id.as_ref()) {
-            Some(seen) if *seen == content => receipt.turns_duplicate += 1,
-            Some(_) => receipt.conflicts.push(id.to_string()),
+        let same = match fresh.get(id.as_ref()) {
+            Some(seen) => Some(*seen == content),
             None => {
-                known.insert(id.as_ref(), content);
+                let stored = match legacy.get(id.as_ref()) {
+                    Some(t) => Some(t.clone()),
+                    None => turn_ids::find(&st, &session.id, id)?,
+                };
+                stored.map(|t| (t.role, t.speaker.as_str(), t.text.as_str()) == content)
+            }
+        };
+        match same {
+            Some(true) => receipt.turns_duplicate += 1,
+            Some(false) => receipt.conflicts.push(id.to_string()),
+            None => {
+                fresh.insert(id.as_ref(), content);
                 new.push((turn, id.as_ref()));
             }
         }
@@ -344,7 +369,9 @@ fn stage_turns(
     if new.is_empty() {
         return Ok((receipt, Vec::new()));
     }
-    let mut st = Staged::new(&shared.kv, tenant.clone());
+    if !marked {
+        turn_ids::mark_complete(&mut st, &session.id);
+    }
     let mut sizes = Vec::with_capacity(new.len());
     let mut last = srec.last_time;
     for (i, (turn, id)) in new.iter().enumerate() {
@@ -365,6 +392,7 @@ fn stage_turns(
             &record::turn_key(&session.id, index),
             record::encode(&rec)?,
         );
+        turn_ids::put(&mut st, &session.id, id, index);
         if !turn.metadata.is_empty() {
             st.put(
                 Table::Sessions,

@@ -28,6 +28,7 @@ pub(crate) mod store;
 pub mod summarize;
 pub mod text;
 pub mod time;
+pub(crate) mod turn_ids;
 
 pub use error::MemoryError;
 pub use ingest::IngestReceipt;
