@@ -33,25 +33,20 @@ class Source(TypedDict):
     messages: list[str]
 
 class MemoryDict(TypedDict):
-    """One stored memory (`get`, `get_all`)."""
+    """One stored memory (`get`, `get_all`, `history`)."""
 
     id: str
     text: str
     start: Optional[datetime.datetime]
     end: Optional[datetime.datetime]
+    current: bool
+    valid_until: Optional[datetime.datetime]
     sources: list[Source]
 
 class HitDict(MemoryDict):
     """One memory a search found."""
 
     score: float
-    current: bool
-    valid_until: Optional[datetime.datetime]
-
-class VersionDict(MemoryDict):
-    """One version of a memory (`history`)."""
-
-    valid_until: Optional[datetime.datetime]
 
 class AddedDict(TypedDict):
     """What `add` stored."""
@@ -180,13 +175,14 @@ class Memory:
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
+        latest_only: bool = False,
     ) -> list[MemoryDict]: ...
     def update(self, memory_id: str, text: str, *, user_id: str) -> str: ...
     def delete(self, memory_id: str, *, user_id: str) -> DeletedDict: ...
     def delete_all(
         self, *, user_id: str, run_id: Optional[str] = None, session_id: Optional[str] = None
     ) -> DeletedDict: ...
-    def history(self, memory_id: str, *, user_id: str) -> list[VersionDict]: ...
+    def history(self, memory_id: str, *, user_id: str) -> list[MemoryDict]: ...
     def profile(self, user_id: str) -> ProfileDict: ...
     def stats(self, user_id: str) -> StatsDict: ...
     def purge(self) -> PurgeDict: ...
@@ -275,13 +271,14 @@ class AsyncMemory:
         agent_id: Optional[str] = None,
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
+        latest_only: bool = False,
     ) -> list[MemoryDict]: ...
     async def update(self, memory_id: str, text: str, *, user_id: str) -> str: ...
     async def delete(self, memory_id: str, *, user_id: str) -> DeletedDict: ...
     async def delete_all(
         self, *, user_id: str, run_id: Optional[str] = None, session_id: Optional[str] = None
     ) -> DeletedDict: ...
-    async def history(self, memory_id: str, *, user_id: str) -> list[VersionDict]: ...
+    async def history(self, memory_id: str, *, user_id: str) -> list[MemoryDict]: ...
     async def profile(self, user_id: str) -> ProfileDict: ...
     async def stats(self, user_id: str) -> StatsDict: ...
     async def purge(self) -> PurgeDict: ...

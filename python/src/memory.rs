@@ -331,8 +331,10 @@ impl Memory {
         self.with(py, |m| m.context(&user_id, &query, max_tokens, &options))
     }
 
-    /// Memory ``memory_id`` of the user as ``{"id", "text", "start", "end", "sources"}``,
-    /// or ``None`` when the user has no such memory.
+    /// Memory ``memory_id`` of the user as ``{"id", "text", "start", "end", "current",
+    /// "valid_until", "sources"}`` (``current`` false when a newer memory about the same
+    /// thing supersedes it, from ``valid_until``), or ``None`` when the user has no such
+    /// memory.
     #[pyo3(signature = (memory_id, *, user_id))]
     fn get<'py>(
         &self,
@@ -345,9 +347,10 @@ impl Memory {
 
     /// The user's memories newest first (by when what they say happened), ``limit`` of
     /// them after skipping ``offset``; each as ``get`` returns it. ``since``/``until``,
-    /// ``agent_id`` and ``run_id`` (or ``session_id``) narrow them as in ``search``.
+    /// ``agent_id``, ``run_id`` (or ``session_id``) and ``latest_only`` narrow them as in
+    /// ``search``; each says whether it is ``current`` and its ``valid_until``.
     #[pyo3(signature = (*, user_id, limit=100, offset=0, since=None, until=None,
-        agent_id=None, run_id=None, session_id=None))]
+        agent_id=None, run_id=None, session_id=None, latest_only=false))]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn get_all<'py>(
         &self,
@@ -360,6 +363,7 @@ impl Memory {
         agent_id: Option<String>,
         run_id: Option<String>,
         session_id: Option<String>,
+        latest_only: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = ListOptions {
             limit,
@@ -368,6 +372,7 @@ impl Memory {
             until: opt_time(until.as_ref(), "until")?,
             session: session_of(run_id, session_id)?,
             agent: agent_id,
+            latest_only,
         };
         let records = self.with(py, |m| m.list(&user_id, &options))?;
         convert::to_py(py, &records)
@@ -428,8 +433,8 @@ impl Memory {
         convert::to_py(py, &deleted)
     }
 
-    /// The versions of memory ``memory_id``, oldest first: each as ``get`` returns it plus
-    /// ``valid_until`` (when the next version starts; ``None`` for the latest).
+    /// The versions of memory ``memory_id``, oldest first, each as ``get`` returns it and
+    /// valid until the next one starts (``valid_until``; the latest is ``current``).
     ///
     /// Raises ``NotFoundError`` when the user has no such memory.
     #[pyo3(signature = (memory_id, *, user_id))]

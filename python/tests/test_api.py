@@ -82,7 +82,7 @@ def test_get_and_get_all_page_newest_first(mem):
     assert mem.get_all(user_id="alice", limit=1, offset=1) == [everything[1]]
     record = mem.get(everything[0]["id"], user_id="alice")
     assert record == everything[0]
-    assert set(record) == {"id", "text", "start", "end", "sources"}
+    assert set(record) == {"id", "text", "start", "end", "current", "valid_until", "sources"}
     assert mem.get(everything[0]["id"], user_id="bob") is None
 
 
@@ -99,6 +99,11 @@ def test_update_supersedes_and_history_keeps_both_versions(mem):
     versions = mem.history(berlin, user_id="alice")
     assert [v["id"] for v in versions] == [paris, berlin]
     assert versions[0]["valid_until"] is not None and versions[1]["valid_until"] is None
+    assert mem.get(paris, user_id="alice")["current"] is False
+    assert mem.get(berlin, user_id="alice")["current"] is True
+    assert {m["id"] for m in mem.get_all(user_id="alice")} >= {paris, berlin}
+    current = [m["id"] for m in mem.get_all(user_id="alice", latest_only=True)]
+    assert berlin in current and paris not in current
     with pytest.raises(memforest.NotFoundError):
         mem.update(paris, "x", user_id="bob")
 

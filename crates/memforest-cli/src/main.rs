@@ -167,6 +167,9 @@ enum Command {
         /// Only memories said in sessions of this agent.
         #[arg(long)]
         agent: Option<String>,
+        /// Only memories no newer memory about the same thing supersedes.
+        #[arg(long)]
+        latest_only: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -624,6 +627,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             until,
             session,
             agent,
+            latest_only,
             json,
         } => {
             let options = ListOptions {
@@ -633,6 +637,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 until,
                 session,
                 agent,
+                latest_only,
             };
             let handle = store::open_read_only(&db)?;
             let memories = handle.list(&user, &options)?;

@@ -40,20 +40,32 @@ pub fn sources(sources: &[Source]) -> String {
         .join("; ")
 }
 
-/// One memory on one line: id, event time, text.
+/// Whether a memory still holds: `current`, or `until TIME` when a newer one supersedes it.
+#[must_use]
+pub fn validity(r: &MemoryRecord) -> String {
+    r.valid_until
+        .map_or_else(|| "current".to_owned(), |t| format!("until {}", time(t)))
+}
+
+/// One memory on one line: id, event time, text, and `(until TIME)` when superseded.
 #[must_use]
 pub fn line(r: &MemoryRecord) -> String {
-    format!("{}  {}  {}", r.id, span(r.start, r.end), r.text)
+    let mut out = format!("{}  {}  {}", r.id, span(r.start, r.end), r.text);
+    if !r.current {
+        out.push_str(&format!("  ({})", validity(r)));
+    }
+    out
 }
 
 /// `memforest get`'s text: the record, one field a line.
 #[must_use]
 pub fn render(r: &MemoryRecord) -> String {
     format!(
-        "id:     {}\ntext:   {}\ntime:   {}\nsource: {}\n",
+        "id:     {}\ntext:   {}\ntime:   {}\nstate:  {}\nsource: {}\n",
         r.id,
         r.text,
         span(r.start, r.end),
+        validity(r),
         sources(&r.sources)
     )
 }

@@ -1,6 +1,6 @@
 //! `memforest update` and `memforest history`: a memory's versions as text.
 
-use memforest::{MemoryId, MemoryRecord, Version};
+use memforest::{MemoryId, MemoryRecord};
 use serde::Serialize;
 
 use crate::records::{self, span};
@@ -36,7 +36,7 @@ pub struct History {
     /// The memory asked about.
     pub id: MemoryId,
     /// Its versions, oldest first.
-    pub versions: Vec<Version>,
+    pub versions: Vec<MemoryRecord>,
 }
 
 /// `memforest history`'s text: one version a line, `current` or `until TIME`.
@@ -48,16 +48,12 @@ pub fn render_history(h: &History) -> String {
         h.id,
         h.user
     );
-    for v in &h.versions {
-        let validity = v.valid_until.map_or_else(
-            || "current".to_owned(),
-            |t| format!("until {}", records::time(t)),
-        );
-        let m = &v.memory;
+    for m in &h.versions {
         out.push_str(&format!(
-            "  {}  {}  {validity}  {}\n",
+            "  {}  {}  {}  {}\n",
             m.id,
             span(m.start, m.end),
+            records::validity(m),
             m.text
         ));
     }

@@ -220,6 +220,9 @@ pub struct ListRequest {
     /// Only memories said in sessions of this agent.
     #[serde(default)]
     pub agent: Option<String>,
+    /// Only memories no newer memory about the same thing supersedes.
+    #[serde(default)]
+    pub latest_only: bool,
 }
 
 impl ListRequest {
@@ -233,6 +236,7 @@ impl ListRequest {
             until: self.until,
             session: self.session.clone(),
             agent: self.agent.clone(),
+            latest_only: self.latest_only,
         }
     }
 }

@@ -44,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{} [{:.2}] {}", hit.id, hit.score, hit.text); // Berlin, not Paris
     }
     for v in memory.history("alice", berlin)? {
-        println!("{} (valid until {:?})", v.memory.text, v.valid_until); // Paris: until now
+        println!("{} (valid until {:?})", v.text, v.valid_until); // Paris: until now
     }
     memory.delete_user("alice")?;
     memory.close()?;

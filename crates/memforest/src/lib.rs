@@ -53,7 +53,7 @@ mod verify;
 
 pub use api::{
     AddOptions, Added, BadMemoryId, Deleted, Hit, ListOptions, MemoryId, MemoryRecord, Message,
-    SearchOptions, Source, UserStats, Version, MAX_K,
+    SearchOptions, Source, UserStats, MAX_K,
 };
 pub use builder::MemoryBuilder;
 pub use embedder::StaticEmbedder;

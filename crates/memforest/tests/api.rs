@@ -334,21 +334,43 @@ fn update_supersedes_and_history_keeps_the_old_version() {
     for id in [paris.id, berlin] {
         let versions = mem.history("alice", id).unwrap();
         assert_eq!(versions.len(), 2, "{versions:?}");
-        assert_eq!(versions[0].memory.id, paris.id);
-        assert_eq!(versions[1].memory.id, berlin);
+        assert_eq!(versions[0].id, paris.id);
+        assert_eq!(versions[1].id, berlin);
         assert!(versions[0].valid_until.is_some());
-        assert_eq!(versions[0].valid_until, versions[1].memory.start);
+        assert_eq!(versions[0].valid_until, versions[1].start);
         assert_eq!(versions[1].valid_until, None);
+        assert!(!versions[0].current && versions[1].current);
     }
+    // `get` and `list` say which version holds; `latest_only` lists the current one.
+    let old = mem.get("alice", paris.id).unwrap().unwrap();
+    let new = mem.get("alice", berlin).unwrap().unwrap();
+    assert!(!old.current && new.current, "{old:?} {new:?}");
+    assert_eq!(old.valid_until, new.start);
+    let listed = |latest_only| {
+        let options = ListOptions {
+            latest_only,
+            ..ListOptions::default()
+        };
+        let list = mem.list("alice", &options).unwrap();
+        list.into_iter()
+            .map(|r| (r.id, r.current))
+            .collect::<Vec<_>>()
+    };
+    let all = listed(false);
+    assert!(
+        all.contains(&(paris.id, false)) && all.contains(&(berlin, true)),
+        "{all:?}"
+    );
+    let current = listed(true);
+    assert!(current.contains(&(berlin, true)), "{current:?}");
+    assert!(
+        current.iter().all(|&(id, holds)| id != paris.id && holds),
+        "{current:?}"
+    );
     let again = mem.update("alice", berlin, "I live in Munich.").unwrap();
     assert_eq!(mem.history("alice", paris.id).unwrap().len(), 3);
     assert_eq!(
-        mem.history("alice", again)
-            .unwrap()
-            .last()
-            .unwrap()
-            .memory
-            .id,
+        mem.history("alice", again).unwrap().last().unwrap().id,
         again
     );
     let missing: MemoryId = "0000000000000001".parse().unwrap();

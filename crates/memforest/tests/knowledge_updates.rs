@@ -82,14 +82,14 @@ fn check(mem: &Memory, user: &str, case: &Case) -> Option<String> {
         return None;
     }
     let history = mem.history(user, first.id).unwrap();
-    let old = history.iter().find(|v| {
-        v.memory.id != first.id && lower(&v.memory.text).contains(&lower(&case.superseded))
-    });
+    let old = history
+        .iter()
+        .find(|v| v.id != first.id && lower(&v.text).contains(&lower(&case.superseded)));
     match old {
         Some(v) if v.valid_until.is_some() => None,
         Some(_) => Some(format!("{:?} has no valid_until", case.superseded)),
         None => {
-            let texts: Vec<&str> = history.iter().map(|v| v.memory.text.as_str()).collect();
+            let texts: Vec<&str> = history.iter().map(|v| v.text.as_str()).collect();
             Some(format!("history lacks {:?}: {texts:?}", case.superseded))
         }
     }

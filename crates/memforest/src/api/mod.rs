@@ -34,4 +34,4 @@ pub use record::{ListOptions, MemoryRecord};
 pub use search::{Hit, SearchOptions, Source, MAX_K};
 pub use stats::UserStats;
 pub(crate) use version::is_version_attribute;
-pub use version::{Version, UPDATES_SESSION};
+pub use version::UPDATES_SESSION;

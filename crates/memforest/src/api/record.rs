@@ -9,6 +9,8 @@ use crate::api::{user, MemoryId};
 use crate::memory::record::{self, FactRecord};
 use crate::memory::time::to_datetime;
 use crate::memory::MemoryError;
+use crate::recall::reader::Reader;
+use crate::recall::update;
 use crate::schema::Table;
 use crate::Memory;
 
@@ -23,17 +25,24 @@ pub struct MemoryRecord {
     pub start: Option<DateTime<Utc>>,
     /// ... and end.
     pub end: Option<DateTime<Utc>>,
+    /// False when a newer memory about the same thing supersedes it.
+    pub current: bool,
+    /// When the newer memory that supersedes it starts (the end of its validity).
+    pub valid_until: Option<DateTime<Utc>>,
     /// Where it was said (every occurrence).
     pub sources: Vec<Source>,
 }
 
 impl MemoryRecord {
-    pub(crate) fn new(id: u64, f: FactRecord) -> Self {
+    /// Fact `id`, valid until `valid_until` (microseconds; `None`: current).
+    pub(crate) fn new(id: u64, f: FactRecord, valid_until: Option<i64>) -> Self {
         Self {
             id: MemoryId::from_fact(id),
             text: f.text,
             start: to_datetime(f.time.0),
             end: to_datetime(f.time.1),
+            current: valid_until.is_none(),
+            valid_until: valid_until.and_then(to_datetime),
             sources: f
                 .occurrences
                 .into_iter()
@@ -61,6 +70,8 @@ pub struct ListOptions {
     pub session: Option<String>,
     /// Only memories said in sessions of this agent ([`crate::AddOptions::agent`]).
     pub agent: Option<String>,
+    /// Only memories no newer memory about the same thing supersedes.
+    pub latest_only: bool,
 }
 
 impl Default for ListOptions {
@@ -72,6 +83,7 @@ impl Default for ListOptions {
             until: None,
             session: None,
             agent: None,
+            latest_only: false,
         }
     }
 }
@@ -84,14 +96,17 @@ impl Memory {
     /// [`MemoryError::Name`] for a bad user; engine read errors; a corrupt record.
     pub fn get(&self, user: &str, id: MemoryId) -> Result<Option<MemoryRecord>, MemoryError> {
         let tenant = user::tenant(user)?;
-        Ok(self
-            .fact(&tenant, id.fact())?
-            .map(|f| MemoryRecord::new(id.fact(), f)))
+        let Some(f) = self.fact(&tenant, id.fact())? else {
+            return Ok(None);
+        };
+        let reader = Reader::new(&self.db, &tenant, None, &self.recall)?;
+        let until = update::superseded(&reader, id.fact(), &f, None)?;
+        Ok(Some(MemoryRecord::new(id.fact(), f, until)))
     }
 
     /// `user`'s memories, newest first (by the start of their event time), paged and
-    /// filtered by `options`. Reads the user's time index whole, and with a session or
-    /// agent scope every memory up to the page's end.
+    /// filtered by `options`. Reads the user's time index whole, and with a session,
+    /// agent or `latest_only` scope every memory up to the page's end.
     ///
     /// # Errors
     /// As [`Memory::get`].
@@ -129,11 +144,12 @@ impl Memory {
             options.session.as_deref(),
             options.agent.as_deref(),
         )?;
+        let reader = Reader::new(&self.db, &tenant, None, &self.recall)?;
         let mut out = Vec::new();
         // Unscoped, every indexed memory is on the page: skip by position.
-        let (mut skip, first) = match sessions {
-            Some(_) => (options.offset, 0),
-            None => (0, options.offset),
+        let (mut skip, first) = match (&sessions, options.latest_only) {
+            (None, false) => (0, options.offset),
+            _ => (options.offset, 0),
         };
         for &id in index.iter().rev().skip(first) {
             if out.len() >= options.limit {
@@ -148,11 +164,15 @@ impl Memory {
             if !in_scope {
                 continue;
             }
+            let until = update::superseded(&reader, id, &f, None)?;
+            if options.latest_only && until.is_some() {
+                continue;
+            }
             if skip > 0 {
                 skip -= 1;
                 continue;
             }
-            out.push(MemoryRecord::new(id, f));
+            out.push(MemoryRecord::new(id, f, until));
         }
         Ok(out)
     }

@@ -5,9 +5,7 @@
 //! `recall::update`): every version carries the version key `memforest:version:<first id>`
 //! and the first version's entities.
 
-use chrono::{DateTime, Utc};
 use memforest_engine::TenantId;
-use serde::Serialize;
 
 use crate::api::delete::not_found;
 use crate::api::record::MemoryRecord;
@@ -17,7 +15,6 @@ use crate::memory::record::{self, FactRecord};
 use crate::memory::session::{Role, Session, Turn};
 use crate::memory::store::Staged;
 use crate::memory::text::normalize;
-use crate::memory::time::to_datetime;
 use crate::memory::MemoryError;
 use crate::recall::index;
 use crate::recall::reader::Reader;
@@ -29,17 +26,6 @@ pub const UPDATES_SESSION: &str = "memforest:updates";
 
 /// Start of the key that links a memory's versions.
 const VERSION_KEY: &str = "memforest:version:";
-
-/// One version of a memory.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Version {
-    /// The version.
-    #[serde(flatten)]
-    pub memory: MemoryRecord,
-    /// When the next version starts (the end of this one's validity); `None` for the
-    /// current version.
-    pub valid_until: Option<DateTime<Utc>>,
-}
 
 impl Memory {
     /// Replaces memory `id` of `user` by `text`: a new memory (returned) that supersedes it
@@ -101,15 +87,15 @@ impl Memory {
             .ok_or(MemoryError::Invariant("an update stored no memory"))
     }
 
-    /// Every version of memory `id` of `user`, oldest first, each with the end of its
-    /// validity: the versions [`Memory::update`] linked, else the memories of its
+    /// Every version of memory `id` of `user`, oldest first, each valid until the next one
+    /// starts (`MemoryRecord::valid_until`; the last is current): the versions [`Memory::update`] linked, else the memories of its
     /// knowledge-update slot with the most memories (what extraction keyed as the same
     /// subject and attribute, e.g. where the user lives); a memory in neither is its only
     /// version.
     ///
     /// # Errors
     /// [`MemoryError::NotFound`] when `user` has no memory `id`; engine errors.
-    pub fn history(&self, user: &str, id: MemoryId) -> Result<Vec<Version>, MemoryError> {
+    pub fn history(&self, user: &str, id: MemoryId) -> Result<Vec<MemoryRecord>, MemoryError> {
         let tenant = user::tenant(user)?;
         let rec = self
             .fact(&tenant, id.fact())?
@@ -140,22 +126,14 @@ impl Memory {
             }
         };
         if members.is_empty() {
-            return Ok(vec![Version {
-                memory: MemoryRecord::new(id.fact(), rec),
-                valid_until: None,
-            }]);
+            return Ok(vec![MemoryRecord::new(id.fact(), rec, None)]);
         }
         members.sort_by_key(|&(fact, start)| (start, fact));
-        let mut out: Vec<Version> = Vec::with_capacity(members.len());
-        for (fact, start) in members {
-            if let Some(prev) = out.last_mut() {
-                prev.valid_until = to_datetime(start);
-            }
+        let mut out = Vec::with_capacity(members.len());
+        for (i, &(fact, _)) in members.iter().enumerate() {
             if let Some(f) = self.fact(&tenant, fact)? {
-                out.push(Version {
-                    memory: MemoryRecord::new(fact, f),
-                    valid_until: None,
-                });
+                let next = members.get(i + 1).map(|&(_, start)| start);
+                out.push(MemoryRecord::new(fact, f, next));
             }
         }
         Ok(out)
