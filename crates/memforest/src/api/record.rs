@@ -100,7 +100,7 @@ impl Memory {
             return Ok(None);
         };
         let reader = Reader::new(&self.db, &tenant, None, &self.recall)?;
-        let until = update::superseded(&reader, id.fact(), &f, None)?;
+        let until = update::Supersession::new(&reader).until(id.fact(), &f, None)?;
         Ok(Some(MemoryRecord::new(id.fact(), f, until)))
     }
 
@@ -145,6 +145,7 @@ impl Memory {
             options.agent.as_deref(),
         )?;
         let reader = Reader::new(&self.db, &tenant, None, &self.recall)?;
+        let mut supersession = update::Supersession::new(&reader);
         let mut out = Vec::new();
         // Unscoped, every indexed memory is on the page: skip by position.
         let (mut skip, first) = match (&sessions, options.latest_only) {
@@ -164,7 +165,7 @@ impl Memory {
             if !in_scope {
                 continue;
             }
-            let until = update::superseded(&reader, id, &f, None)?;
+            let until = supersession.until(id, &f, None)?;
             if options.latest_only && until.is_some() {
                 continue;
             }

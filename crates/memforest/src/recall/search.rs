@@ -326,6 +326,7 @@ impl Memory {
         let cosines = embedding.as_ref().map(|_| (&dense, weight));
         let fused = fuse::rank(&r, bm, &terms, &refs, cosines, asked, turn_caching)?;
         let mut out = Vec::new();
+        let mut supersession = update::Supersession::new(&r);
         for (id, score) in fused {
             if out.len() >= query.k {
                 break;
@@ -334,7 +335,7 @@ impl Memory {
                 continue;
             };
             let time = range(rec.time);
-            let valid_until = update::superseded(&r, id, &rec, query.as_of)?;
+            let valid_until = supersession.until(id, &rec, query.as_of)?;
             if query.latest_only && valid_until.is_some() {
                 continue;
             }
