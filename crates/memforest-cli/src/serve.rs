@@ -2,7 +2,7 @@
 //! server of [`memforest_server`], and the keys file it reads.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 
 use memforest::Memory;
@@ -13,8 +13,9 @@ use crate::error::{CliError, Result};
 /// The server's listener, keys and limits.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
-    /// Address to listen on. Anything but loopback needs --keys.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// Address to listen on, `IP:PORT` or `HOST:PORT` (the host's first address, e.g.
+    /// `localhost:8080`). Anything but loopback needs --keys.
+    #[arg(long, default_value = "127.0.0.1:8080", value_parser = listen_address)]
     pub listen: SocketAddr,
     /// The keys file (`memforest keys add` writes it); without it every request may use
     /// every user's memory, so only loopback addresses are allowed.
@@ -29,6 +30,18 @@ pub struct ServeArgs {
     /// Requests one key may have in flight (more get 429).
     #[arg(long, default_value_t = Limits::default().max_in_flight_per_key)]
     pub max_in_flight: usize,
+}
+
+/// The address `--listen` names: an `IP:PORT`, or a `HOST:PORT` resolved to the host's
+/// first address.
+fn listen_address(s: &str) -> std::result::Result<SocketAddr, String> {
+    if let Ok(addr) = s.parse() {
+        return Ok(addr);
+    }
+    s.to_socket_addrs()
+        .map_err(|e| format!("{s:?} is not IP:PORT or HOST:PORT: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{s:?} resolves to no address"))
 }
 
 impl ServeArgs {
@@ -151,4 +164,26 @@ pub fn add_key(file: &Path, name: &str, grants: &[(String, Right)]) -> Result<St
     let (key, entry) = keys::generate(name, tenants).map_err(usage)?;
     keys.add_and_save(entry, file).map_err(usage)?;
     Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use super::listen_address;
+
+    #[test]
+    fn listen_takes_an_ip_or_a_host_with_a_port() {
+        assert_eq!(
+            listen_address("127.0.0.1:8080").unwrap(),
+            "127.0.0.1:8080".parse().unwrap()
+        );
+        let local = listen_address("localhost:8080").unwrap();
+        assert!(local.ip().is_loopback() && local.port() == 8080, "{local}");
+        let e = listen_address("localhost").unwrap_err();
+        assert!(
+            e.contains("\"localhost\" is not IP:PORT or HOST:PORT"),
+            "{e}"
+        );
+    }
 }
