@@ -11,13 +11,13 @@
 
 #[path = "files_common/mod.rs"]
 mod files_common;
+#[path = "recall_common/mod.rs"]
+mod recall_common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeZone, Utc};
-use memforest::memory::extract::{ExtractedItem, Extraction, ExtractionInput, Extractor};
-use memforest::memory::model::{ModelError, Usage};
 use memforest::{AddOptions, ListOptions, Memory, MemoryError, Message, SearchOptions};
 
 fn date(month: u32, day: u32) -> DateTime<Utc> {
@@ -176,33 +176,6 @@ fn agent_and_session_scopes_filter_search_and_list() {
     mem.close().unwrap();
 }
 
-/// One fact per turn, its text the turn's, with no participants: a model that names
-/// nobody.
-#[derive(Debug)]
-struct NamesNobody;
-
-impl Extractor for NamesNobody {
-    fn name(&self) -> &str {
-        "names-nobody"
-    }
-
-    fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
-        let items = input
-            .turns
-            .iter()
-            .map(|t| ExtractedItem {
-                fact_text: t.text.clone(),
-                source_turns: vec![t.turn_id.clone()],
-                ..ExtractedItem::default()
-            })
-            .collect();
-        Ok(Extraction {
-            items,
-            usage: Usage::default(),
-        })
-    }
-}
-
 /// Alice and Bob plan a trip in one session, and the assistant answers.
 fn trip_talk(mem: &Memory) {
     mem.add(
@@ -242,7 +215,7 @@ fn the_speaker_filter_keeps_what_one_person_said() {
     // A model extractor that names nobody: the speaker of each fact's message counts.
     let dir = tempfile::tempdir().unwrap();
     let mem = Memory::builder()
-        .extractor(Arc::new(NamesNobody))
+        .extractor(Arc::new(recall_common::TurnExtractor))
         .open(dir.path())
         .unwrap();
     trip_talk(&mem);
