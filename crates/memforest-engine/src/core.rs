@@ -463,8 +463,31 @@ impl Core {
                 .is_ok()
         });
         let old = m.path();
-        *m = Manifest::create(&self.options.storage, &self.dir, id, state)?;
-        fs.remove_file(&old).map_err(Error::io("remove", &old))
+        let mut next = Manifest::create(&self.options.storage, &self.dir, id, state)?;
+        let handed = m.hand_over(&mut next);
+        *m = next;
+        fs.remove_file(&old).map_err(Error::io("remove", &old))?;
+        match handed {
+            Err(e @ Error::Fenced { .. }) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Publishes the manifest to the object-storage tier if a publication is pending (see
+    /// [`Manifest::append`]); nothing without one. A fenced writer records the error as a
+    /// background error, so every later write fails.
+    ///
+    /// # Errors
+    /// [`Error::Fenced`]; [`Error::Remote`].
+    pub fn publish_remote(&self) -> Result<()> {
+        let result = self.manifest.lock().publish_pending();
+        if let Err(Error::Fenced { object, epoch }) = &result {
+            self.set_bg_error(Error::Fenced {
+                object: object.clone(),
+                epoch: *epoch,
+            });
+        }
+        result
     }
 
     /// Runs the most urgent compaction; false when none is due.

@@ -339,12 +339,17 @@ impl Db {
         self.write(&b, durability)
     }
 
-    /// Seals the memtable and waits until everything written so far is in segment files.
+    /// Seals the memtable and waits until everything written so far is in segment files;
+    /// with an object-storage tier ([`Options::remote`]), also until those files are
+    /// uploaded and the manifest naming them is published, so the writes survive the loss
+    /// of this machine.
     ///
     /// # Errors
-    /// The flush's error.
+    /// The flush's error; [`Error::Remote`] for a failed upload or publication;
+    /// [`Error::Fenced`] when another writer took the store over.
     pub fn flush(&self) -> Result<()> {
-        self.core.flush_all()
+        self.core.flush_all()?;
+        self.core.publish_remote()
     }
 
     /// Waits until the background work that writes so far made due is done: every sealed

@@ -40,6 +40,7 @@ mod open;
 mod options;
 pub mod orphans;
 pub mod range_del;
+pub mod remote;
 mod repair;
 pub mod retention;
 mod scan;

@@ -24,6 +24,7 @@ use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::orphans::{self, Fate, Live};
 use crate::range_del::{self, RangeTombstones};
+use crate::remote::{self, Publisher};
 use crate::version::{Segment, Version};
 use crate::wal_tracking::{self, Lost, ManifestLedger};
 
@@ -96,9 +97,19 @@ pub(crate) struct Recovered {
 pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<Recovered> {
     let storage = &options.storage;
     let fs = &**storage;
-    let manifest = match Manifest::load(storage, dir)? {
+    let remote = options
+        .remote
+        .as_ref()
+        .filter(|_| access == Access::ReadWrite);
+    let newest = match remote {
+        Some(r) => remote::newest(r)?,
+        None => None,
+    };
+    let mut manifest = match Manifest::load(storage, dir)? {
         Some(m) => m,
-        None if access == Access::ReadWrite => create_store(storage, dir)?,
+        None if access == Access::ReadWrite => {
+            create_store(storage, dir, newest.as_ref().map(|(_, s)| s))?
+        }
         None => {
             return Err(Error::NotAStore {
                 path: dir.to_path_buf(),
@@ -106,6 +117,10 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
             })
         }
     };
+    if let Some(r) = remote {
+        let theirs = newest.as_ref().map(|(n, s)| (*n, s));
+        manifest.attach(Publisher::claim(Arc::clone(r), manifest.state(), theirs)?);
+    }
     let current = manifest.id();
     let mstate = manifest.state().clone();
     let mut report = OpenReport {
@@ -255,8 +270,13 @@ const UNFINISHED_MANIFEST_MAX: u64 = 32 << 10;
 /// (the WAL is created after, tracked by that manifest). Refuses any directory holding
 /// more than the lock file, an empty `wal` directory, and what a creation that never
 /// reached `CURRENT` leaves (`CURRENT.tmp`, a short manifest describing nothing), which is
-/// removed.
-fn create_store(storage: &Arc<dyn Storage>, dir: &Path) -> Result<Manifest> {
+/// removed. `from`: the state to start from (an object store's newest manifest), whose
+/// segment files are fetched as they are opened.
+fn create_store(
+    storage: &Arc<dyn Storage>,
+    dir: &Path,
+    from: Option<&ManifestState>,
+) -> Result<Manifest> {
     let fs = &**storage;
     let names = entries(fs, dir)?;
     let leftovers = creatable(fs, dir)?;
@@ -264,10 +284,10 @@ fn create_store(storage: &Arc<dyn Storage>, dir: &Path) -> Result<Manifest> {
         let path = dir.join(name);
         fs.remove_file(&path).map_err(Error::io("remove", &path))?;
     }
-    let id = orphans::max_file_id(&names) + 1;
+    let id = (orphans::max_file_id(&names) + 1).max(from.map_or(0, |s| s.next_file_id));
     let state = ManifestState {
         next_file_id: id + 1,
-        ..ManifestState::default()
+        ..from.cloned().unwrap_or_default()
     };
     Manifest::create(storage, dir, id, state)
 }
@@ -321,7 +341,8 @@ fn unfinished_creation(fs: &dyn Storage, dir: &Path, name: &str) -> Result<bool>
     })
 }
 
-/// Opens every segment file the manifest lists.
+/// Opens every segment file the manifest lists, fetching those missing from the object
+/// store when there is one.
 fn open_segments(
     storage: &Arc<dyn Storage>,
     budgets: &memforest_sst::ReadBudgets,
@@ -336,6 +357,9 @@ fn open_segments(
             return Err(Error::InvalidArgument(
                 "the manifest has more levels than num_levels",
             ));
+        }
+        if let Some(r) = &options.remote {
+            remote::fetch_segment(r, &**storage, dir, info.id)?;
         }
         let seg = Segment::open(storage, budgets, &options.sst, dir, info.clone())?;
         segments.push((level, Arc::new(seg)));

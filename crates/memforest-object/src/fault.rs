@@ -10,8 +10,8 @@ use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use object_store::path::Path;
 use object_store::{
-    CopyOptions, ObjectStoreExt, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-    PutMultipartOptions, PutOptions, PutPayload, PutResult, UploadPart,
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult, UploadPart,
 };
 
 /// Per-operation request counts and pending injected failures.

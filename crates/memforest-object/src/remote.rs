@@ -154,8 +154,7 @@ impl Remote {
             mode: PutMode::Create,
             ..PutOptions::default()
         };
-        match self.block(async move { store.put_opts(&path, PutPayload::from(data), opts).await })
-        {
+        match self.block(async move { store.put_opts(&path, PutPayload::from(data), opts).await }) {
             Ok(_) => Ok(()),
             Err(object_store::Error::AlreadyExists { .. }) => Err(Error::AlreadyExists {
                 object: self.path(name).to_string(),

@@ -1,0 +1,278 @@
+//! The object-storage tier on an in-memory object store: uploads before the manifest
+//! records a file, publication, continuing on an empty directory, writer fencing, hot
+//! reads without requests, and failed requests losing nothing.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use memforest_engine::remote::{self, manifest_numbers, read_manifest};
+use memforest_engine::{Db, Durability, Error, Options, Table, TenantId};
+use memforest_object::object_store::memory::InMemory;
+use memforest_object::{FaultStore, Remote};
+
+const T: Table = Table::new(1);
+
+/// One shared in-memory store; each "machine" gets its own `Remote` (and runtime) on it.
+struct Store {
+    faults: Arc<FaultStore>,
+}
+
+impl Store {
+    fn new() -> Self {
+        Self {
+            faults: Arc::new(FaultStore::new(Arc::new(InMemory::new()))),
+        }
+    }
+
+    fn remote(&self) -> Arc<Remote> {
+        Arc::new(Remote::new(Arc::clone(&self.faults) as _, "tenant-db").unwrap())
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            memtable_size: 16 << 10,
+            remote: Some(self.remote()),
+            ..Options::default()
+        }
+    }
+}
+
+fn tenant() -> TenantId {
+    TenantId::new("alice").unwrap()
+}
+
+fn put_range(db: &Db, range: std::ops::Range<u32>) {
+    for i in range {
+        db.put(
+            &tenant(),
+            T,
+            format!("k{i:05}").as_bytes(),
+            format!("v{i}").as_bytes(),
+            Durability::Buffered,
+        )
+        .unwrap();
+    }
+}
+
+fn assert_range(db: &Db, range: std::ops::Range<u32>) {
+    for i in range {
+        let got = db.get(&tenant(), T, format!("k{i:05}").as_bytes()).unwrap();
+        assert_eq!(
+            got.as_deref(),
+            Some(format!("v{i}").as_bytes()),
+            "key k{i:05}"
+        );
+    }
+}
+
+/// Every segment every manifest object names is in the store.
+fn assert_manifests_complete(remote: &Remote) {
+    let uploaded: BTreeSet<String> = remote
+        .list(remote::SST_DIR)
+        .unwrap()
+        .into_iter()
+        .map(|l| l.name)
+        .collect();
+    for n in manifest_numbers(remote).unwrap() {
+        for (_, seg) in read_manifest(remote, n).unwrap().segments {
+            let name = memforest_sst::file_name(seg.id);
+            assert!(
+                uploaded.contains(&name),
+                "manifest {n} names missing {name}"
+            );
+        }
+    }
+}
+
+fn open(dir: &Path, store: &Store) -> Db {
+    Db::open(dir, store.options()).unwrap()
+}
+
+#[test]
+fn a_flush_uploads_its_file_and_publishes_a_manifest_naming_it() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    let remote = store.remote();
+    assert_eq!(
+        manifest_numbers(&remote).unwrap(),
+        vec![1],
+        "the open claims 1"
+    );
+    put_range(&db, 0..500);
+    db.flush().unwrap();
+    let numbers = manifest_numbers(&remote).unwrap();
+    let newest = read_manifest(&remote, *numbers.last().unwrap()).unwrap();
+    assert!(!newest.segments.is_empty());
+    assert!(newest.flushed_seqno >= 500);
+    assert!(newest.wal.is_empty(), "the WAL stays local");
+    assert_manifests_complete(&remote);
+    db.close().unwrap();
+}
+
+#[test]
+fn an_empty_directory_continues_from_the_object_store() {
+    let store = Store::new();
+    let first = tempfile::tempdir().unwrap();
+    let db = open(first.path(), &store);
+    put_range(&db, 0..800);
+    db.compact_all().unwrap();
+    put_range(&db, 800..900);
+    db.flush().unwrap();
+    db.close().unwrap();
+    drop(first);
+
+    let second = tempfile::tempdir().unwrap();
+    let db = open(second.path(), &store);
+    assert_range(&db, 0..900);
+    put_range(&db, 900..1000);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let db = open(second.path(), &store);
+    assert_range(&db, 0..1000);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+#[test]
+fn hot_reads_make_no_request() {
+    let store = Store::new();
+    let first = tempfile::tempdir().unwrap();
+    let db = open(first.path(), &store);
+    put_range(&db, 0..600);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let db = open(second.path(), &store);
+    let before = store.faults.gets();
+    for _ in 0..3 {
+        assert_range(&db, 0..600);
+    }
+    assert_eq!(store.faults.gets(), before, "reads were served locally");
+    db.close().unwrap();
+}
+
+#[test]
+fn a_second_writer_fences_the_first() {
+    let store = Store::new();
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open(a_dir.path(), &store);
+    put_range(&a, 0..300);
+    a.flush().unwrap();
+    let b = open(b_dir.path(), &store);
+    assert_range(&b, 0..300);
+    put_range(&a, 300..400);
+    // The flush thread meets the fence first; `flush` reports it as its error.
+    let err = a.flush().unwrap_err();
+    let fenced = match &err {
+        Error::Background(inner) => &**inner,
+        other => other,
+    };
+    match fenced {
+        Error::Fenced { object, epoch } => {
+            assert!(
+                object.ends_with(&remote::manifest_name(epoch + 1)),
+                "{object}"
+            );
+        }
+        other => panic!("expected Fenced, got {other:?}"),
+    }
+    let refused = a.put(&tenant(), T, b"late", b"x", Durability::Buffered);
+    assert!(refused.is_err(), "a fenced writer takes no more writes");
+    put_range(&b, 1000..1100);
+    b.flush().unwrap();
+    drop(a);
+    b.close().unwrap();
+
+    let c_dir = tempfile::tempdir().unwrap();
+    let c = open(c_dir.path(), &store);
+    assert_range(&c, 0..300);
+    assert_range(&c, 1000..1100);
+    assert_eq!(
+        c.get(&tenant(), T, b"k00350").unwrap(),
+        None,
+        "A's fenced flush"
+    );
+    c.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+#[test]
+fn a_directory_behind_the_object_store_refuses_to_open() {
+    let store = Store::new();
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open(a_dir.path(), &store);
+    put_range(&a, 0..100);
+    a.flush().unwrap();
+    a.close().unwrap();
+    let b = open(b_dir.path(), &store);
+    put_range(&b, 100..200);
+    b.flush().unwrap();
+    b.close().unwrap();
+    match Db::open(a_dir.path(), store.options()) {
+        Err(Error::StaleLocal { .. }) => {}
+        other => panic!("expected StaleLocal, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_failed_upload_records_nothing_and_a_reopen_flushes_again() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    // One memtable holds every write: the only put after the injection is the upload.
+    let whole = Options {
+        memtable_size: 64 << 20,
+        ..store.options()
+    };
+    let db = Db::open(dir.path(), whole).unwrap();
+    put_range(&db, 0..400);
+    let published = manifest_numbers(&store.remote()).unwrap();
+    store.faults.fail_puts(1);
+    assert!(matches!(db.flush(), Err(Error::Background(_))));
+    assert_eq!(
+        manifest_numbers(&store.remote()).unwrap(),
+        published,
+        "nothing was published"
+    );
+    assert_manifests_complete(&store.remote());
+    drop(db);
+
+    let db = open(dir.path(), &store);
+    assert_range(&db, 0..400);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..400);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+#[test]
+fn failed_downloads_and_listings_fail_the_open_and_a_retry_succeeds() {
+    let store = Store::new();
+    let first = tempfile::tempdir().unwrap();
+    let db = open(first.path(), &store);
+    put_range(&db, 0..300);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    store.faults.fail_lists(1);
+    assert!(matches!(
+        Db::open(second.path(), store.options()),
+        Err(Error::Remote(_))
+    ));
+    store.faults.fail_gets(1);
+    assert!(Db::open(second.path(), store.options()).is_err());
+    let db = open(second.path(), &store);
+    assert_range(&db, 0..300);
+    db.close().unwrap();
+}
