@@ -171,6 +171,24 @@ impl Core {
         *guard = Arc::new(next);
     }
 
+    /// Replaces the segment files and range tombstones readers see (a replica following a
+    /// newer manifest).
+    pub(crate) fn install_version(&self, version: Arc<Version>, tombstones: RangeTombstones) {
+        self.update_state(|s| {
+            s.version = version;
+            s.tombstones = tombstones;
+        });
+    }
+
+    /// Publishes every seqno up to `seqno` (a replica's segment files hold them; it has no
+    /// WAL).
+    pub(crate) fn advance_visible(&self, seqno: u64) {
+        let mut v = self.visible.lock();
+        *v = (*v).max(seqno);
+        self.visible_seqno.store(*v, Ordering::Release);
+        self.visible_cv.notify_all();
+    }
+
     /// The error a background thread stopped on, if any.
     pub fn bg_error(&self) -> Option<Arc<Error>> {
         self.bg_error.lock().clone()

@@ -42,6 +42,7 @@ pub mod orphans;
 pub mod range_del;
 pub mod remote;
 mod repair;
+mod replica;
 pub mod retention;
 mod scan;
 pub mod snapshot;

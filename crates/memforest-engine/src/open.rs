@@ -414,7 +414,11 @@ fn pad_wal_seqno(wal: &Wal, flushed: u64) -> Result<()> {
 }
 
 /// Every range tombstone stored in the segment files or the replayed memtable.
-fn load_tombstones(dir: &Path, version: &Version, mem: &Arc<MemTable>) -> Result<RangeTombstones> {
+pub(crate) fn load_tombstones(
+    dir: &Path,
+    version: &Version,
+    mem: &Arc<MemTable>,
+) -> Result<RangeTombstones> {
     let lower = Bytes::copy_from_slice(&range_del::PREFIX);
     let upper = crate::db::successor_bound(&range_del::PREFIX);
     let mut sources: Vec<BoxedSource> = vec![Box::new(mem.cursor())];

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memforest_engine::remote::{self, manifest_numbers, read_manifest};
-use memforest_engine::{Db, Durability, Error, Options, Table, TenantId};
+use memforest_engine::{Db, Durability, Error, Options, Table, TenantId, WriteBatch};
 use memforest_object::object_store::memory::InMemory;
 use memforest_object::{FaultStore, Remote};
 
@@ -275,4 +275,66 @@ fn failed_downloads_and_listings_fail_the_open_and_a_retry_succeeds() {
     let db = open(second.path(), &store);
     assert_range(&db, 0..300);
     db.close().unwrap();
+}
+
+#[test]
+fn a_replica_serves_the_published_state_and_follows_newer_manifests() {
+    let store = Store::new();
+    let (w_dir, r_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let writer = open(w_dir.path(), &store);
+    put_range(&writer, 0..300);
+    writer.flush().unwrap();
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    assert!(replica.is_read_only());
+    assert_range(&replica, 0..300);
+    assert!(!replica.refresh().unwrap(), "nothing newer yet");
+
+    put_range(&writer, 300..600);
+    let mut delete = WriteBatch::new();
+    delete.delete(&tenant(), T, b"k00007");
+    writer.write(&delete, Durability::Buffered).unwrap();
+    assert_eq!(
+        replica.get(&tenant(), T, b"k00400").unwrap(),
+        None,
+        "unflushed writes are the writer's alone"
+    );
+    writer.compact_all().unwrap();
+    assert!(replica.refresh().unwrap());
+    assert_range(&replica, 300..600);
+    assert_eq!(replica.get(&tenant(), T, b"k00007").unwrap(), None);
+    let cached: Vec<String> = std::fs::read_dir(r_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".sst"))
+        .collect();
+    let live = replica
+        .stats()
+        .levels
+        .iter()
+        .map(|l| l.files)
+        .sum::<usize>();
+    assert_eq!(
+        cached.len(),
+        live,
+        "dropped files left the cache: {cached:?}"
+    );
+    assert!(replica
+        .put(&tenant(), T, b"x", b"y", Durability::Buffered)
+        .is_err());
+    writer.close().unwrap();
+    drop(replica);
+
+    // A replica reopened on its cache directory serves the newest state.
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    assert_range(&replica, 300..600);
+}
+
+#[test]
+fn a_replica_of_an_empty_location_is_refused() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    match Db::open_replica(dir.path(), store.options()) {
+        Err(Error::NoRemoteManifest { location }) => assert!(location.contains("tenant-db")),
+        other => panic!("expected NoRemoteManifest, got {other:?}"),
+    }
 }
