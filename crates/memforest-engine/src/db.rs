@@ -17,6 +17,7 @@ use crate::key::{self, prefix_successor, Table, TenantId, RESERVED_PREFIX};
 use crate::lock::DirLock;
 use crate::open::{self, Access, OpenReport};
 use crate::options::Options;
+use crate::remote::{GcPolicy, GcReport};
 use crate::replica;
 use crate::scan::Scan;
 use crate::snapshot::Snapshot;
@@ -156,6 +157,24 @@ impl Db {
         replica::follow(&self.core, remote, &state)?;
         *serving = n;
         Ok(true)
+    }
+
+    /// Deletes the objects of the object store in `options.remote` that no live manifest
+    /// needs, under `policy` (see [`crate::remote::collect_garbage`]). Any handle on the
+    /// location may run it, at any time; nothing is deleted that a manifest published
+    /// within `policy.grace`, or one of the newest `policy.keep_manifests`, names.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] without `options.remote`; [`Error::Remote`];
+    /// [`Error::Corrupt`].
+    pub fn collect_remote_garbage(&self, policy: &GcPolicy) -> Result<GcReport> {
+        let remote = self
+            .core
+            .options
+            .remote
+            .as_ref()
+            .ok_or(Error::InvalidArgument("no object store in Options::remote"))?;
+        crate::remote::collect_garbage(remote, policy, std::time::SystemTime::now())
     }
 
     fn assemble(

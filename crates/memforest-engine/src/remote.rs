@@ -260,3 +260,87 @@ impl Publisher {
         &self.remote
     }
 }
+
+/// Which objects [`collect_garbage`] may delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcPolicy {
+    /// The newest manifest objects kept whatever their age (at least 1).
+    pub keep_manifests: usize,
+    /// How long a superseded manifest object (and every segment object it names) is kept
+    /// after its successor was published: longer than any reader serves an older state
+    /// (a replica between refreshes, a read that started before a refresh), and longer
+    /// than an upload takes to be named by a manifest.
+    pub grace: std::time::Duration,
+}
+
+impl Default for GcPolicy {
+    fn default() -> Self {
+        Self {
+            keep_manifests: 10,
+            grace: std::time::Duration::from_secs(600),
+        }
+    }
+}
+
+/// What [`collect_garbage`] deleted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcReport {
+    /// Numbers of the deleted manifest objects.
+    pub manifests: Vec<u64>,
+    /// Ids of the deleted segment objects.
+    pub segments: Vec<u64>,
+}
+
+/// Deletes what no live manifest needs, as of `now`. A manifest object is live when it is
+/// among the newest `policy.keep_manifests` or its successor is younger than
+/// `policy.grace`; every other manifest object is deleted. A segment object is deleted
+/// when no live manifest names it and it is older than `policy.grace` (an upload the
+/// manifest does not name yet is younger). A manifest that does not read stops the
+/// collection before anything is deleted.
+///
+/// # Errors
+/// [`Error::Remote`]; [`Error::Corrupt`] for a live manifest object that does not read.
+pub fn collect_garbage(
+    remote: &Remote,
+    policy: &GcPolicy,
+    now: std::time::SystemTime,
+) -> Result<GcReport> {
+    let old =
+        |at: std::time::SystemTime| now.duration_since(at).is_ok_and(|age| age >= policy.grace);
+    let mut manifests: Vec<(u64, std::time::SystemTime)> = remote
+        .list(MANIFEST_DIR)?
+        .into_iter()
+        .filter_map(|l| Some((l.name.parse().ok()?, l.last_modified)))
+        .collect();
+    manifests.sort_unstable();
+    let keep_from = manifests.len().saturating_sub(policy.keep_manifests.max(1));
+    let mut live = Vec::new();
+    let mut dead = Vec::new();
+    for (i, &(n, _)) in manifests.iter().enumerate() {
+        let superseded = manifests.get(i + 1).map(|&(_, at)| at);
+        if i >= keep_from || superseded.is_some_and(|at| !old(at)) {
+            live.push(n);
+        } else {
+            dead.push(n);
+        }
+    }
+    let mut named = std::collections::BTreeSet::new();
+    for &n in &live {
+        named.extend(read_manifest(remote, n)?.segments.iter().map(|(_, s)| s.id));
+    }
+    let mut report = GcReport::default();
+    for listed in remote.list(SST_DIR)? {
+        let Some(id) = crate::orphans::segment_id(&listed.name) else {
+            continue;
+        };
+        if !named.contains(&id) && old(listed.last_modified) {
+            remote.delete(&segment_name(id))?;
+            report.segments.push(id);
+        }
+    }
+    for n in dead {
+        remote.delete(&manifest_name(n))?;
+        report.manifests.push(n);
+    }
+    Ok(report)
+}

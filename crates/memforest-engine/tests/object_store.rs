@@ -338,3 +338,53 @@ fn a_replica_of_an_empty_location_is_refused() {
         other => panic!("expected NoRemoteManifest, got {other:?}"),
     }
 }
+
+#[test]
+fn garbage_collection_keeps_what_live_manifests_name() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    for round in 0..4 {
+        put_range(&db, round * 200..round * 200 + 300);
+        db.compact_all().unwrap();
+    }
+    let remote = store.remote();
+    let before = remote.list(remote::SST_DIR).unwrap().len();
+    let manifests = manifest_numbers(&remote).unwrap();
+
+    // Within the grace period nothing goes, however many manifests there are.
+    let recent = db
+        .collect_remote_garbage(&remote::GcPolicy {
+            keep_manifests: 1,
+            ..remote::GcPolicy::default()
+        })
+        .unwrap();
+    assert_eq!(recent, remote::GcReport::default());
+
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let policy = remote::GcPolicy {
+        keep_manifests: 2,
+        ..remote::GcPolicy::default()
+    };
+    let report = remote::collect_garbage(&remote, &policy, later).unwrap();
+    assert!(!report.segments.is_empty(), "compactions left garbage");
+    assert_eq!(report.manifests.len(), manifests.len() - 2);
+    assert_eq!(
+        remote.list(remote::SST_DIR).unwrap().len(),
+        before - report.segments.len()
+    );
+    assert_eq!(
+        manifest_numbers(&remote).unwrap(),
+        manifests[manifests.len() - 2..]
+    );
+    assert_manifests_complete(&remote);
+    put_range(&db, 2000..2100);
+    db.flush().unwrap();
+    db.close().unwrap();
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..900);
+    assert_range(&db, 2000..2100);
+    db.close().unwrap();
+}
