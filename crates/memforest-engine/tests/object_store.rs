@@ -1,9 +1,12 @@
 //! The object-storage tier on an in-memory object store: uploads before the manifest
 //! records a file, publication, continuing on an empty directory, writer fencing, hot
-//! reads without requests, and failed requests losing nothing.
+//! reads without requests, failed requests losing nothing, replicas, garbage collection;
+//! and the same life cycle on a real S3-compatible server (`moto_server`, ignored unless
+//! it is on PATH).
 
 #![allow(
     clippy::unwrap_used,
+    clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
     reason = "test code"
@@ -20,20 +23,26 @@ use memforest_object::{FaultStore, Remote};
 
 const T: Table = Table::new(1);
 
-/// One shared in-memory store; each "machine" gets its own `Remote` (and runtime) on it.
+/// One shared object store; each "machine" gets its own `Remote` (and runtime) on it. In
+/// memory behind a `FaultStore`, or an S3-compatible server by URL.
 struct Store {
     faults: Arc<FaultStore>,
+    s3: Option<(String, Vec<(String, String)>)>,
 }
 
 impl Store {
     fn new() -> Self {
         Self {
             faults: Arc::new(FaultStore::new(Arc::new(InMemory::new()))),
+            s3: None,
         }
     }
 
     fn remote(&self) -> Arc<Remote> {
-        Arc::new(Remote::new(Arc::clone(&self.faults) as _, "tenant-db").unwrap())
+        Arc::new(match &self.s3 {
+            Some((url, options)) => Remote::open(url, options.clone()).unwrap(),
+            None => Remote::new(Arc::clone(&self.faults) as _, "tenant-db").unwrap(),
+        })
     }
 
     fn options(&self) -> Options {
@@ -387,4 +396,126 @@ fn garbage_collection_keeps_what_live_manifests_name() {
     assert_range(&db, 0..900);
     assert_range(&db, 2000..2100);
     db.close().unwrap();
+}
+
+/// `moto_server` (PyPI `moto[server]`) on a free 127.0.0.1 port, killed on drop.
+struct Moto {
+    child: std::process::Child,
+    endpoint: String,
+}
+
+impl Moto {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("moto_server")
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("moto_server on PATH (pip install 'moto[server]')");
+        let addr = format!("127.0.0.1:{port}");
+        // Killed and waited for by `Drop`, also when it never listens.
+        let moto = Self {
+            child,
+            endpoint: format!("http://{addr}"),
+        };
+        for _ in 0..600 {
+            if std::net::TcpStream::connect(&addr).is_ok() {
+                return moto;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("moto_server did not listen on {addr}");
+    }
+
+    /// Creates `bucket` (object stores do not create buckets).
+    fn create_bucket(&self, bucket: &str) {
+        use std::io::{Read, Write};
+        let host = self.endpoint.trim_start_matches("http://");
+        let mut conn = std::net::TcpStream::connect(host).unwrap();
+        write!(
+            conn,
+            "PUT /{bucket} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut reply = String::new();
+        conn.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    }
+
+    fn store(&self, bucket: &str) -> Store {
+        let options = [
+            ("aws_endpoint", self.endpoint.as_str()),
+            ("aws_allow_http", "true"),
+            ("aws_region", "us-east-1"),
+            ("aws_access_key_id", "test"),
+            ("aws_secret_access_key", "test"),
+        ];
+        Store {
+            s3: Some((
+                format!("s3://{bucket}/tenant-db"),
+                options
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            )),
+            ..Store::new()
+        }
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs moto_server on PATH; .ci/run installs it"]
+fn on_s3_a_new_machine_continues_a_second_writer_fences_and_a_replica_follows() {
+    let moto = Moto::start();
+    moto.create_bucket("memforest-test");
+    let store = moto.store("memforest-test");
+
+    let first = tempfile::tempdir().unwrap();
+    let db = open(first.path(), &store);
+    put_range(&db, 0..300);
+    db.flush().unwrap();
+    db.close().unwrap();
+    drop(first);
+
+    let (b_dir, r_dir, c_dir) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let b = open(b_dir.path(), &store);
+    assert_range(&b, 0..300);
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    assert_range(&replica, 0..300);
+    put_range(&b, 300..600);
+    b.flush().unwrap();
+    assert!(replica.refresh().unwrap());
+    assert_range(&replica, 0..600);
+
+    let c = open(c_dir.path(), &store);
+    assert_range(&c, 0..600);
+    put_range(&b, 600..700);
+    let err = b.flush().unwrap_err();
+    let fenced = match &err {
+        Error::Background(inner) => &**inner,
+        other => other,
+    };
+    assert!(matches!(fenced, Error::Fenced { .. }), "{err:?}");
+    put_range(&c, 700..800);
+    c.flush().unwrap();
+    assert!(replica.refresh().unwrap());
+    assert_range(&replica, 700..800);
+    assert_eq!(replica.get(&tenant(), T, b"k00650").unwrap(), None);
+    assert_manifests_complete(&store.remote());
 }

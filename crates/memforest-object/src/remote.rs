@@ -38,8 +38,7 @@ pub struct Remote {
 
 impl Remote {
     /// Opens the location a URL names: `memory://` (a new empty in-memory store),
-    /// `file:///abs/path` (a directory), and the cloud schemes (`s3://bucket/prefix`, ...)
-    /// the linked `object_store` features support. `options` are the store's
+    /// `file:///abs/path` (a directory), and with the `s3` feature `s3://bucket/prefix`. `options` are the store's
     /// configuration keys (for S3: `aws_endpoint`, `aws_allow_http`, `aws_region`, ...).
     ///
     /// # Errors
@@ -56,6 +55,12 @@ impl Remote {
             reason,
         };
         let parsed = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+        #[cfg(feature = "s3")]
+        {
+            // The HTTP client's TLS needs a process-wide crypto provider; one installed
+            // earlier (by the application) is kept.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let (store, prefix) =
             object_store::parse_url_opts(&parsed, options).map_err(|e| bad(e.to_string()))?;
         Self::new(Arc::from(store), prefix.as_ref())
