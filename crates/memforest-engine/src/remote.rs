@@ -128,11 +128,46 @@ pub fn fetch_segment(remote: &Remote, storage: &dyn Storage, dir: &Path, id: u64
         .map_err(Error::io("rename", &tmp))
 }
 
+/// Uploads segment files ahead of the manifest append that names them, outside the
+/// manifest lock (so a slow upload never holds up the WAL's manifest edits), and remembers
+/// them so that the append does not upload them again. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Uploader {
+    remote: Arc<Remote>,
+    /// Ids uploaded and not yet named by an append.
+    done: Arc<parking_lot::Mutex<std::collections::BTreeSet<u64>>>,
+}
+
+impl Uploader {
+    /// Uploads segment file `id` from `dir`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] reading it; [`Error::Remote`].
+    pub fn upload(&self, storage: &dyn Storage, dir: &Path, id: u64) -> Result<()> {
+        let path = dir.join(memforest_sst::file_name(id));
+        let bytes = storage.read(&path).map_err(Error::io("read", &path))?;
+        self.remote.put(&segment_name(id), Bytes::from(bytes))?;
+        self.done.lock().insert(id);
+        Ok(())
+    }
+
+    /// Uploads `id` unless [`Uploader::upload`] did; forgets it either way.
+    fn ensure(&self, storage: &dyn Storage, dir: &Path, id: u64) -> Result<()> {
+        if self.done.lock().remove(&id) {
+            return Ok(());
+        }
+        self.upload(storage, dir, id)?;
+        self.done.lock().remove(&id);
+        Ok(())
+    }
+}
+
 /// A writer's hold on the manifest objects: its last created number and whether another
 /// writer fenced it.
 #[derive(Debug)]
 pub struct Publisher {
     remote: Arc<Remote>,
+    uploader: Uploader,
     /// The number of the last manifest object this writer created.
     epoch: u64,
     /// What that object describes.
@@ -162,8 +197,13 @@ impl Publisher {
                 });
             }
         }
+        let uploader = Uploader {
+            remote: Arc::clone(&remote),
+            done: Arc::default(),
+        };
         let mut p = Self {
             remote,
+            uploader,
             epoch: newest_n,
             published: ManifestState::default(),
             fenced: None,
@@ -208,7 +248,7 @@ impl Publisher {
     }
 
     /// Uploads the segment files `edits` add to `state` (not those already live: a trivial
-    /// move re-adds its inputs), reading them from `dir`.
+    /// move re-adds its inputs), reading them from `dir`, unless the [`Uploader`] did.
     ///
     /// # Errors
     /// [`Error::Fenced`]; [`Error::Io`] reading a file; [`Error::Remote`].
@@ -227,9 +267,7 @@ impl Publisher {
             _ => Vec::new(),
         });
         for id in added.filter(|&id| !live(id)) {
-            let path = dir.join(memforest_sst::file_name(id));
-            let bytes = storage.read(&path).map_err(Error::io("read", &path))?;
-            self.remote.put(&segment_name(id), Bytes::from(bytes))?;
+            self.uploader.ensure(storage, dir, id)?;
         }
         Ok(())
     }
@@ -254,10 +292,10 @@ impl Publisher {
         self.epoch
     }
 
-    /// The location.
+    /// The uploader that works ahead of this publisher's appends.
     #[must_use]
-    pub fn remote(&self) -> &Arc<Remote> {
-        &self.remote
+    pub fn uploader(&self) -> Uploader {
+        self.uploader.clone()
     }
 }
 
