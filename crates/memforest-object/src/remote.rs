@@ -33,7 +33,8 @@ pub struct Listed {
 pub struct Remote {
     store: Arc<dyn ObjectStore>,
     prefix: String,
-    runtime: tokio::runtime::Runtime,
+    /// `Some` until dropped.
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Remote {
@@ -80,7 +81,7 @@ impl Remote {
         Ok(Self {
             store,
             prefix: prefix.trim_matches('/').to_owned(),
-            runtime,
+            runtime: Some(runtime),
         })
     }
 
@@ -99,9 +100,11 @@ impl Remote {
         fut: impl Future<Output = object_store::Result<T>> + Send + 'static,
     ) -> object_store::Result<T> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.runtime.spawn(async move {
-            let _ = tx.send(fut.await);
-        });
+        if let Some(runtime) = &self.runtime {
+            runtime.spawn(async move {
+                let _ = tx.send(fut.await);
+            });
+        }
         rx.recv().unwrap_or_else(|_| {
             Err(object_store::Error::Generic {
                 store: "memforest",
@@ -211,6 +214,16 @@ impl Remote {
         match self.block(async move { store.delete(&path).await }) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.fail("delete", name)(e)),
+        }
+    }
+}
+
+impl Drop for Remote {
+    /// Stops the runtime without waiting for it: dropping a runtime that waits would panic
+    /// inside another runtime's async task (where a server may drop the last handle).
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
         }
     }
 }

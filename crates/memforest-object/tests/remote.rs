@@ -92,3 +92,29 @@ fn injected_failures_fail_one_request_each_and_requests_are_counted() {
         (1, 2, 3, 3)
     );
 }
+
+#[test]
+fn calls_and_drops_are_safe_from_another_runtime() {
+    let other = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    let (_, remote) = faulty();
+    let remote = Arc::new(remote);
+    remote.put("k", Bytes::from_static(b"v")).unwrap();
+    let from_blocking = Arc::clone(&remote);
+    let got = other
+        .block_on(async move {
+            tokio::task::spawn_blocking(move || from_blocking.get("k"))
+                .await
+                .unwrap()
+        })
+        .unwrap();
+    assert_eq!(got, Bytes::from_static(b"v"));
+    // Inside the other runtime's async context (a call there blocks its thread, but never
+    // panics), and the last handle dropped there.
+    let got = other.block_on(async move { remote.get("k") }).unwrap();
+    assert_eq!(got, Bytes::from_static(b"v"));
+    let (_, last) = faulty();
+    other.block_on(async move { drop(last) });
+}
