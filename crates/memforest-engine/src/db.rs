@@ -154,7 +154,7 @@ impl Db {
         if n <= *serving {
             return Ok(false);
         }
-        replica::follow(&self.core, remote, &state)?;
+        replica::follow(&self.core, &state)?;
         *serving = n;
         Ok(true)
     }

@@ -25,7 +25,7 @@ use crate::options::Options;
 use crate::orphans::{self, Fate, Live};
 use crate::range_del::{self, RangeTombstones};
 use crate::remote::{self, Publisher};
-use crate::version::{Segment, Version};
+use crate::version::{Segment, SegmentInfo, Version};
 use crate::wal_tracking::{self, Lost, ManifestLedger};
 
 /// Name of the WAL directory inside the database directory.
@@ -341,8 +341,7 @@ fn unfinished_creation(fs: &dyn Storage, dir: &Path, name: &str) -> Result<bool>
     })
 }
 
-/// Opens every segment file the manifest lists, fetching those missing from the object
-/// store when there is one.
+/// Opens every segment file the manifest lists.
 fn open_segments(
     storage: &Arc<dyn Storage>,
     budgets: &memforest_sst::ReadBudgets,
@@ -352,19 +351,36 @@ fn open_segments(
 ) -> Result<Version> {
     let mut segments = Vec::with_capacity(mstate.segments.len());
     for (level, info) in &mstate.segments {
-        let level = usize::from(*level);
-        if level >= options.num_levels {
-            return Err(Error::InvalidArgument(
-                "the manifest has more levels than num_levels",
-            ));
-        }
-        if let Some(r) = &options.remote {
-            remote::fetch_segment(r, &**storage, dir, info.id)?;
-        }
-        let seg = Segment::open(storage, budgets, &options.sst, dir, info.clone())?;
-        segments.push((level, Arc::new(seg)));
+        segments.push(open_listed(storage, budgets, options, dir, *level, info)?);
     }
     Ok(Version::from_segments(options.num_levels, segments))
+}
+
+/// Opens segment file `info` that a manifest lists at `level`, fetching it from the object
+/// store first when there is one and `dir` lacks it.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a level beyond `num_levels`; [`Error::Remote`];
+/// [`Error::Sst`].
+pub(crate) fn open_listed(
+    storage: &Arc<dyn Storage>,
+    budgets: &memforest_sst::ReadBudgets,
+    options: &Options,
+    dir: &Path,
+    level: u8,
+    info: &SegmentInfo,
+) -> Result<(usize, Arc<Segment>)> {
+    let level = usize::from(level);
+    if level >= options.num_levels {
+        return Err(Error::InvalidArgument(
+            "the manifest has more levels than num_levels",
+        ));
+    }
+    if let Some(r) = &options.remote {
+        remote::fetch_segment(r, &**storage, dir, info.id)?;
+    }
+    let seg = Segment::open(storage, budgets, &options.sst, dir, info.clone())?;
+    Ok((level, Arc::new(seg)))
 }
 
 /// Brings the manifest's WAL tracking up to date after the log opened: segments it keeps

@@ -16,7 +16,7 @@ use memforest_object::Remote;
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::manifest::{self, Manifest, ManifestState};
-use crate::open::load_tombstones;
+use crate::open::{load_tombstones, open_listed};
 use crate::options::Options;
 use crate::orphans::segment_id;
 use crate::remote;
@@ -54,15 +54,15 @@ pub(crate) fn install(storage: &Arc<dyn Storage>, dir: &Path, state: &ManifestSt
     Manifest::create(storage, dir, id, state.clone()).map(drop)
 }
 
-/// Moves `core` to manifest object `n` holding `state`: fetches and opens the segment
-/// files it adds, marks those it drops obsolete, and publishes everything up to its
+/// Moves `core` (opened with `Options::remote`) to a manifest object holding `state`:
+/// fetches and opens the segment files it adds, marks those it drops obsolete, and publishes everything up to its
 /// flushed seqno.
 ///
 /// # Errors
 /// [`Error::Remote`] for a failed download (the replica keeps serving what it served);
 /// [`Error::Sst`] for a file that does not open; [`Error::InvalidArgument`] for a level
 /// beyond `num_levels`.
-pub(crate) fn follow(core: &Core, remote: &Remote, state: &ManifestState) -> Result<()> {
+pub(crate) fn follow(core: &Core, state: &ManifestState) -> Result<()> {
     let options: &Options = &core.options;
     let current = core.state();
     let mut cached: HashMap<u64, Arc<Segment>> = current
@@ -72,27 +72,17 @@ pub(crate) fn follow(core: &Core, remote: &Remote, state: &ManifestState) -> Res
         .collect();
     let mut segments = Vec::with_capacity(state.segments.len());
     for (level, info) in &state.segments {
-        let level = usize::from(*level);
-        if level >= options.num_levels {
-            return Err(Error::InvalidArgument(
-                "the manifest has more levels than num_levels",
-            ));
-        }
-        let seg = match cached.remove(&info.id) {
-            Some(seg) => seg,
-            None => {
-                remote::fetch_segment(remote, &*options.storage, &core.dir, info.id)?;
-                let seg = Segment::open(
-                    &options.storage,
-                    &core.budgets,
-                    &options.sst,
-                    &core.dir,
-                    info.clone(),
-                )?;
-                Arc::new(seg)
-            }
-        };
-        segments.push((level, seg));
+        segments.push(match cached.remove(&info.id) {
+            Some(seg) => (usize::from(*level), seg),
+            None => open_listed(
+                &options.storage,
+                &core.budgets,
+                options,
+                &core.dir,
+                *level,
+                info,
+            )?,
+        });
     }
     let version = Version::from_segments(options.num_levels, segments);
     let tombstones = load_tombstones(&core.dir, &version, &current.active)?;

@@ -105,6 +105,15 @@ fn open(dir: &Path, store: &Store) -> Db {
     Db::open(dir, store.options()).unwrap()
 }
 
+/// Writes `range` on a machine of its own (a directory dropped after), flushed and closed.
+fn write_elsewhere(store: &Store, range: std::ops::Range<u32>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), store);
+    put_range(&db, range);
+    db.flush().unwrap();
+    db.close().unwrap();
+}
+
 #[test]
 fn a_flush_uploads_its_file_and_publishes_a_manifest_naming_it() {
     let store = Store::new();
@@ -154,11 +163,7 @@ fn an_empty_directory_continues_from_the_object_store() {
 #[test]
 fn hot_reads_make_no_request() {
     let store = Store::new();
-    let first = tempfile::tempdir().unwrap();
-    let db = open(first.path(), &store);
-    put_range(&db, 0..600);
-    db.flush().unwrap();
-    db.close().unwrap();
+    write_elsewhere(&store, 0..600);
     let second = tempfile::tempdir().unwrap();
     let db = open(second.path(), &store);
     let before = store.faults.gets();
@@ -268,11 +273,7 @@ fn a_failed_upload_records_nothing_and_a_reopen_flushes_again() {
 #[test]
 fn failed_downloads_and_listings_fail_the_open_and_a_retry_succeeds() {
     let store = Store::new();
-    let first = tempfile::tempdir().unwrap();
-    let db = open(first.path(), &store);
-    put_range(&db, 0..300);
-    db.flush().unwrap();
-    db.close().unwrap();
+    write_elsewhere(&store, 0..300);
     let second = tempfile::tempdir().unwrap();
     store.faults.fail_lists(1);
     assert!(matches!(
@@ -481,13 +482,7 @@ fn on_s3_a_new_machine_continues_a_second_writer_fences_and_a_replica_follows() 
     let moto = Moto::start();
     moto.create_bucket("memforest-test");
     let store = moto.store("memforest-test");
-
-    let first = tempfile::tempdir().unwrap();
-    let db = open(first.path(), &store);
-    put_range(&db, 0..300);
-    db.flush().unwrap();
-    db.close().unwrap();
-    drop(first);
+    write_elsewhere(&store, 0..300);
 
     let (b_dir, r_dir, c_dir) = (
         tempfile::tempdir().unwrap(),
