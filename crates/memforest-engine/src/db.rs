@@ -87,11 +87,17 @@ impl Db {
     /// removes meanwhile makes the open retry), on a full disk and on a read-only file
     /// system. Every write, flush and compaction fails with [`Error::ReadOnly`].
     /// [`Db::open_report`] says what a read-write open would delete or quarantine.
+    /// `options.remote` is ignored: [`Db::open_replica`] reads an object store.
     ///
     /// # Errors
     /// [`Error::NotAStore`] for a directory without `CURRENT`; otherwise as [`Db::open`].
     pub fn open_read_only(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
         options.validate()?;
+        // Reading the directory only: nothing is fetched into it (see `open_replica`).
+        let options = Options {
+            remote: None,
+            ..options
+        };
         let dir = dir.as_ref().to_path_buf();
         const TRIES: usize = 5;
         let mut tries = 0;

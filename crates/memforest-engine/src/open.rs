@@ -119,7 +119,8 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
     };
     if let Some(r) = remote {
         let theirs = newest.as_ref().map(|(n, s)| (*n, s));
-        manifest.attach(Publisher::claim(Arc::clone(r), manifest.state(), theirs)?);
+        let claimed = Publisher::claim(Arc::clone(r), fs, dir, manifest.state(), theirs)?;
+        manifest.attach(claimed);
     }
     let current = manifest.id();
     let mstate = manifest.state().clone();

@@ -178,14 +178,17 @@ pub struct Publisher {
 
 impl Publisher {
     /// Claims the next manifest number for a writer whose state is `state` (see the module
-    /// doc), publishing `state`.
+    /// doc), publishing `state` after uploading the live segment files of `dir` the store
+    /// lacks (a store that had no object store before, or a new, empty location).
     ///
     /// # Errors
     /// [`Error::Fenced`] when another writer claimed that number first;
     /// [`Error::StaleLocal`] when the newest manifest object is ahead of `state`;
-    /// [`Error::Remote`].
+    /// [`Error::Remote`]; [`Error::Io`] reading a segment file.
     pub fn claim(
         remote: Arc<Remote>,
+        storage: &dyn Storage,
+        dir: &Path,
         state: &ManifestState,
         newest: Option<(u64, &ManifestState)>,
     ) -> Result<Self> {
@@ -201,6 +204,14 @@ impl Publisher {
             remote: Arc::clone(&remote),
             done: Arc::default(),
         };
+        let stored: std::collections::BTreeSet<String> =
+            remote.list(SST_DIR)?.into_iter().map(|l| l.name).collect();
+        for (_, seg) in &state.segments {
+            if !stored.contains(&memforest_sst::file_name(seg.id)) {
+                uploader.upload(storage, dir, seg.id)?;
+            }
+        }
+        uploader.done.lock().clear();
         let mut p = Self {
             remote,
             uploader,

@@ -220,6 +220,26 @@ fn a_second_writer_fences_the_first() {
 }
 
 #[test]
+fn a_local_store_given_an_object_store_uploads_its_files_at_open() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let local = Options {
+        remote: None,
+        ..store.options()
+    };
+    let db = Db::open(dir.path(), local).unwrap();
+    put_range(&db, 0..400);
+    db.flush().unwrap();
+    db.close().unwrap();
+    open(dir.path(), &store).close().unwrap();
+    assert_manifests_complete(&store.remote());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..400);
+    db.close().unwrap();
+}
+
+#[test]
 fn a_directory_behind_the_object_store_refuses_to_open() {
     let store = Store::new();
     let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
