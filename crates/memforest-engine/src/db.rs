@@ -120,8 +120,9 @@ impl Db {
     /// (in tokio, `spawn_blocking`).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] without `options.remote`; [`Error::NoRemoteManifest`];
-    /// [`Error::Remote`]; [`Error::Locked`]; as [`Db::open_read_only`].
+    /// [`Error::InvalidArgument`] without `options.remote` or for a writer's directory
+    /// (one holding a WAL); [`Error::NoRemoteManifest`]; [`Error::Remote`];
+    /// [`Error::Locked`]; as [`Db::open_read_only`].
     pub fn open_replica(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
         options.validate()?;
         let remote = options

@@ -16,7 +16,7 @@ use memforest_object::Remote;
 use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::manifest::{self, Manifest, ManifestState};
-use crate::open::{load_tombstones, open_listed};
+use crate::open::{load_tombstones, open_listed, WAL_DIR};
 use crate::options::Options;
 use crate::orphans::segment_id;
 use crate::remote;
@@ -33,16 +33,21 @@ pub(crate) fn newest(remote: &Remote) -> Result<(u64, ManifestState)> {
 }
 
 /// Makes `dir` describe `state`: a local manifest holding it (`CURRENT` naming it) in
-/// place of any earlier one, and no cached segment file it does not name.
+/// place of any earlier one, and no cached segment file it does not name. A directory
+/// holding a WAL belongs to a writer and is refused before anything changes.
 ///
 /// # Errors
-/// [`Error::Io`].
+/// [`Error::InvalidArgument`] for a writer's directory; [`Error::Io`].
 pub(crate) fn install(storage: &Arc<dyn Storage>, dir: &Path, state: &ManifestState) -> Result<()> {
     let fs = &**storage;
-    fs.create_dir_all(dir)
-        .map_err(Error::io("create dir", dir))?;
+    let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
+    if names.iter().any(|n| n == WAL_DIR) {
+        return Err(Error::InvalidArgument(
+            "a replica needs a directory of its own: this one holds a writer's WAL",
+        ));
+    }
     let live = |id: u64| state.segments.iter().any(|(_, s)| s.id == id);
-    for name in fs.list_dir(dir).map_err(Error::io("read dir", dir))? {
+    for name in names {
         let stale = manifest::parse_file_name(&name).is_some()
             || segment_id(&name).is_some_and(|id| !live(id));
         if stale {

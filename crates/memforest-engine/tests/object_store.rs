@@ -360,6 +360,30 @@ fn a_replica_serves_the_published_state_and_follows_newer_manifests() {
 }
 
 #[test]
+fn a_replica_refuses_a_writers_directory() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    put_range(&db, 0..10);
+    db.close().unwrap();
+    let listing = || -> BTreeSet<_> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect()
+    };
+    let before = listing();
+    match Db::open_replica(dir.path(), store.options()) {
+        Err(Error::InvalidArgument(reason)) => assert!(reason.contains("WAL"), "{reason}"),
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+    assert_eq!(before, listing(), "nothing changed");
+    let db = open(dir.path(), &store);
+    assert_range(&db, 0..10);
+    db.close().unwrap();
+}
+
+#[test]
 fn a_replica_of_an_empty_location_is_refused() {
     let store = Store::new();
     let dir = tempfile::tempdir().unwrap();
