@@ -558,3 +558,90 @@ fn on_s3_a_new_machine_continues_a_second_writer_fences_and_a_replica_follows() 
     assert_eq!(replica.get(&tenant(), T, b"k00650").unwrap(), None);
     assert_manifests_complete(&store.remote());
 }
+
+/// A random run of writes, flushes with injected upload, publication, download and listing
+/// failures, process crashes (reopen the same directory) and machine losses (reopen an
+/// empty one): a crash loses no acknowledged write, a machine loss none that a successful
+/// `flush` published.
+#[test]
+fn random_faults_lose_no_acknowledged_or_published_write() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(35);
+    let store = Store::new();
+    let mut dir = tempfile::tempdir().unwrap();
+    let mut db = Some(open(dir.path(), &store));
+    // Keys are never rewritten: `written` is every acknowledged key, `published` those a
+    // successful flush published.
+    let (mut written, mut published) = (0..0u32, 0..0u32);
+    let (mut failed_flushes, mut machines_lost) = (0, 0);
+    let reopen = |path: &Path| {
+        // A failure injected and not yet consumed may fail the open: open again.
+        let mut result = Db::open(path, store.options());
+        for _ in 0..3 {
+            if result.is_ok() {
+                break;
+            }
+            result = Db::open(path, store.options());
+        }
+        result.unwrap()
+    };
+    for step in 0..60 {
+        let live = db.as_ref().unwrap();
+        match rng.gen_range(0..6) {
+            0..=2 => {
+                let n = rng.gen_range(1..200);
+                put_range(live, written.end..written.end + n);
+                written.end += n;
+            }
+            3 => {
+                // Something to upload, then maybe a failure for it.
+                let n = rng.gen_range(1..50);
+                put_range(live, written.end..written.end + n);
+                written.end += n;
+                match rng.gen_range(0..3) {
+                    0 | 1 => store.faults.fail_puts(rng.gen_range(1..3)),
+                    _ => store.faults.fail_lists(1),
+                }
+                if live.flush().is_ok() {
+                    published = written.clone();
+                } else {
+                    failed_flushes += 1;
+                    drop(db.take());
+                    store.faults.fail_puts(0);
+                    store.faults.fail_lists(0);
+                    db = Some(reopen(dir.path()));
+                }
+            }
+            4 => {
+                drop(db.take());
+                if rng.gen_bool(0.5) {
+                    store.faults.fail_gets(1);
+                }
+                db = Some(reopen(dir.path()));
+            }
+            _ => {
+                machines_lost += 1;
+                drop(db.take());
+                dir = tempfile::tempdir().unwrap();
+                store.faults.fail_gets(rng.gen_range(0..2));
+                let fresh = reopen(dir.path());
+                assert_range(&fresh, published.clone());
+                // What the lost machine had not published may or may not have survived.
+                // Rewrites give a key its one value, so writing on from here is safe.
+                written = published.clone();
+                db = Some(fresh);
+                continue;
+            }
+        }
+        let live = db.as_ref().unwrap();
+        assert_range(live, written.clone());
+        assert!(published.end <= written.end, "step {step}");
+    }
+    db.take().unwrap().close().unwrap();
+    assert_manifests_complete(&store.remote());
+    eprintln!("failed flushes {failed_flushes}, machines lost {machines_lost}");
+    assert!(
+        failed_flushes > 0 && machines_lost > 0,
+        "the run met faults"
+    );
+}
