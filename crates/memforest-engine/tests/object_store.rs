@@ -316,7 +316,9 @@ fn a_replica_serves_the_published_state_and_follows_newer_manifests() {
     writer.flush().unwrap();
     let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
     assert!(replica.is_read_only());
+    let gets = store.faults.gets();
     assert_range(&replica, 0..300);
+    assert_eq!(store.faults.gets(), gets, "a replica reads its cache");
     assert!(!replica.refresh().unwrap(), "nothing newer yet");
 
     put_range(&writer, 300..600);
