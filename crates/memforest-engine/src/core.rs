@@ -19,6 +19,7 @@ use crate::manifest::{Edit, Manifest};
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::range_del::{RangeTombstone, RangeTombstones};
+use crate::remote::{Publisher, Uploader};
 use crate::snapshot::SnapshotList;
 use crate::stats::{Counters, LevelStats, StallReason, Stats};
 use crate::version::{Segment, SegmentInfo, Version};
@@ -92,6 +93,9 @@ pub struct Core {
     compaction_mu: Mutex<Vec<Vec<u8>>>,
     /// Opened read-only: every change fails with [`Error::ReadOnly`].
     pub read_only: bool,
+    /// With an object-storage tier: uploads new segment files before the manifest lock is
+    /// taken to record them.
+    uploader: Option<Uploader>,
 }
 
 impl Core {
@@ -112,6 +116,7 @@ impl Core {
         let levels = options.num_levels;
         let stalling = AtomicBool::new(stall_reason(&state, &options).is_some());
         let write_gate = RwLock::new(Arc::clone(&state.active));
+        let uploader = manifest.lock().publisher().map(Publisher::uploader);
         Self {
             dir,
             options,
@@ -136,6 +141,7 @@ impl Core {
             budgets,
             compaction_mu: Mutex::new(vec![Vec::new(); levels]),
             read_only,
+            uploader,
         }
     }
 
@@ -169,6 +175,24 @@ impl Core {
             Ordering::Release,
         );
         *guard = Arc::new(next);
+    }
+
+    /// Replaces the segment files and range tombstones readers see (a replica following a
+    /// newer manifest).
+    pub(crate) fn install_version(&self, version: Arc<Version>, tombstones: RangeTombstones) {
+        self.update_state(|s| {
+            s.version = version;
+            s.tombstones = tombstones;
+        });
+    }
+
+    /// Publishes every seqno up to `seqno` (a replica's segment files hold them; it has no
+    /// WAL).
+    pub(crate) fn advance_visible(&self, seqno: u64) {
+        let mut v = self.visible.lock();
+        *v = (*v).max(seqno);
+        self.visible_seqno.store(*v, Ordering::Release);
+        self.visible_cv.notify_all();
     }
 
     /// The error a background thread stopped on, if any.
@@ -409,6 +433,7 @@ impl Core {
             &self.dir,
             SegmentInfo::from(&meta),
         )?);
+        self.upload(&[seg.info.id])?;
         let up_to = mem.max_seqno();
         {
             let mut m = self.manifest.lock();
@@ -432,6 +457,17 @@ impl Core {
         self.notify_stalled();
         self.request_compaction();
         Ok(true)
+    }
+
+    /// Uploads segment files `ids` to the object-storage tier, if there is one, before the
+    /// manifest append that records them (which then does not upload them again).
+    fn upload(&self, ids: &[u64]) -> Result<()> {
+        if let Some(u) = &self.uploader {
+            for &id in ids {
+                u.upload(&*self.options.storage, &self.dir, id)?;
+            }
+        }
+        Ok(())
     }
 
     /// Rewrites the manifest as a snapshot into a new file once it is over its size limit.
@@ -463,8 +499,31 @@ impl Core {
                 .is_ok()
         });
         let old = m.path();
-        *m = Manifest::create(&self.options.storage, &self.dir, id, state)?;
-        fs.remove_file(&old).map_err(Error::io("remove", &old))
+        let mut next = Manifest::create(&self.options.storage, &self.dir, id, state)?;
+        let handed = m.hand_over(&mut next);
+        *m = next;
+        fs.remove_file(&old).map_err(Error::io("remove", &old))?;
+        match handed {
+            Err(e @ Error::Fenced { .. }) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Publishes the manifest to the object-storage tier if a publication is pending (see
+    /// [`Manifest::append`]); nothing without one. A fenced writer records the error as a
+    /// background error, so every later write fails.
+    ///
+    /// # Errors
+    /// [`Error::Fenced`]; [`Error::Remote`].
+    pub fn publish_remote(&self) -> Result<()> {
+        let result = self.manifest.lock().publish_pending();
+        if let Err(Error::Fenced { object, epoch }) = &result {
+            self.set_bg_error(Error::Fenced {
+                object: object.clone(),
+                epoch: *epoch,
+            });
+        }
+        result
     }
 
     /// Runs the most urgent compaction; false when none is due.
@@ -519,7 +578,11 @@ impl Core {
             );
             let fs = &self.options.storage;
             let opened = result
-                .and_then(|()| open_outputs(fs, &self.budgets, &self.options.sst, &self.dir, &out));
+                .and_then(|()| open_outputs(fs, &self.budgets, &self.options.sst, &self.dir, &out))
+                .and_then(|segs| {
+                    let ids: Vec<u64> = segs.iter().map(|s| s.info.id).collect();
+                    self.upload(&ids).map(|()| segs)
+                });
             match opened {
                 Ok(segs) => {
                     self.counters

@@ -7,6 +7,7 @@ use std::thread::JoinHandle;
 
 use bytes::Bytes;
 use memforest_wal::Durability;
+use parking_lot::Mutex;
 
 use crate::background;
 use crate::batch::WriteBatch;
@@ -16,6 +17,8 @@ use crate::key::{self, prefix_successor, Table, TenantId, RESERVED_PREFIX};
 use crate::lock::DirLock;
 use crate::open::{self, Access, OpenReport};
 use crate::options::Options;
+use crate::remote::{GcPolicy, GcReport};
+use crate::replica;
 use crate::scan::Scan;
 use crate::snapshot::Snapshot;
 use crate::stats::Stats;
@@ -35,6 +38,8 @@ pub struct Db {
     report: OpenReport,
     /// `None` for a read-only handle.
     _lock: Option<DirLock>,
+    /// A replica's object store and the number of the manifest object it serves.
+    replica: Option<(Arc<memforest_object::Remote>, Mutex<u64>)>,
 }
 
 impl Db {
@@ -68,7 +73,7 @@ impl Db {
         }
         let lock = DirLock::acquire(&dir)?;
         let recovered = open::recover(&dir, &options, Access::ReadWrite)?;
-        let mut db = Self::assemble(dir, options, recovered, Some(lock))?;
+        let mut db = Self::assemble(dir, options, recovered, Some(lock), false)?;
         db.core.seal(false);
         db.core.request_compaction();
         db.threads = background::spawn(&db.core)?;
@@ -82,11 +87,17 @@ impl Db {
     /// removes meanwhile makes the open retry), on a full disk and on a read-only file
     /// system. Every write, flush and compaction fails with [`Error::ReadOnly`].
     /// [`Db::open_report`] says what a read-write open would delete or quarantine.
+    /// `options.remote` is ignored: [`Db::open_replica`] reads an object store.
     ///
     /// # Errors
     /// [`Error::NotAStore`] for a directory without `CURRENT`; otherwise as [`Db::open`].
     pub fn open_read_only(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
         options.validate()?;
+        // Reading the directory only: nothing is fetched into it (see `open_replica`).
+        let options = Options {
+            remote: None,
+            ..options
+        };
         let dir = dir.as_ref().to_path_buf();
         const TRIES: usize = 5;
         let mut tries = 0;
@@ -97,7 +108,80 @@ impl Db {
                 other => break other?,
             }
         };
-        Self::assemble(dir, options, recovered, None)
+        Self::assemble(dir, options, recovered, None, true)
+    }
+
+    /// Opens a read replica of the object store in `options.remote`, caching its segment
+    /// files in `dir` (a directory of its own, created if missing; its lock is taken): reads
+    /// the newest manifest object, fetches the segment files it names that `dir` lacks, and
+    /// serves reads of everything that manifest holds (the writer's flushed writes; its
+    /// WAL is not shared). [`Db::refresh`] follows newer manifests. Every change fails with
+    /// [`Error::ReadOnly`]. Call it from a thread that is not an async runtime's worker
+    /// (in tokio, `spawn_blocking`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] without `options.remote` or for a writer's directory
+    /// (one holding a WAL); [`Error::NoRemoteManifest`]; [`Error::Remote`];
+    /// [`Error::Locked`]; as [`Db::open_read_only`].
+    pub fn open_replica(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
+        options.validate()?;
+        let remote = options
+            .remote
+            .clone()
+            .ok_or(Error::InvalidArgument("open_replica needs Options::remote"))?;
+        let dir = dir.as_ref().to_path_buf();
+        options
+            .storage
+            .create_dir_all(&dir)
+            .map_err(Error::io("create dir", &dir))?;
+        let lock = DirLock::acquire(&dir)?;
+        let (n, state) = replica::newest(&remote)?;
+        replica::install(&options.storage, &dir, &state)?;
+        let recovered = open::recover(&dir, &options, Access::ReadOnly)?;
+        let mut db = Self::assemble(dir, options, recovered, Some(lock), true)?;
+        db.core.advance_visible(state.flushed_seqno);
+        db.replica = Some((remote, Mutex::new(n)));
+        Ok(db)
+    }
+
+    /// A replica ([`Db::open_replica`]) moves to the object store's newest manifest when it
+    /// is newer than the one it serves: fetches the segment files it adds, and drops those
+    /// it no longer names (their cached files are deleted once no reader holds them). Reads
+    /// running meanwhile finish on the state they started on. True when it moved.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a handle that is not a replica; [`Error::Remote`]
+    /// (the replica keeps serving the manifest it had).
+    pub fn refresh(&self) -> Result<bool> {
+        let Some((remote, serving)) = &self.replica else {
+            return Err(Error::InvalidArgument("refresh is for replicas"));
+        };
+        let mut serving = serving.lock();
+        let (n, state) = replica::newest(remote)?;
+        if n <= *serving {
+            return Ok(false);
+        }
+        replica::follow(&self.core, &state)?;
+        *serving = n;
+        Ok(true)
+    }
+
+    /// Deletes the objects of the object store in `options.remote` that no live manifest
+    /// needs, under `policy` (see [`crate::remote::collect_garbage`]). Any handle on the
+    /// location may run it, at any time; nothing is deleted that a manifest published
+    /// within `policy.grace`, or one of the newest `policy.keep_manifests`, names.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] without `options.remote`; [`Error::Remote`];
+    /// [`Error::Corrupt`].
+    pub fn collect_remote_garbage(&self, policy: &GcPolicy) -> Result<GcReport> {
+        let remote = self
+            .core
+            .options
+            .remote
+            .as_ref()
+            .ok_or(Error::InvalidArgument("no object store in Options::remote"))?;
+        crate::remote::collect_garbage(remote, policy, std::time::SystemTime::now())
     }
 
     fn assemble(
@@ -105,8 +189,8 @@ impl Db {
         options: Options,
         recovered: open::Recovered,
         lock: Option<DirLock>,
+        read_only: bool,
     ) -> Result<Self> {
-        let read_only = lock.is_none();
         let core = Arc::new(Core::new(
             dir,
             options,
@@ -122,6 +206,7 @@ impl Db {
             threads: Vec::new(),
             report: recovered.report,
             _lock: lock,
+            replica: None,
         })
     }
 
@@ -339,12 +424,17 @@ impl Db {
         self.write(&b, durability)
     }
 
-    /// Seals the memtable and waits until everything written so far is in segment files.
+    /// Seals the memtable and waits until everything written so far is in segment files;
+    /// with an object-storage tier ([`Options::remote`]), also until those files are
+    /// uploaded and the manifest naming them is published, so the writes survive the loss
+    /// of this machine.
     ///
     /// # Errors
-    /// The flush's error.
+    /// The flush's error; [`Error::Remote`] for a failed upload or publication;
+    /// [`Error::Fenced`] when another writer took the store over.
     pub fn flush(&self) -> Result<()> {
-        self.core.flush_all()
+        self.core.flush_all()?;
+        self.core.publish_remote()
     }
 
     /// Waits until the background work that writes so far made due is done: every sealed

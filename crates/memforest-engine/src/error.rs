@@ -79,6 +79,39 @@ pub enum Error {
     /// writes (reads still work) until it is reopened.
     #[error("background work failed: {0}")]
     Background(Arc<Error>),
+    /// The object store failed a request (an upload, a download, a listing).
+    #[error(transparent)]
+    Remote(#[from] memforest_object::Error),
+    /// Another writer took the store over: it created manifest object `object`, which this
+    /// writer (epoch `epoch`) needed next. This handle refuses every further change;
+    /// writes it acknowledged since its last publication live only in its local WAL.
+    #[error(
+        "fenced: another writer created manifest object {object} first (this writer's \
+         epoch is {epoch}); this handle accepts no more changes"
+    )]
+    Fenced {
+        /// Full path of the manifest object another writer created.
+        object: String,
+        /// The number of the last manifest object this writer created.
+        epoch: u64,
+    },
+    /// The object store's newest manifest describes segment files this directory never
+    /// recorded: another writer moved the store on after this directory last published.
+    /// Open the URL from an empty directory to continue from the object store's state.
+    #[error(
+        "the object store's manifest {object} is ahead of this directory's manifest \
+         (another writer took over); open it from an empty directory"
+    )]
+    StaleLocal {
+        /// Full path of the newest manifest object.
+        object: String,
+    },
+    /// A replica was opened on an object-store location that holds no manifest.
+    #[error("{location} holds no MemForest manifest")]
+    NoRemoteManifest {
+        /// The location (store and prefix).
+        location: String,
+    },
 }
 
 /// `" but holds N entries (a, b, ...)"` for a non-empty directory listing (at most five

@@ -22,6 +22,7 @@ use memforest_wal::{Damage, LogReader, LogWriter, RecordKind};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::remote::Publisher;
 use crate::version::SegmentInfo;
 
 /// Version byte before every encoded record. Version 2 added the WAL-tracking edits
@@ -349,6 +350,12 @@ pub struct Manifest {
     state: ManifestState,
     /// Byte offset of the damaged last record [`Manifest::load`] dropped, if any.
     dropped_tail: Option<u64>,
+    /// With an object-storage tier: uploads the segment files an append adds before the
+    /// append, publishes the state after it.
+    publisher: Option<Publisher>,
+    /// A publication that failed after its append was durable: retried by the next append
+    /// and by [`Manifest::publish_pending`].
+    unpublished: bool,
 }
 
 impl Manifest {
@@ -375,6 +382,8 @@ impl Manifest {
             len: 0,
             state: ManifestState::default(),
             dropped_tail: None,
+            publisher: None,
+            unpublished: false,
         };
         m.append(&state.snapshot())?;
         set_current(&**storage, dir, id)?;
@@ -408,6 +417,8 @@ impl Manifest {
             len: replayed.valid_len,
             state: replayed.state,
             dropped_tail: replayed.torn_tail.map(|(at, _)| at),
+            publisher: None,
+            unpublished: false,
         }))
     }
 
@@ -429,16 +440,25 @@ impl Manifest {
         Ok(file)
     }
 
-    /// Appends one commit of `edits` and makes it durable.
+    /// Appends one commit of `edits` and makes it durable. With an object-storage tier
+    /// ([`Manifest::attach`]), the segment files the edits add are uploaded first (a failed
+    /// upload fails the append, which records nothing), and the new state is published
+    /// after (a failed publication is retried by the next append and by
+    /// [`Manifest::publish_pending`]; only [`Error::Fenced`] fails the append then).
     ///
     /// # Errors
-    /// [`Error::Io`]; [`Error::Corrupt`] if the edits do not fit the state (an engine bug).
+    /// [`Error::Io`]; [`Error::Corrupt`] if the edits do not fit the state (an engine bug);
+    /// [`Error::Remote`] for a failed upload; [`Error::Fenced`].
     pub fn append(&mut self, edits: &[Edit]) -> Result<()> {
         let path = self.path();
         let mut next = self.state.clone();
         for edit in edits {
             next.apply(edit)
                 .map_err(|reason| Error::corrupt(&path, self.len, reason))?;
+        }
+        if let Some(p) = &self.publisher {
+            let dir = self.dir.clone();
+            p.upload_added(&*self.storage, &dir, &self.state, edits)?;
         }
         let payload = encode_record(edits)?;
         let mut writer = LogWriter::resume(Vec::new(), self.id, self.len);
@@ -456,7 +476,51 @@ impl Manifest {
         self.file = Some(file);
         self.len = len;
         self.state = next;
+        self.unpublished = true;
+        match self.publish_pending() {
+            Err(e @ Error::Fenced { .. }) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Hands the manifest its object-storage tier (a writer that claimed its epoch).
+    pub fn attach(&mut self, publisher: Publisher) {
+        self.publisher = Some(publisher);
+        self.unpublished = false;
+    }
+
+    /// Moves the object-storage tier to `next` (a rewrite into a new manifest file), which
+    /// publishes its state.
+    ///
+    /// # Errors
+    /// [`Error::Fenced`]; [`Error::Remote`] (the publication is retried later).
+    pub fn hand_over(&mut self, next: &mut Manifest) -> Result<()> {
+        next.publisher = self.publisher.take();
+        next.unpublished = true;
+        next.publish_pending()
+    }
+
+    /// Publishes the state if an earlier publication failed (or none was made since the
+    /// last append); a manifest without an object-storage tier has nothing to publish.
+    ///
+    /// # Errors
+    /// [`Error::Fenced`]; [`Error::Remote`].
+    pub fn publish_pending(&mut self) -> Result<()> {
+        let Some(p) = &mut self.publisher else {
+            return Ok(());
+        };
+        p.check()?;
+        if self.unpublished {
+            p.publish(&self.state)?;
+            self.unpublished = false;
+        }
         Ok(())
+    }
+
+    /// The object-storage tier, if attached.
+    #[must_use]
+    pub fn publisher(&self) -> Option<&Publisher> {
+        self.publisher.as_ref()
     }
 
     /// Byte offset of the damaged last record that [`Manifest::load`] dropped as a torn

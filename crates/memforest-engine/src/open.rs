@@ -24,7 +24,8 @@ use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::orphans::{self, Fate, Live};
 use crate::range_del::{self, RangeTombstones};
-use crate::version::{Segment, Version};
+use crate::remote::{self, Publisher};
+use crate::version::{Segment, SegmentInfo, Version};
 use crate::wal_tracking::{self, Lost, ManifestLedger};
 
 /// Name of the WAL directory inside the database directory.
@@ -96,9 +97,19 @@ pub(crate) struct Recovered {
 pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<Recovered> {
     let storage = &options.storage;
     let fs = &**storage;
-    let manifest = match Manifest::load(storage, dir)? {
+    let remote = options
+        .remote
+        .as_ref()
+        .filter(|_| access == Access::ReadWrite);
+    let newest = match remote {
+        Some(r) => remote::newest(r)?,
+        None => None,
+    };
+    let mut manifest = match Manifest::load(storage, dir)? {
         Some(m) => m,
-        None if access == Access::ReadWrite => create_store(storage, dir)?,
+        None if access == Access::ReadWrite => {
+            create_store(storage, dir, newest.as_ref().map(|(_, s)| s))?
+        }
         None => {
             return Err(Error::NotAStore {
                 path: dir.to_path_buf(),
@@ -106,6 +117,11 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
             })
         }
     };
+    if let Some(r) = remote {
+        let theirs = newest.as_ref().map(|(n, s)| (*n, s));
+        let claimed = Publisher::claim(Arc::clone(r), fs, dir, manifest.state(), theirs)?;
+        manifest.attach(claimed);
+    }
     let current = manifest.id();
     let mstate = manifest.state().clone();
     let mut report = OpenReport {
@@ -255,8 +271,13 @@ const UNFINISHED_MANIFEST_MAX: u64 = 32 << 10;
 /// (the WAL is created after, tracked by that manifest). Refuses any directory holding
 /// more than the lock file, an empty `wal` directory, and what a creation that never
 /// reached `CURRENT` leaves (`CURRENT.tmp`, a short manifest describing nothing), which is
-/// removed.
-fn create_store(storage: &Arc<dyn Storage>, dir: &Path) -> Result<Manifest> {
+/// removed. `from`: the state to start from (an object store's newest manifest), whose
+/// segment files are fetched as they are opened.
+fn create_store(
+    storage: &Arc<dyn Storage>,
+    dir: &Path,
+    from: Option<&ManifestState>,
+) -> Result<Manifest> {
     let fs = &**storage;
     let names = entries(fs, dir)?;
     let leftovers = creatable(fs, dir)?;
@@ -264,10 +285,10 @@ fn create_store(storage: &Arc<dyn Storage>, dir: &Path) -> Result<Manifest> {
         let path = dir.join(name);
         fs.remove_file(&path).map_err(Error::io("remove", &path))?;
     }
-    let id = orphans::max_file_id(&names) + 1;
+    let id = (orphans::max_file_id(&names) + 1).max(from.map_or(0, |s| s.next_file_id));
     let state = ManifestState {
         next_file_id: id + 1,
-        ..ManifestState::default()
+        ..from.cloned().unwrap_or_default()
     };
     Manifest::create(storage, dir, id, state)
 }
@@ -331,16 +352,36 @@ fn open_segments(
 ) -> Result<Version> {
     let mut segments = Vec::with_capacity(mstate.segments.len());
     for (level, info) in &mstate.segments {
-        let level = usize::from(*level);
-        if level >= options.num_levels {
-            return Err(Error::InvalidArgument(
-                "the manifest has more levels than num_levels",
-            ));
-        }
-        let seg = Segment::open(storage, budgets, &options.sst, dir, info.clone())?;
-        segments.push((level, Arc::new(seg)));
+        segments.push(open_listed(storage, budgets, options, dir, *level, info)?);
     }
     Ok(Version::from_segments(options.num_levels, segments))
+}
+
+/// Opens segment file `info` that a manifest lists at `level`, fetching it from the object
+/// store first when there is one and `dir` lacks it.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a level beyond `num_levels`; [`Error::Remote`];
+/// [`Error::Sst`].
+pub(crate) fn open_listed(
+    storage: &Arc<dyn Storage>,
+    budgets: &memforest_sst::ReadBudgets,
+    options: &Options,
+    dir: &Path,
+    level: u8,
+    info: &SegmentInfo,
+) -> Result<(usize, Arc<Segment>)> {
+    let level = usize::from(level);
+    if level >= options.num_levels {
+        return Err(Error::InvalidArgument(
+            "the manifest has more levels than num_levels",
+        ));
+    }
+    if let Some(r) = &options.remote {
+        remote::fetch_segment(r, &**storage, dir, info.id)?;
+    }
+    let seg = Segment::open(storage, budgets, &options.sst, dir, info.clone())?;
+    Ok((level, Arc::new(seg)))
 }
 
 /// Brings the manifest's WAL tracking up to date after the log opened: segments it keeps
@@ -390,7 +431,11 @@ fn pad_wal_seqno(wal: &Wal, flushed: u64) -> Result<()> {
 }
 
 /// Every range tombstone stored in the segment files or the replayed memtable.
-fn load_tombstones(dir: &Path, version: &Version, mem: &Arc<MemTable>) -> Result<RangeTombstones> {
+pub(crate) fn load_tombstones(
+    dir: &Path,
+    version: &Version,
+    mem: &Arc<MemTable>,
+) -> Result<RangeTombstones> {
     let lower = Bytes::copy_from_slice(&range_del::PREFIX);
     let upper = crate::db::successor_bound(&range_del::PREFIX);
     let mut sources: Vec<BoxedSource> = vec![Box::new(mem.cursor())];

@@ -89,6 +89,12 @@ pub struct Options {
     /// lock file is the exception: `flock` needs an OS descriptor, so it is always taken
     /// on the real filesystem, in `dir` (which must then exist there).
     pub storage: Arc<dyn Storage>,
+    /// An object-storage tier (`None`: local files only). Segment files are uploaded to it
+    /// before the manifest records them and the manifest is published to it after each
+    /// change (see `docs/object-storage.md`); the directory keeps the WAL, the local
+    /// manifest and a copy of every live segment file. An empty directory opened with a
+    /// tier that holds a manifest continues from it. `Remote::open` selects it by URL.
+    pub remote: Option<Arc<memforest_object::Remote>>,
 }
 
 impl Default for Options {
@@ -111,6 +117,7 @@ impl Default for Options {
             sst: SstOptions::default(),
             segment_resident_bytes: 512 << 20,
             storage: memforest_io::default_storage(),
+            remote: None,
         }
     }
 }

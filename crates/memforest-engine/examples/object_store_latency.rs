@@ -1,0 +1,148 @@
+//! Ingest throughput and point-read latency of the engine on local disk against the same
+//! workload with an object-storage tier whose every request waits a fixed latency (an
+//! in-memory store behind `object_store`'s `ThrottledStore`), measured in one run.
+//!
+//! ```sh
+//! cargo run --release -p memforest-engine --example object_store_latency -- [KEYS] [LATENCY_MS]
+//! ```
+//!
+//! Prints one table: ingest (writes, then `Db::flush`, which for the object store includes
+//! the uploads and the publication), point reads on the writer (warm: its files are local),
+//! the open of an empty directory (cold: the object store's files are fetched) and point
+//! reads after it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmark script")]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use memforest_engine::{Db, Durability, Options, Table, TenantId};
+use memforest_object::object_store::memory::InMemory;
+use memforest_object::object_store::throttle::{ThrottleConfig, ThrottledStore};
+use memforest_object::Remote;
+use rand::{Rng, SeedableRng};
+
+const T: Table = Table::new(1);
+const READS: usize = 20_000;
+
+struct Figures {
+    ingest_keys_per_s: f64,
+    warm: (Duration, Duration),
+    cold_open: Duration,
+    cold: (Duration, Duration),
+}
+
+fn key(i: u64) -> Vec<u8> {
+    format!("{i:016}").into_bytes()
+}
+
+/// p50 and p99 of `READS` random point reads of keys below `keys`.
+fn read_latency(db: &Db, keys: u64) -> (Duration, Duration) {
+    let tenant = TenantId::new("bench").unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    let mut times: Vec<Duration> = (0..READS)
+        .map(|_| {
+            let k = key(rng.gen_range(0..keys));
+            let start = Instant::now();
+            assert!(db.get(&tenant, T, &k).unwrap().is_some());
+            start.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    (times[READS / 2], times[READS * 99 / 100])
+}
+
+fn run(keys: u64, remote: Option<&dyn Fn() -> Arc<Remote>>) -> Figures {
+    let options = || Options {
+        memtable_size: 8 << 20,
+        remote: remote.map(|r| r()),
+        ..Options::default()
+    };
+    let tenant = TenantId::new("bench").unwrap();
+    let value = vec![b'v'; 100];
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    let start = Instant::now();
+    for i in 0..keys {
+        db.put(&tenant, T, &key(i), &value, Durability::Buffered)
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let ingest = start.elapsed();
+    db.wait_for_compact().unwrap();
+    db.flush().unwrap();
+    let warm = read_latency(&db, keys);
+    db.close().unwrap();
+
+    // Cold: a new machine for the object store; the same directory reopened for disk.
+    let fresh = tempfile::tempdir().unwrap();
+    let cold_dir = if remote.is_some() {
+        fresh.path()
+    } else {
+        dir.path()
+    };
+    let start = Instant::now();
+    let db = Db::open(cold_dir, options()).unwrap();
+    let cold_open = start.elapsed();
+    let cold = read_latency(&db, keys);
+    db.close().unwrap();
+    Figures {
+        ingest_keys_per_s: keys as f64 / ingest.as_secs_f64(),
+        warm,
+        cold_open,
+        cold,
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let keys: u64 = args.next().map_or(1_000_000, |a| a.parse().expect("KEYS"));
+    let latency_ms: u64 = args.next().map_or(30, |a| a.parse().expect("LATENCY_MS"));
+    let latency = Duration::from_millis(latency_ms);
+    let store = Arc::new(ThrottledStore::new(
+        InMemory::new(),
+        ThrottleConfig {
+            wait_get_per_call: latency,
+            wait_put_per_call: latency,
+            wait_list_per_call: latency,
+            wait_delete_per_call: latency,
+            ..ThrottleConfig::default()
+        },
+    ));
+    let remote = || Arc::new(Remote::new(Arc::clone(&store) as _, "bench").unwrap());
+    let disk = run(keys, None);
+    let object = run(keys, Some(&remote));
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!("{keys} keys of 16 B with 100 B values; object store: {latency_ms} ms per request");
+    println!("| | local disk | object store | ratio |");
+    println!("| --- | --- | --- | --- |");
+    let row = |name: &str, a: f64, b: f64, unit: &str| {
+        println!("| {name} | {a:.1} {unit} | {b:.1} {unit} | {:.2}x |", b / a);
+    };
+    row(
+        "ingest + flush",
+        disk.ingest_keys_per_s,
+        object.ingest_keys_per_s,
+        "keys/s",
+    );
+    row("warm get p50", us(disk.warm.0), us(object.warm.0), "µs");
+    row("warm get p99", us(disk.warm.1), us(object.warm.1), "µs");
+    row(
+        "cold open (empty directory for the object store)",
+        disk.cold_open.as_secs_f64() * 1e3,
+        object.cold_open.as_secs_f64() * 1e3,
+        "ms",
+    );
+    row(
+        "get p50 after cold open",
+        us(disk.cold.0),
+        us(object.cold.0),
+        "µs",
+    );
+    row(
+        "get p99 after cold open",
+        us(disk.cold.1),
+        us(object.cold.1),
+        "µs",
+    );
+}

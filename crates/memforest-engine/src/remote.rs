@@ -1,0 +1,395 @@
+//! The engine's object-storage tier: segment files uploaded before the manifest records
+//! them, and the manifest published after each change as numbered snapshot objects that
+//! also fence writers.
+//!
+//! Layout under the location's prefix: `sst/<file name>` for segment file `id` (the local
+//! name, [`memforest_sst::file_name`]) and `manifest/<n:020>` for manifest object `n`. A
+//! manifest object holds one manifest record (the framing and encoding of the local
+//! manifest, log number `n`): a snapshot of the live segments, the flushed seqno and the
+//! next file id. The WAL stays local and is not described.
+//!
+//! Fencing: a writer opens by creating manifest object `N + 1` (`N` the newest) with a
+//! conditional create; `N + 1` is its epoch. Each publication creates the next number the
+//! same way. A create that finds the object there means another writer claimed the number
+//! first: the writer is fenced ([`Error::Fenced`]) and refuses every further change. Of two
+//! writers, at most one creates each number, so the sequence of manifest objects is one
+//! writer's history at a time.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use memforest_io::Storage;
+use memforest_object::Remote;
+use memforest_wal::LogWriter;
+
+use crate::error::{Error, Result};
+use crate::manifest::{self, Edit, ManifestState};
+
+/// Folder of the segment objects.
+pub const SST_DIR: &str = "sst";
+/// Folder of the manifest objects.
+pub const MANIFEST_DIR: &str = "manifest";
+
+/// The object name of manifest object `n`.
+#[must_use]
+pub fn manifest_name(n: u64) -> String {
+    format!("{MANIFEST_DIR}/{n:020}")
+}
+
+/// The object name of segment file `id`.
+#[must_use]
+pub fn segment_name(id: u64) -> String {
+    format!("{SST_DIR}/{}", memforest_sst::file_name(id))
+}
+
+/// The part of `state` a manifest object carries: no WAL tracking (the WAL is local) and
+/// no obsolete ids (local garbage).
+fn remote_view(state: &ManifestState) -> ManifestState {
+    ManifestState {
+        segments: state.segments.clone(),
+        flushed_seqno: state.flushed_seqno,
+        next_file_id: state.next_file_id,
+        wal: std::collections::BTreeMap::new(),
+        wal_tracked: true,
+        obsolete: std::collections::BTreeSet::new(),
+    }
+}
+
+/// The bytes of manifest object `n` describing `state`.
+fn encode(n: u64, state: &ManifestState) -> Result<Bytes> {
+    let payload = manifest::encode_record(&remote_view(state).snapshot())?;
+    let mut writer = LogWriter::resume(Vec::new(), n, 0);
+    writer
+        .add_record(&payload)
+        .map_err(Error::io("frame", manifest_name(n)))?;
+    Ok(Bytes::from(writer.into_inner()))
+}
+
+/// The numbers of the manifest objects in `remote`, ascending.
+///
+/// # Errors
+/// [`Error::Remote`] when the listing fails.
+pub fn manifest_numbers(remote: &Remote) -> Result<Vec<u64>> {
+    let mut numbers: Vec<u64> = remote
+        .list(MANIFEST_DIR)?
+        .iter()
+        .filter_map(|l| l.name.parse().ok())
+        .collect();
+    numbers.sort_unstable();
+    Ok(numbers)
+}
+
+/// Reads manifest object `n`.
+///
+/// # Errors
+/// [`Error::Remote`]; [`Error::Corrupt`] naming the object for bytes that do not replay.
+pub fn read_manifest(remote: &Remote, n: u64) -> Result<ManifestState> {
+    let name = manifest_name(n);
+    let bytes = remote.get(&name)?;
+    let replayed = manifest::replay(&bytes, n)
+        .map_err(|(at, reason)| Error::corrupt(format!("{remote}/{name}"), at, reason))?;
+    if let Some((at, reason)) = replayed.torn_tail {
+        return Err(Error::corrupt(format!("{remote}/{name}"), at, reason));
+    }
+    Ok(replayed.state)
+}
+
+/// The newest manifest object's number and state; `None` when there is none.
+///
+/// # Errors
+/// As [`manifest_numbers`] and [`read_manifest`].
+pub fn newest(remote: &Remote) -> Result<Option<(u64, ManifestState)>> {
+    match manifest_numbers(remote)?.last() {
+        Some(&n) => Ok(Some((n, read_manifest(remote, n)?))),
+        None => Ok(None),
+    }
+}
+
+/// Downloads segment file `id` into `dir` unless it is there: written under a temporary
+/// name, synced, renamed.
+///
+/// # Errors
+/// [`Error::Remote`]; [`Error::Io`].
+pub fn fetch_segment(remote: &Remote, storage: &dyn Storage, dir: &Path, id: u64) -> Result<()> {
+    let path = dir.join(memforest_sst::file_name(id));
+    if storage.file_len(&path).is_ok() {
+        return Ok(());
+    }
+    let bytes = remote.get(&segment_name(id))?;
+    let tmp = dir.join(format!("{}.tmp", memforest_sst::file_name(id)));
+    let mut f = storage.create(&tmp).map_err(Error::io("create", &tmp))?;
+    f.write_all(&bytes).map_err(Error::io("write", &tmp))?;
+    f.sync_data().map_err(Error::io("fdatasync", &tmp))?;
+    drop(f);
+    storage
+        .rename(&tmp, &path)
+        .map_err(Error::io("rename", &tmp))
+}
+
+/// Uploads segment files ahead of the manifest append that names them, outside the
+/// manifest lock (so a slow upload never holds up the WAL's manifest edits), and remembers
+/// them so that the append does not upload them again. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Uploader {
+    remote: Arc<Remote>,
+    /// Ids uploaded and not yet named by an append.
+    done: Arc<parking_lot::Mutex<std::collections::BTreeSet<u64>>>,
+}
+
+impl Uploader {
+    /// Uploads segment file `id` from `dir`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] reading it; [`Error::Remote`].
+    pub fn upload(&self, storage: &dyn Storage, dir: &Path, id: u64) -> Result<()> {
+        let path = dir.join(memforest_sst::file_name(id));
+        let bytes = storage.read(&path).map_err(Error::io("read", &path))?;
+        self.remote.put(&segment_name(id), Bytes::from(bytes))?;
+        self.done.lock().insert(id);
+        Ok(())
+    }
+
+    /// Uploads `id` unless [`Uploader::upload`] did; forgets it either way.
+    fn ensure(&self, storage: &dyn Storage, dir: &Path, id: u64) -> Result<()> {
+        if self.done.lock().remove(&id) {
+            return Ok(());
+        }
+        self.upload(storage, dir, id)?;
+        self.done.lock().remove(&id);
+        Ok(())
+    }
+}
+
+/// A writer's hold on the manifest objects: its last created number and whether another
+/// writer fenced it.
+#[derive(Debug)]
+pub struct Publisher {
+    remote: Arc<Remote>,
+    uploader: Uploader,
+    /// The number of the last manifest object this writer created.
+    epoch: u64,
+    /// What that object describes.
+    published: ManifestState,
+    /// Set once a create found its number taken.
+    fenced: Option<String>,
+}
+
+impl Publisher {
+    /// Claims the next manifest number for a writer whose state is `state` (see the module
+    /// doc), publishing `state` after uploading the live segment files of `dir` the store
+    /// lacks (a store that had no object store before, or a new, empty location).
+    ///
+    /// # Errors
+    /// [`Error::Fenced`] when another writer claimed that number first;
+    /// [`Error::StaleLocal`] when the newest manifest object is ahead of `state`;
+    /// [`Error::Remote`]; [`Error::Io`] reading a segment file.
+    pub fn claim(
+        remote: Arc<Remote>,
+        storage: &dyn Storage,
+        dir: &Path,
+        state: &ManifestState,
+        newest: Option<(u64, &ManifestState)>,
+    ) -> Result<Self> {
+        let newest_n = newest.map_or(0, |(n, _)| n);
+        if let Some((n, theirs)) = newest {
+            if theirs.next_file_id > state.next_file_id {
+                return Err(Error::StaleLocal {
+                    object: format!("{remote}/{}", manifest_name(n)),
+                });
+            }
+        }
+        let uploader = Uploader {
+            remote: Arc::clone(&remote),
+            done: Arc::default(),
+        };
+        let stored: std::collections::BTreeSet<String> =
+            remote.list(SST_DIR)?.into_iter().map(|l| l.name).collect();
+        for (_, seg) in &state.segments {
+            if !stored.contains(&memforest_sst::file_name(seg.id)) {
+                uploader.upload(storage, dir, seg.id)?;
+            }
+        }
+        uploader.done.lock().clear();
+        let mut p = Self {
+            remote,
+            uploader,
+            epoch: newest_n,
+            published: ManifestState::default(),
+            fenced: None,
+        };
+        p.create(state)?;
+        Ok(p)
+    }
+
+    /// Creates the next manifest object describing `state`.
+    fn create(&mut self, state: &ManifestState) -> Result<()> {
+        let n = self.epoch + 1;
+        match self.remote.create(&manifest_name(n), encode(n, state)?) {
+            Ok(()) => {
+                self.epoch = n;
+                self.published = remote_view(state);
+                Ok(())
+            }
+            Err(memforest_object::Error::AlreadyExists { object }) => {
+                self.fenced = Some(object);
+                Err(self.fenced_error())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn fenced_error(&self) -> Error {
+        Error::Fenced {
+            object: self.fenced.clone().unwrap_or_default(),
+            epoch: self.epoch,
+        }
+    }
+
+    /// Refuses once fenced.
+    ///
+    /// # Errors
+    /// [`Error::Fenced`].
+    pub fn check(&self) -> Result<()> {
+        match self.fenced {
+            Some(_) => Err(self.fenced_error()),
+            None => Ok(()),
+        }
+    }
+
+    /// Uploads the segment files `edits` add to `state` (not those already live: a trivial
+    /// move re-adds its inputs), reading them from `dir`, unless the [`Uploader`] did.
+    ///
+    /// # Errors
+    /// [`Error::Fenced`]; [`Error::Io`] reading a file; [`Error::Remote`].
+    pub fn upload_added(
+        &self,
+        storage: &dyn Storage,
+        dir: &Path,
+        state: &ManifestState,
+        edits: &[Edit],
+    ) -> Result<()> {
+        self.check()?;
+        let live = |id: u64| state.segments.iter().any(|(_, s)| s.id == id);
+        let added = edits.iter().flat_map(|e| match e {
+            Edit::NewSegment { segment, .. } => vec![segment.id],
+            Edit::Compaction { outputs, .. } => outputs.iter().map(|(_, s)| s.id).collect(),
+            _ => Vec::new(),
+        });
+        for id in added.filter(|&id| !live(id)) {
+            self.uploader.ensure(storage, dir, id)?;
+        }
+        Ok(())
+    }
+
+    /// Publishes `state` as the next manifest object when what a manifest object carries
+    /// changed since the last one.
+    ///
+    /// # Errors
+    /// [`Error::Fenced`] (and every later call fails so); [`Error::Remote`] (the next call
+    /// tries again).
+    pub fn publish(&mut self, state: &ManifestState) -> Result<()> {
+        self.check()?;
+        if remote_view(state) == self.published {
+            return Ok(());
+        }
+        self.create(state)
+    }
+
+    /// The number of the last manifest object this writer created.
+    #[must_use]
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The uploader that works ahead of this publisher's appends.
+    #[must_use]
+    pub fn uploader(&self) -> Uploader {
+        self.uploader.clone()
+    }
+}
+
+/// Which objects [`collect_garbage`] may delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcPolicy {
+    /// The newest manifest objects kept whatever their age (at least 1).
+    pub keep_manifests: usize,
+    /// How long a superseded manifest object (and every segment object it names) is kept
+    /// after its successor was published: longer than any reader serves an older state
+    /// (a replica between refreshes, a read that started before a refresh), and longer
+    /// than an upload takes to be named by a manifest.
+    pub grace: std::time::Duration,
+}
+
+impl Default for GcPolicy {
+    fn default() -> Self {
+        Self {
+            keep_manifests: 10,
+            grace: std::time::Duration::from_secs(600),
+        }
+    }
+}
+
+/// What [`collect_garbage`] deleted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcReport {
+    /// Numbers of the deleted manifest objects.
+    pub manifests: Vec<u64>,
+    /// Ids of the deleted segment objects.
+    pub segments: Vec<u64>,
+}
+
+/// Deletes what no live manifest needs, as of `now`. A manifest object is live when it is
+/// among the newest `policy.keep_manifests` or its successor is younger than
+/// `policy.grace`; every other manifest object is deleted. A segment object is deleted
+/// when no live manifest names it and it is older than `policy.grace` (an upload the
+/// manifest does not name yet is younger). A manifest that does not read stops the
+/// collection before anything is deleted.
+///
+/// # Errors
+/// [`Error::Remote`]; [`Error::Corrupt`] for a live manifest object that does not read.
+pub fn collect_garbage(
+    remote: &Remote,
+    policy: &GcPolicy,
+    now: std::time::SystemTime,
+) -> Result<GcReport> {
+    let old =
+        |at: std::time::SystemTime| now.duration_since(at).is_ok_and(|age| age >= policy.grace);
+    let mut manifests: Vec<(u64, std::time::SystemTime)> = remote
+        .list(MANIFEST_DIR)?
+        .into_iter()
+        .filter_map(|l| Some((l.name.parse().ok()?, l.last_modified)))
+        .collect();
+    manifests.sort_unstable();
+    let keep_from = manifests.len().saturating_sub(policy.keep_manifests.max(1));
+    let mut live = Vec::new();
+    let mut dead = Vec::new();
+    for (i, &(n, _)) in manifests.iter().enumerate() {
+        let superseded = manifests.get(i + 1).map(|&(_, at)| at);
+        if i >= keep_from || superseded.is_some_and(|at| !old(at)) {
+            live.push(n);
+        } else {
+            dead.push(n);
+        }
+    }
+    let mut named = std::collections::BTreeSet::new();
+    for &n in &live {
+        named.extend(read_manifest(remote, n)?.segments.iter().map(|(_, s)| s.id));
+    }
+    let mut report = GcReport::default();
+    for listed in remote.list(SST_DIR)? {
+        let Some(id) = crate::orphans::segment_id(&listed.name) else {
+            continue;
+        };
+        if !named.contains(&id) && old(listed.last_modified) {
+            remote.delete(&segment_name(id))?;
+            report.segments.push(id);
+        }
+    }
+    for n in dead {
+        remote.delete(&manifest_name(n))?;
+        report.manifests.push(n);
+    }
+    Ok(report)
+}

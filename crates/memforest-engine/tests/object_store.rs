@@ -1,0 +1,649 @@
+//! The object-storage tier on an in-memory object store: uploads before the manifest
+//! records a file, publication, continuing on an empty directory, writer fencing, hot
+//! reads without requests, failed requests losing nothing, replicas, garbage collection;
+//! and the same life cycle on a real S3-compatible server (`moto_server`, ignored unless
+//! it is on PATH).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use memforest_engine::remote::{self, manifest_numbers, read_manifest};
+use memforest_engine::{Db, Durability, Error, Options, Table, TenantId, WriteBatch};
+use memforest_object::object_store::memory::InMemory;
+use memforest_object::{FaultStore, Remote};
+
+const T: Table = Table::new(1);
+
+/// One shared object store; each "machine" gets its own `Remote` (and runtime) on it. In
+/// memory behind a `FaultStore`, or an S3-compatible server by URL.
+struct Store {
+    faults: Arc<FaultStore>,
+    s3: Option<(String, Vec<(String, String)>)>,
+}
+
+impl Store {
+    fn new() -> Self {
+        Self {
+            faults: Arc::new(FaultStore::new(Arc::new(InMemory::new()))),
+            s3: None,
+        }
+    }
+
+    fn remote(&self) -> Arc<Remote> {
+        Arc::new(match &self.s3 {
+            Some((url, options)) => Remote::open(url, options.clone()).unwrap(),
+            None => Remote::new(Arc::clone(&self.faults) as _, "tenant-db").unwrap(),
+        })
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            memtable_size: 16 << 10,
+            remote: Some(self.remote()),
+            ..Options::default()
+        }
+    }
+}
+
+fn tenant() -> TenantId {
+    TenantId::new("alice").unwrap()
+}
+
+fn put_range(db: &Db, range: std::ops::Range<u32>) {
+    for i in range {
+        db.put(
+            &tenant(),
+            T,
+            format!("k{i:05}").as_bytes(),
+            format!("v{i}").as_bytes(),
+            Durability::Buffered,
+        )
+        .unwrap();
+    }
+}
+
+fn assert_range(db: &Db, range: std::ops::Range<u32>) {
+    for i in range {
+        let got = db.get(&tenant(), T, format!("k{i:05}").as_bytes()).unwrap();
+        assert_eq!(
+            got.as_deref(),
+            Some(format!("v{i}").as_bytes()),
+            "key k{i:05}"
+        );
+    }
+}
+
+/// Every segment every manifest object names is in the store.
+fn assert_manifests_complete(remote: &Remote) {
+    let uploaded: BTreeSet<String> = remote
+        .list(remote::SST_DIR)
+        .unwrap()
+        .into_iter()
+        .map(|l| l.name)
+        .collect();
+    for n in manifest_numbers(remote).unwrap() {
+        for (_, seg) in read_manifest(remote, n).unwrap().segments {
+            let name = memforest_sst::file_name(seg.id);
+            assert!(
+                uploaded.contains(&name),
+                "manifest {n} names missing {name}"
+            );
+        }
+    }
+}
+
+fn open(dir: &Path, store: &Store) -> Db {
+    Db::open(dir, store.options()).unwrap()
+}
+
+/// Writes `range` on a machine of its own (a directory dropped after), flushed and closed.
+fn write_elsewhere(store: &Store, range: std::ops::Range<u32>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), store);
+    put_range(&db, range);
+    db.flush().unwrap();
+    db.close().unwrap();
+}
+
+#[test]
+fn a_flush_uploads_its_file_and_publishes_a_manifest_naming_it() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    let remote = store.remote();
+    assert_eq!(
+        manifest_numbers(&remote).unwrap(),
+        vec![1],
+        "the open claims 1"
+    );
+    put_range(&db, 0..500);
+    db.flush().unwrap();
+    let numbers = manifest_numbers(&remote).unwrap();
+    let newest = read_manifest(&remote, *numbers.last().unwrap()).unwrap();
+    assert!(!newest.segments.is_empty());
+    assert!(newest.flushed_seqno >= 500);
+    assert!(newest.wal.is_empty(), "the WAL stays local");
+    assert_manifests_complete(&remote);
+    db.close().unwrap();
+}
+
+#[test]
+fn an_empty_directory_continues_from_the_object_store() {
+    let store = Store::new();
+    let first = tempfile::tempdir().unwrap();
+    let db = open(first.path(), &store);
+    put_range(&db, 0..800);
+    db.compact_all().unwrap();
+    put_range(&db, 800..900);
+    db.flush().unwrap();
+    db.close().unwrap();
+    drop(first);
+
+    let second = tempfile::tempdir().unwrap();
+    let db = open(second.path(), &store);
+    assert_range(&db, 0..900);
+    put_range(&db, 900..1000);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let db = open(second.path(), &store);
+    assert_range(&db, 0..1000);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+#[test]
+fn hot_reads_make_no_request() {
+    let store = Store::new();
+    write_elsewhere(&store, 0..600);
+    let second = tempfile::tempdir().unwrap();
+    let db = open(second.path(), &store);
+    let before = store.faults.gets();
+    for _ in 0..3 {
+        assert_range(&db, 0..600);
+    }
+    assert_eq!(store.faults.gets(), before, "reads were served locally");
+    db.close().unwrap();
+}
+
+#[test]
+fn a_second_writer_fences_the_first() {
+    let store = Store::new();
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open(a_dir.path(), &store);
+    put_range(&a, 0..300);
+    a.flush().unwrap();
+    let b = open(b_dir.path(), &store);
+    assert_range(&b, 0..300);
+    put_range(&a, 300..400);
+    // The flush thread meets the fence first; `flush` reports it as its error.
+    let err = a.flush().unwrap_err();
+    let fenced = match &err {
+        Error::Background(inner) => &**inner,
+        other => other,
+    };
+    match fenced {
+        Error::Fenced { object, epoch } => {
+            assert!(
+                object.ends_with(&remote::manifest_name(epoch + 1)),
+                "{object}"
+            );
+        }
+        other => panic!("expected Fenced, got {other:?}"),
+    }
+    let refused = a.put(&tenant(), T, b"late", b"x", Durability::Buffered);
+    assert!(refused.is_err(), "a fenced writer takes no more writes");
+    put_range(&b, 1000..1100);
+    b.flush().unwrap();
+    drop(a);
+    b.close().unwrap();
+
+    let c_dir = tempfile::tempdir().unwrap();
+    let c = open(c_dir.path(), &store);
+    assert_range(&c, 0..300);
+    assert_range(&c, 1000..1100);
+    assert_eq!(
+        c.get(&tenant(), T, b"k00350").unwrap(),
+        None,
+        "A's fenced flush"
+    );
+    c.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+#[test]
+fn a_local_store_given_an_object_store_uploads_its_files_at_open() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let local = Options {
+        remote: None,
+        ..store.options()
+    };
+    let db = Db::open(dir.path(), local).unwrap();
+    put_range(&db, 0..400);
+    db.flush().unwrap();
+    db.close().unwrap();
+    open(dir.path(), &store).close().unwrap();
+    assert_manifests_complete(&store.remote());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..400);
+    db.close().unwrap();
+}
+
+#[test]
+fn a_directory_behind_the_object_store_refuses_to_open() {
+    let store = Store::new();
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open(a_dir.path(), &store);
+    put_range(&a, 0..100);
+    a.flush().unwrap();
+    a.close().unwrap();
+    let b = open(b_dir.path(), &store);
+    put_range(&b, 100..200);
+    b.flush().unwrap();
+    b.close().unwrap();
+    match Db::open(a_dir.path(), store.options()) {
+        Err(Error::StaleLocal { .. }) => {}
+        other => panic!("expected StaleLocal, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_failed_upload_records_nothing_and_a_reopen_flushes_again() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    // One memtable holds every write: the only put after the injection is the upload.
+    let whole = Options {
+        memtable_size: 64 << 20,
+        ..store.options()
+    };
+    let db = Db::open(dir.path(), whole).unwrap();
+    put_range(&db, 0..400);
+    let published = manifest_numbers(&store.remote()).unwrap();
+    store.faults.fail_puts(1);
+    assert!(matches!(db.flush(), Err(Error::Background(_))));
+    assert_eq!(
+        manifest_numbers(&store.remote()).unwrap(),
+        published,
+        "nothing was published"
+    );
+    assert_manifests_complete(&store.remote());
+    drop(db);
+
+    let db = open(dir.path(), &store);
+    assert_range(&db, 0..400);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..400);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+#[test]
+fn failed_downloads_and_listings_fail_the_open_and_a_retry_succeeds() {
+    let store = Store::new();
+    write_elsewhere(&store, 0..300);
+    let second = tempfile::tempdir().unwrap();
+    store.faults.fail_lists(1);
+    assert!(matches!(
+        Db::open(second.path(), store.options()),
+        Err(Error::Remote(_))
+    ));
+    store.faults.fail_gets(1);
+    assert!(Db::open(second.path(), store.options()).is_err());
+    let db = open(second.path(), &store);
+    assert_range(&db, 0..300);
+    db.close().unwrap();
+}
+
+#[test]
+fn a_replica_serves_the_published_state_and_follows_newer_manifests() {
+    let store = Store::new();
+    let (w_dir, r_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let writer = open(w_dir.path(), &store);
+    put_range(&writer, 0..300);
+    writer.flush().unwrap();
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    assert!(replica.is_read_only());
+    let gets = store.faults.gets();
+    assert_range(&replica, 0..300);
+    assert_eq!(store.faults.gets(), gets, "a replica reads its cache");
+    assert!(!replica.refresh().unwrap(), "nothing newer yet");
+
+    put_range(&writer, 300..600);
+    let mut delete = WriteBatch::new();
+    delete.delete(&tenant(), T, b"k00007");
+    writer.write(&delete, Durability::Buffered).unwrap();
+    assert_eq!(
+        replica.get(&tenant(), T, b"k00400").unwrap(),
+        None,
+        "unflushed writes are the writer's alone"
+    );
+    writer.compact_all().unwrap();
+    assert!(replica.refresh().unwrap());
+    assert_range(&replica, 300..600);
+    assert_eq!(replica.get(&tenant(), T, b"k00007").unwrap(), None);
+    let cached: Vec<String> = std::fs::read_dir(r_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".sst"))
+        .collect();
+    let live = replica
+        .stats()
+        .levels
+        .iter()
+        .map(|l| l.files)
+        .sum::<usize>();
+    assert_eq!(
+        cached.len(),
+        live,
+        "dropped files left the cache: {cached:?}"
+    );
+    assert!(replica
+        .put(&tenant(), T, b"x", b"y", Durability::Buffered)
+        .is_err());
+    writer.close().unwrap();
+    drop(replica);
+
+    // A replica reopened on its cache directory serves the newest state.
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    assert_range(&replica, 300..600);
+}
+
+#[test]
+fn a_replica_refuses_a_writers_directory() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    put_range(&db, 0..10);
+    db.close().unwrap();
+    let listing = || -> BTreeSet<_> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect()
+    };
+    let before = listing();
+    match Db::open_replica(dir.path(), store.options()) {
+        Err(Error::InvalidArgument(reason)) => assert!(reason.contains("WAL"), "{reason}"),
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+    assert_eq!(before, listing(), "nothing changed");
+    let db = open(dir.path(), &store);
+    assert_range(&db, 0..10);
+    db.close().unwrap();
+}
+
+#[test]
+fn a_replica_of_an_empty_location_is_refused() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    match Db::open_replica(dir.path(), store.options()) {
+        Err(Error::NoRemoteManifest { location }) => assert!(location.contains("tenant-db")),
+        other => panic!("expected NoRemoteManifest, got {other:?}"),
+    }
+}
+
+#[test]
+fn garbage_collection_keeps_what_live_manifests_name() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    for round in 0..4 {
+        put_range(&db, round * 200..round * 200 + 300);
+        db.compact_all().unwrap();
+    }
+    let remote = store.remote();
+    let before = remote.list(remote::SST_DIR).unwrap().len();
+    let manifests = manifest_numbers(&remote).unwrap();
+
+    // Within the grace period nothing goes, however many manifests there are.
+    let recent = db
+        .collect_remote_garbage(&remote::GcPolicy {
+            keep_manifests: 1,
+            ..remote::GcPolicy::default()
+        })
+        .unwrap();
+    assert_eq!(recent, remote::GcReport::default());
+
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let policy = remote::GcPolicy {
+        keep_manifests: 2,
+        ..remote::GcPolicy::default()
+    };
+    let report = remote::collect_garbage(&remote, &policy, later).unwrap();
+    assert!(!report.segments.is_empty(), "compactions left garbage");
+    assert_eq!(report.manifests.len(), manifests.len() - 2);
+    assert_eq!(
+        remote.list(remote::SST_DIR).unwrap().len(),
+        before - report.segments.len()
+    );
+    assert_eq!(
+        manifest_numbers(&remote).unwrap(),
+        manifests[manifests.len() - 2..]
+    );
+    assert_manifests_complete(&remote);
+    put_range(&db, 2000..2100);
+    db.flush().unwrap();
+    db.close().unwrap();
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..900);
+    assert_range(&db, 2000..2100);
+    db.close().unwrap();
+}
+
+/// `moto_server` (PyPI `moto[server]`) on a free 127.0.0.1 port, killed on drop.
+struct Moto {
+    child: std::process::Child,
+    endpoint: String,
+}
+
+impl Moto {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("moto_server")
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("moto_server on PATH (pip install 'moto[server]')");
+        let addr = format!("127.0.0.1:{port}");
+        // Killed and waited for by `Drop`, also when it never listens.
+        let moto = Self {
+            child,
+            endpoint: format!("http://{addr}"),
+        };
+        for _ in 0..600 {
+            if std::net::TcpStream::connect(&addr).is_ok() {
+                return moto;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("moto_server did not listen on {addr}");
+    }
+
+    /// Creates `bucket` (object stores do not create buckets).
+    fn create_bucket(&self, bucket: &str) {
+        use std::io::{Read, Write};
+        let host = self.endpoint.trim_start_matches("http://");
+        let mut conn = std::net::TcpStream::connect(host).unwrap();
+        write!(
+            conn,
+            "PUT /{bucket} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut reply = String::new();
+        conn.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    }
+
+    fn store(&self, bucket: &str) -> Store {
+        let options = [
+            ("aws_endpoint", self.endpoint.as_str()),
+            ("aws_allow_http", "true"),
+            ("aws_region", "us-east-1"),
+            ("aws_access_key_id", "test"),
+            ("aws_secret_access_key", "test"),
+        ];
+        Store {
+            s3: Some((
+                format!("s3://{bucket}/tenant-db"),
+                options
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            )),
+            ..Store::new()
+        }
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs moto_server on PATH; .ci/run installs it"]
+fn on_s3_a_new_machine_continues_a_second_writer_fences_and_a_replica_follows() {
+    let moto = Moto::start();
+    moto.create_bucket("memforest-test");
+    let store = moto.store("memforest-test");
+    write_elsewhere(&store, 0..300);
+
+    let (b_dir, r_dir, c_dir) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let b = open(b_dir.path(), &store);
+    assert_range(&b, 0..300);
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    assert_range(&replica, 0..300);
+    put_range(&b, 300..600);
+    b.flush().unwrap();
+    assert!(replica.refresh().unwrap());
+    assert_range(&replica, 0..600);
+
+    let c = open(c_dir.path(), &store);
+    assert_range(&c, 0..600);
+    put_range(&b, 600..700);
+    let err = b.flush().unwrap_err();
+    let fenced = match &err {
+        Error::Background(inner) => &**inner,
+        other => other,
+    };
+    assert!(matches!(fenced, Error::Fenced { .. }), "{err:?}");
+    put_range(&c, 700..800);
+    c.flush().unwrap();
+    assert!(replica.refresh().unwrap());
+    assert_range(&replica, 700..800);
+    assert_eq!(replica.get(&tenant(), T, b"k00650").unwrap(), None);
+    assert_manifests_complete(&store.remote());
+}
+
+/// A random run of writes, flushes with injected upload, publication, download and listing
+/// failures, process crashes (reopen the same directory) and machine losses (reopen an
+/// empty one): a crash loses no acknowledged write, a machine loss none that a successful
+/// `flush` published.
+#[test]
+fn random_faults_lose_no_acknowledged_or_published_write() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(35);
+    let store = Store::new();
+    let mut dir = tempfile::tempdir().unwrap();
+    let mut db = Some(open(dir.path(), &store));
+    // Keys are never rewritten: `written` is every acknowledged key, `published` those a
+    // successful flush published.
+    let (mut written, mut published) = (0..0u32, 0..0u32);
+    let (mut failed_flushes, mut machines_lost) = (0, 0);
+    let reopen = |path: &Path| {
+        // A failure injected and not yet consumed may fail the open: open again.
+        let mut result = Db::open(path, store.options());
+        for _ in 0..3 {
+            if result.is_ok() {
+                break;
+            }
+            result = Db::open(path, store.options());
+        }
+        result.unwrap()
+    };
+    for step in 0..60 {
+        let live = db.as_ref().unwrap();
+        match rng.gen_range(0..6) {
+            0..=2 => {
+                let n = rng.gen_range(1..200);
+                put_range(live, written.end..written.end + n);
+                written.end += n;
+            }
+            3 => {
+                // Something to upload, then maybe a failure for it.
+                let n = rng.gen_range(1..50);
+                put_range(live, written.end..written.end + n);
+                written.end += n;
+                match rng.gen_range(0..3) {
+                    0 | 1 => store.faults.fail_puts(rng.gen_range(1..3)),
+                    _ => store.faults.fail_lists(1),
+                }
+                if live.flush().is_ok() {
+                    published = written.clone();
+                } else {
+                    failed_flushes += 1;
+                    drop(db.take());
+                    store.faults.fail_puts(0);
+                    store.faults.fail_lists(0);
+                    db = Some(reopen(dir.path()));
+                }
+            }
+            4 => {
+                drop(db.take());
+                if rng.gen_bool(0.5) {
+                    store.faults.fail_gets(1);
+                }
+                db = Some(reopen(dir.path()));
+            }
+            _ => {
+                machines_lost += 1;
+                drop(db.take());
+                dir = tempfile::tempdir().unwrap();
+                store.faults.fail_gets(rng.gen_range(0..2));
+                let fresh = reopen(dir.path());
+                assert_range(&fresh, published.clone());
+                // What the lost machine had not published may or may not have survived.
+                // Rewrites give a key its one value, so writing on from here is safe.
+                written = published.clone();
+                db = Some(fresh);
+                continue;
+            }
+        }
+        let live = db.as_ref().unwrap();
+        assert_range(live, written.clone());
+        assert!(published.end <= written.end, "step {step}");
+    }
+    db.take().unwrap().close().unwrap();
+    assert_manifests_complete(&store.remote());
+    eprintln!("failed flushes {failed_flushes}, machines lost {machines_lost}");
+    assert!(
+        failed_flushes > 0 && machines_lost > 0,
+        "the run met faults"
+    );
+}

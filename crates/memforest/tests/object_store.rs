@@ -1,0 +1,66 @@
+//! A memory store whose engine keeps its files on an object store (`engine.remote`): what
+//! one machine flushed, another continues from an empty directory, and a read replica of
+//! the engine serves it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
+
+use std::sync::Arc;
+
+use memforest::{Memory, Message, Options, SearchOptions};
+use memforest_object::object_store::memory::InMemory;
+use memforest_object::Remote;
+
+fn options(store: &Arc<InMemory>) -> Options {
+    let mut options = Options::default();
+    options.engine.remote = Some(Arc::new(
+        Remote::new(Arc::clone(store) as _, "memories").unwrap(),
+    ));
+    options
+}
+
+#[test]
+fn a_new_machine_continues_a_memory_store_from_the_object_store() {
+    let store = Arc::new(InMemory::new());
+    let first = tempfile::tempdir().unwrap();
+    let mem = Memory::open_with(first.path(), options(&store)).unwrap();
+    mem.add(
+        "alice",
+        "s1",
+        &[
+            Message::user("My cat is called Miso and she loves tuna."),
+            Message::assistant("Miso sounds lovely!"),
+        ],
+    )
+    .unwrap();
+    mem.flush_summaries().unwrap();
+    mem.db().flush().unwrap();
+    mem.close().unwrap();
+    drop(first);
+
+    let second = tempfile::tempdir().unwrap();
+    let mem = Memory::open_with(second.path(), options(&store)).unwrap();
+    let hits = mem
+        .search("alice", "What is my cat called?", &SearchOptions::default())
+        .unwrap();
+    assert!(hits.iter().any(|h| h.text.contains("Miso")), "{hits:?}");
+    mem.add(
+        "alice",
+        "s2",
+        &[Message::user("I moved to Lisbon last spring.")],
+    )
+    .unwrap();
+    mem.db().flush().unwrap();
+
+    let replica_dir = tempfile::tempdir().unwrap();
+    let replica =
+        memforest_engine::Db::open_replica(replica_dir.path(), options(&store).engine).unwrap();
+    assert!(
+        !replica.tenants().unwrap().is_empty(),
+        "the replica serves the store"
+    );
+    mem.close().unwrap();
+}
