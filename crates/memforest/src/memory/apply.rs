@@ -73,6 +73,26 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// A cell with `items` as its extraction (no usage counted here).
+    fn of_items(
+        cell: u64,
+        rec: CellRecord,
+        turns: Vec<TurnRecord>,
+        items: Vec<ExtractedItem>,
+        embeddings: Option<Vec<Vec<f32>>>,
+    ) -> Self {
+        Self {
+            cell,
+            rec,
+            turns,
+            extraction: Extraction {
+                items,
+                ..Extraction::default()
+            },
+            embeddings,
+        }
+    }
+
     /// The cell's id.
     #[must_use]
     pub fn cell(&self) -> u64 {
@@ -219,16 +239,7 @@ pub fn prepare_batch(
             .filter(|v| !v.is_empty());
         out.push((
             cell,
-            Ok(Prepared {
-                cell,
-                rec,
-                turns,
-                extraction: Extraction {
-                    items,
-                    ..Extraction::default()
-                },
-                embeddings,
-            }),
+            Ok(Prepared::of_items(cell, rec, turns, items, embeddings)),
         ));
     }
     out
@@ -287,16 +298,7 @@ pub fn prepare_stated(
     let (rec, turns) = load(shared, tenant, cell)?;
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
     let embeddings = embed_items(shared, &name, &items)?;
-    Ok(Prepared {
-        cell,
-        rec,
-        turns,
-        extraction: Extraction {
-            items,
-            ..Extraction::default()
-        },
-        embeddings,
-    })
+    Ok(Prepared::of_items(cell, rec, turns, items, embeddings))
 }
 
 /// Commits the facts and routing of `cells` (prepared by [`prepare`]) in one batch, in
