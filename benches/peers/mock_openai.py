@@ -7,9 +7,12 @@ so MemForest and Mem0 can be timed against the same model "speed". Replies are
 deterministic and valid for the prompt they answer:
 
 - MemForest's extraction prompt: `{"items": [...]}`, one item per turn of the cell, in the
-  shape `memforest_llm::items::parse_items` validates.
+  shape `memforest_llm::items::parse_items` validates; its batched prompt (several cells,
+  each after an `Excerpt <id>` line): `{"excerpts": [{"excerpt": id, "items": [...]}]}`,
+  one entry per excerpt in order (`memforest_llm::batch::parse_batch`).
 - MemForest's summary prompt: `{"summary": "..."}` when the prompt asks for JSON, else the
-  plain text, made of the children's first words.
+  plain text, made of the children's first words; its batched prompt (several nodes, each
+  after a `Node <id>` line): `{"summaries": [{"node": id, "summary": "..."}]}`.
 - Mem0 2.x's additive extraction prompt: `{"memory": [{"id", "text", "attributed_to"}]}`,
   one memory per new message. Mem0 1.x's fact-retrieval (`{"facts": [...]}`) and
   memory-update (`{"memory": []}`) prompts are answered too.
@@ -41,6 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MEMFOREST_EXTRACT = "You extract long-term memory items"
 MEMFOREST_SUMMARY = "You summarize one node of a memory tree"
+MEMFOREST_SUMMARIES = "You summarize several nodes of memory trees"
 MEM0_ADDITIVE = "You are a Memory Extractor"
 MEM0_FACTS = "Personal Information Organizer"
 MEM0_UPDATE = "smart memory manager"
@@ -49,6 +53,8 @@ TURN_LINE = re.compile(
     r"^\[(?P<id>[^\]]+)\] (?P<date>\d{4}-\d{2}-\d{2}) [^ ]+ UTC \([A-Za-z]+\) "
     r"(?P<role>user|assistant|system)(?: \((?P<speaker>[^)]*)\))?: (?P<text>.*)$"
 )
+EXCERPT_LINE = re.compile(r"^Excerpt (?P<id>\S+)$")
+NODE_LINE = re.compile(r"^Node (?P<id>\S+)$")
 CHILD_LINE = re.compile(r"^\d+\. \[[^\]]*\] ?(?P<text>.*)$")
 HEADER = re.compile(r"^\[[^\]]*\|[^\]]*\]")
 NAME = re.compile(r"^[A-Z][a-z]{2,}$")
@@ -114,6 +120,7 @@ def classify(messages):
     for marker, kind in (
         (MEMFOREST_EXTRACT, "memforest_extract"),
         (MEMFOREST_SUMMARY, "memforest_summary"),
+        (MEMFOREST_SUMMARIES, "memforest_summary"),
         (MEM0_ADDITIVE, "mem0_extract"),
         (MEM0_FACTS, "mem0_facts"),
         (MEM0_UPDATE, "mem0_update"),
@@ -163,6 +170,36 @@ def memforest_items(prompt):
     return {"items": items}
 
 
+def sections(prompt, head_line):
+    """(id, text) of each section of a batched prompt, each after a line `head_line` matches."""
+    out = []
+    for line in prompt.splitlines():
+        head = head_line.match(line)
+        if head:
+            out.append((head["id"], []))
+        elif out:
+            out[-1][1].append(line)
+    return [(sid, "\n".join(lines)) for sid, lines in out]
+
+
+def memforest_excerpts(prompt):
+    """One entry per excerpt of MemForest's batched extraction prompt, with its items."""
+    return {
+        "excerpts": [
+            {"excerpt": eid, "items": memforest_items(text)["items"]} for eid, text in sections(prompt, EXCERPT_LINE)
+        ]
+    }
+
+
+def memforest_summaries(prompt):
+    """One entry per node of MemForest's batched summary prompt."""
+    return {
+        "summaries": [
+            {"node": nid, "summary": memforest_summary(text)} for nid, text in sections(prompt, NODE_LINE)
+        ]
+    }
+
+
 def memforest_summary(prompt):
     """The children's words (headers removed), at most SUMMARY_WORDS of them."""
     words = []
@@ -193,8 +230,12 @@ def mem0_new_messages(prompt):
 def chat_reply(kind, system, prompt):
     """The message content for a chat request of `kind`."""
     if kind == "memforest_extract":
+        if '"excerpts"' in system:
+            return json.dumps(memforest_excerpts(prompt))
         return json.dumps(memforest_items(prompt))
     if kind == "memforest_summary":
+        if '"summaries"' in system:
+            return json.dumps(memforest_summaries(prompt))
         text = memforest_summary(prompt)
         return json.dumps({"summary": text}) if '{"summary"' in system else text
     if kind == "mem0_extract":

@@ -87,14 +87,16 @@ def mem0(args, mock, callers):
 
 
 def row(chat_ms, mode, r, base):
+    """One table line; the ratio is against `base` (`None`: the peer's own line, 1.00;
+    `False`: no peer was run, `-`)."""
     n = r["exchanges"]
     m = r["mock"]
     b = r["buckets"]
-    ratio = r["exchanges_per_s"] / base["exchanges_per_s"] if base else 1.0
+    ratio = f"{r['exchanges_per_s'] / base['exchanges_per_s']:.2f}" if base else "1.00" if base is None else "-"
     return (
         f"{chat_ms:>5} {mode:<10} {r['system']:<11} {n:>5} {r['add_p50_ms']:>8.2f} {r['add_p99_ms']:>8.2f} "
         f"{b[0]['p50_ms']:>8.2f} {b[-1]['p50_ms']:>8.2f} {r['wall_s']:>8.1f} {r['exchanges_per_s']:>7.2f} "
-        f"{m['chat_calls'] / n:>6.2f} {m['embedding_calls'] / n:>6.2f} {m['peak_in_flight']:>5} {ratio:>6.2f}"
+        f"{m['chat_calls'] / n:>6.2f} {m['embedding_calls'] / n:>6.2f} {m['peak_in_flight']:>5} {ratio:>6}"
     )
 
 
@@ -116,6 +118,8 @@ def main(argv=None):
     parser.add_argument("--callers", type=int, default=10, help="threads of the concurrent runs (0: none)")
     parser.add_argument("--dims", type=int, default=256)
     parser.add_argument("--json-out", help="also write every report here")
+    parser.add_argument("--modes", default="seq,wait,callers", help="runs to make, comma-separated")
+    parser.add_argument("--no-mem0", action="store_true", help="run MemForest only (no ratios)")
     args = parser.parse_args(argv)
     lines, reports = [HEADER], []
     for chat_ms in [float(x) for x in args.chat_ms.split(",") if x]:
@@ -125,9 +129,12 @@ def main(argv=None):
             runs = [("seq", 1, False), ("wait", 1, True)]
             if args.callers > 0:
                 runs.append((f"callers={args.callers}", args.callers, False))
-            base_seq = None
+            runs = [r for r in runs if r[0].split("=")[0] in args.modes.split(",")]
+            base_seq = False
             for mode, callers, wait in runs:
-                if not wait:
+                if args.no_mem0:
+                    base = False
+                elif not wait:
                     sys.stderr.write(f"chat {label} ms, {mode}: mem0\n")
                     base = mem0(args, mock, callers)
                     reports.append({"chat_ms": chat_ms, "mode": mode, **base})

@@ -45,22 +45,33 @@ pub struct ParsedItems {
 /// no item list or when every item is unusable.
 pub fn parse_items(content: &str, turn_ids: &[String]) -> Result<ParsedItems, LlmError> {
     let payload = extract_json(content)?;
-    let mut parsed = ParsedItems {
-        truncation: payload.truncated,
-        ..ParsedItems::default()
-    };
+    let mut parsed = parse_item_list(&payload.value, turn_ids)?;
     if let Some(cut) = payload.truncated {
-        parsed.notes.push(format!(
-            "reply cut off at byte {}: kept {} complete items",
-            cut.at, cut.kept
-        ));
+        parsed.truncation = Some(cut);
+        parsed.notes.insert(
+            0,
+            format!(
+                "reply cut off at byte {}: kept {} complete items",
+                cut.at, cut.kept
+            ),
+        );
     }
-    let list = match &payload.value {
+    Ok(parsed)
+}
+
+/// Validates one item list already parsed from a reply: `{"items": [...]}`, a bare array
+/// of items, or a single item object (as [`parse_items`], without the JSON recovery).
+///
+/// # Errors
+/// [`LlmError::Unusable`] when there is no item list or when every item is unusable.
+pub fn parse_item_list(value: &Value, turn_ids: &[String]) -> Result<ParsedItems, LlmError> {
+    let mut parsed = ParsedItems::default();
+    let list = match value {
         Value::Array(list) => list.as_slice(),
         Value::Object(map) => match map.get("items") {
             Some(Value::Array(list)) => list.as_slice(),
             Some(_) => return Err(LlmError::Unusable("`items` is not an array".into())),
-            None if map.contains_key("fact_text") => std::slice::from_ref(&payload.value),
+            None if map.contains_key("fact_text") => std::slice::from_ref(value),
             None => return Err(LlmError::Unusable("no `items` array in the reply".into())),
         },
         _ => {

@@ -36,7 +36,8 @@
 //! - [`OpenAiExtractor`] (`Extractor`): one chat call per MemCell asking for
 //!   `{"items": [...]}` with the paper's item fields; each item is validated by
 //!   [`items::parse_items`] (bad items dropped, bad optional fields cleared, both logged in
-//!   [`OpenAiExtractor::recent_notes`]).
+//!   [`OpenAiExtractor::recent_notes`]); or several cells in one call, each an excerpt
+//!   with its id, the reply's entry per excerpt validated by [`batch::parse_batch`].
 //! - [`OpenAiSummarizer`] (`Summarizer`): one chat call per dirty node with the paper's rules
 //!   (every number and date kept, state changes as "X -> Y", latest state last, ~220 words);
 //!   the `[Mon YYYY - Mon YYYY | label]` header is ours, not the model's.
@@ -49,6 +50,7 @@
 //! Token usage is the server's `usage` when it sends one, else the memory layer's
 //! bytes / 4 estimate (`Usage::reported` tells which).
 
+pub mod batch;
 mod client;
 mod config;
 mod embedder;
@@ -64,6 +66,6 @@ pub use client::{ChatMessage, ChatRole, EmbedRequest, LlmClient};
 pub use config::LlmConfig;
 pub use embedder::OpenAiEmbedder;
 pub use error::LlmError;
-pub use extractor::OpenAiExtractor;
+pub use extractor::{OpenAiExtractor, MAX_BATCH};
 pub use reply::{ChatReply, EmbeddingReply};
 pub use summarizer::OpenAiSummarizer;

@@ -2,14 +2,20 @@
 
 use memforest_tree::TreeKind;
 
+use super::batch::{answers, missing, node_id, NODES};
 use super::json::extract_json;
 use super::{ChatMessage, LlmClient, LlmConfig, LlmError};
 use memforest::memory::model::ModelError;
-use memforest::memory::summarize::{header, Summarizer, SummaryOutput, SummaryRequest};
+use memforest::memory::summarize::{
+    header, BatchSummary, Summarizer, SummaryOutput, SummaryRequest,
+};
 use memforest::memory::time::to_datetime;
 
 /// Default word budget of a summary (paper: about 200-250).
 pub const DEFAULT_WORD_BUDGET: usize = 220;
+
+/// Most nodes one batched call summarizes (`Summarizer::max_batch`).
+pub const MAX_SUMMARY_BATCH: usize = 16;
 
 /// Summarizes a MemTree node from its children with one chat call (paper, "Refresh").
 ///
@@ -19,6 +25,11 @@ pub const DEFAULT_WORD_BUDGET: usize = 220;
 /// and prefixed to the model's text; a header the model adds anyway is removed. A summary
 /// longer than 4x the budget is cut there. An empty or unusable reply is a [`ModelError`]
 /// (the node stays dirty and is retried).
+///
+/// Several nodes (up to [`MAX_SUMMARY_BATCH`]) can be summarized in one call
+/// (`Summarizer::summarize_batch`): each node is named `N1`, `N2`, ..., the reply is
+/// `{"summaries": [{"node": "N1", "summary": "..."}, ...]}` (in JSON mode or not), and a
+/// node the reply leaves out or answers with nothing usable fails alone.
 #[derive(Debug)]
 pub struct OpenAiSummarizer {
     client: LlmClient,
@@ -55,12 +66,28 @@ impl OpenAiSummarizer {
             "Return only the summary text, with no title, header or preamble."
         };
         format!(
-            "You summarize one node of a memory tree. The numbered texts are its children, oldest first.\n\
-             Write a single summary of at most {} words that:\n\
+            "You summarize one node of a memory tree. The numbered texts are its children, oldest first.\n{}{format}",
+            self.rules("a single summary")
+        )
+    }
+
+    /// The instructions of a batched call.
+    fn batch_system_prompt(&self) -> String {
+        format!(
+            "You summarize several nodes of memory trees. Each node starts with a line \"Node <id>\" and is summarized on its own; its numbered texts are its children, oldest first.\n{}\
+             Return only a JSON object with one entry per node, in order: {{\"summaries\": [{{\"node\": \"<id>\", \"summary\": \"<the summary>\"}}, ...]}}.",
+            self.rules("for each node a summary")
+        )
+    }
+
+    /// The summary rules, for `what` ("a single summary").
+    fn rules(&self, what: &str) -> String {
+        format!(
+            "Write {what} of at most {} words that:\n\
              - keeps every number, amount and date exactly as written;\n\
              - writes each change of state as \"X -> Y\" (old value -> new value);\n\
              - follows the order of time and ends with the latest state;\n\
-             - uses the third person and adds nothing that is not in the texts.\n{format}",
+             - uses the third person and adds nothing that is not in the texts.\n",
             self.word_budget
         )
     }
@@ -80,6 +107,11 @@ impl OpenAiSummarizer {
         } else {
             strip_fences(content).to_owned()
         };
+        self.finish(&text)
+    }
+
+    /// A summary text without any header the model added, cut to 4x the budget.
+    fn finish(&self, text: &str) -> Result<String, LlmError> {
         let text = strip_header(text.trim());
         if text.is_empty() {
             return Err(LlmError::Unusable("empty summary".into()));
@@ -107,6 +139,48 @@ impl Summarizer for OpenAiSummarizer {
         let body = self.body(&reply.content)?;
         Ok(SummaryOutput {
             text: format!("{}\n{body}", header(request.time, &request.label)),
+            usage: reply.usage,
+        })
+    }
+
+    fn max_batch(&self) -> usize {
+        MAX_SUMMARY_BATCH
+    }
+
+    fn summarize_batch(&self, requests: &[SummaryRequest]) -> Result<BatchSummary, ModelError> {
+        let mut prompt = String::new();
+        for (i, request) in requests.iter().enumerate() {
+            prompt.push_str(&format!("Node {}\n{}\n", node_id(i), node_prompt(request)));
+        }
+        let messages = [
+            ChatMessage::system(self.batch_system_prompt()),
+            ChatMessage::user(prompt),
+        ];
+        let reply = self.client.chat(&messages)?;
+        let payload = extract_json(&reply.content).map_err(LlmError::from)?;
+        let found = answers(&payload, NODES, requests.len(), &mut Vec::new())?;
+        let nodes = found
+            .into_iter()
+            .zip(requests)
+            .enumerate()
+            .map(|(i, (entry, request))| {
+                let text = match entry {
+                    Some(serde_json::Value::String(s)) => s.as_str(),
+                    Some(e) => match e.get("summary") {
+                        Some(serde_json::Value::String(s)) => s.as_str(),
+                        _ => return Err(missing(NODES, i).into()),
+                    },
+                    None => return Err(missing(NODES, i).into()),
+                };
+                let body = self.finish(text)?;
+                Ok(SummaryOutput {
+                    text: format!("{}\n{body}", header(request.time, &request.label)),
+                    ..SummaryOutput::default()
+                })
+            })
+            .collect();
+        Ok(BatchSummary {
+            nodes,
             usage: reply.usage,
         })
     }

@@ -16,11 +16,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{TimeZone, Utc};
+use memforest::memory::extract::{CellTurn, ExtractionInput, Extractor};
+use memforest::memory::session::Role;
 use memforest::memory::stats::CallKind;
+use memforest::memory::summarize::{Summarizer, SummaryRequest};
 use memforest::{AddOptions, Memory, Message, Options};
 use memforest_llm::{
     ChatMessage, LlmClient, LlmConfig, LlmError, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer,
 };
+use memforest_tree::refresh::ChildSummary;
+use memforest_tree::{TimeRange, TreeKind};
 use serde_json::Value;
 
 /// The mock server process, killed on drop.
@@ -186,6 +191,108 @@ fn the_mock_answers_extraction_json_summaries_and_embeddings_that_memforest_acce
 #[test]
 fn the_mock_answers_plain_text_summaries_that_memforest_accepts() {
     every_call_is_understood(false);
+}
+
+#[test]
+fn the_mock_answers_a_batched_extraction_that_memforest_accepts() {
+    let mock = Mock::start();
+    let extractor = OpenAiExtractor::new(mock.config("mock-chat")).unwrap();
+    let at = |minute| {
+        Utc.with_ymd_and_hms(2023, 5, 8, 13, minute, 0)
+            .unwrap()
+            .timestamp_micros()
+    };
+    let cell = |session: &str, turns: &[(&str, &str)]| ExtractionInput {
+        session_id: session.to_owned(),
+        session_start: at(0),
+        turns: (0u32..)
+            .zip(turns)
+            .map(|(i, (id, text))| CellTurn {
+                turn_id: (*id).to_owned(),
+                role: if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                },
+                speaker: "Caroline".into(),
+                text: (*text).to_owned(),
+                time: at(i),
+            })
+            .collect(),
+    };
+    let inputs = [
+        cell(
+            "s1",
+            &[
+                ("t1", "I went to the support group."),
+                ("t2", "How was it?"),
+            ],
+        ),
+        cell("s2", &[("t3", "I painted a sunrise.")]),
+        cell("s3", &[("t4", "We moved to Boston."), ("t5", "Big step!")]),
+    ];
+    let batch = extractor.extract_batch(&inputs).unwrap();
+    let sources: Vec<Vec<String>> = batch
+        .cells
+        .into_iter()
+        .map(|c| {
+            c.unwrap()
+                .into_iter()
+                .flat_map(|i| i.source_turns)
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        vec![vec!["t1", "t2"], vec!["t3"], vec!["t4", "t5"]]
+    );
+    assert_eq!(mock.stats()["calls"]["memforest_extract"], 1);
+}
+
+#[test]
+fn the_mock_answers_batched_summaries_that_memforest_accepts() {
+    let mock = Mock::start();
+    let summarizer = OpenAiSummarizer::new(mock.config("mock-chat")).unwrap();
+    let time = TimeRange {
+        start: Utc
+            .with_ymd_and_hms(2023, 5, 8, 13, 0, 0)
+            .unwrap()
+            .timestamp_micros(),
+        end: Utc
+            .with_ymd_and_hms(2023, 6, 8, 13, 0, 0)
+            .unwrap()
+            .timestamp_micros(),
+    };
+    let request = |label: &str, texts: &[&str]| SummaryRequest {
+        kind: TreeKind::Session,
+        label: label.to_owned(),
+        level: 1,
+        time,
+        children: texts
+            .iter()
+            .map(|t| ChildSummary {
+                time,
+                text: (*t).to_owned(),
+            })
+            .collect(),
+    };
+    let requests = [
+        request("s1", &["Caroline: I went to the support group."]),
+        request(
+            "s2",
+            &["Melanie: I painted a sunrise.", "Caroline: Lovely!"],
+        ),
+    ];
+    let batch = summarizer.summarize_batch(&requests).unwrap();
+    let texts: Vec<String> = batch.nodes.into_iter().map(|n| n.unwrap().text).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "[May 2023 - Jun 2023 | s1]\nCaroline: I went to the support group.",
+            "[May 2023 - Jun 2023 | s2]\nMelanie: I painted a sunrise. Caroline: Lovely!",
+        ]
+    );
+    assert_eq!(mock.stats()["calls"]["memforest_summary"], 1);
 }
 
 #[test]

@@ -59,6 +59,12 @@ pub struct PeersArgs {
     /// flight.
     #[arg(long, default_value_t = 8)]
     pub pool: usize,
+    /// Cells of one user extracted in one background call (`MemoryOptions::extract_batch`).
+    #[arg(long, default_value_t = 8)]
+    pub extract_batch: usize,
+    /// Dirty nodes of one user summarized in one call (`MemoryOptions::summary_batch`).
+    #[arg(long, default_value_t = 8)]
+    pub summary_batch: usize,
     /// Directory for the store (default: the system temp directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -190,6 +196,8 @@ fn options(args: &PeersArgs) -> anyhow::Result<Options> {
     let m = &mut o.memory;
     m.extract_pool = args.pool.max(1);
     m.summary_pool = args.pool.max(1);
+    m.extract_batch = args.extract_batch.max(1);
+    m.summary_batch = args.summary_batch.max(1);
     m.extractor = Arc::new(OpenAiExtractor::new(chat.clone())?);
     m.summarizer = Arc::new(OpenAiSummarizer::new(chat)?);
     m.embedder = Some(Arc::new(

@@ -72,6 +72,34 @@ pub struct Prepared {
     embeddings: Option<Vec<Vec<f32>>>,
 }
 
+impl Prepared {
+    /// A cell with `items` as its extraction (no usage counted here).
+    fn of_items(
+        cell: u64,
+        rec: CellRecord,
+        turns: Vec<TurnRecord>,
+        items: Vec<ExtractedItem>,
+        embeddings: Option<Vec<Vec<f32>>>,
+    ) -> Self {
+        Self {
+            cell,
+            rec,
+            turns,
+            extraction: Extraction {
+                items,
+                ..Extraction::default()
+            },
+            embeddings,
+        }
+    }
+
+    /// The cell's id.
+    #[must_use]
+    pub fn cell(&self) -> u64 {
+        self.cell
+    }
+}
+
 /// Extracts and commits cell `cell` of `tenant` on its own (a commit that fails for good
 /// records the cell as failed: [`commit_or_fail`]).
 ///
@@ -91,22 +119,8 @@ pub fn process(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<CellOutc
 /// pending); engine and record errors.
 pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared, MemoryError> {
     let (rec, turns) = load(shared, tenant, cell)?;
-    let input = ExtractionInput {
-        session_id: rec.session.clone(),
-        session_start: rec.session_start,
-        turns: turns
-            .iter()
-            .map(|t| CellTurn {
-                turn_id: t.id.clone(),
-                role: t.role,
-                speaker: t.speaker.clone(),
-                text: t.text.clone(),
-                time: t.time,
-            })
-            .collect(),
-    };
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
-    let extraction = match shared.opts.extractor.extract(&input) {
+    let extraction = match shared.opts.extractor.extract(&input_of(&rec, &turns)) {
         Ok(x) => {
             shared
                 .counters
@@ -126,6 +140,109 @@ pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared
         extraction,
         embeddings,
     })
+}
+
+/// The extractor's input for a cell and its turns.
+fn input_of(rec: &CellRecord, turns: &[TurnRecord]) -> ExtractionInput {
+    ExtractionInput {
+        session_id: rec.session.clone(),
+        session_start: rec.session_start,
+        turns: turns
+            .iter()
+            .map(|t| CellTurn {
+                turn_id: t.id.clone(),
+                role: t.role,
+                speaker: t.speaker.clone(),
+                text: t.text.clone(),
+                time: t.time,
+            })
+            .collect(),
+    }
+}
+
+/// [`prepare`] for several cells of `tenant` at once, in order: one
+/// `Extractor::extract_batch` call for them all, then one embedder call for the facts of
+/// every cell it answered. A cell that does not load, or that the reply leaves out or
+/// answers with nothing usable, gets its own error (a model failure, counted as a failed
+/// extraction call, so it is retried on its own); when the call or the embedding fails
+/// every cell gets the model error.
+pub fn prepare_batch(
+    shared: &Shared,
+    tenant: &TenantId,
+    cells: &[u64],
+) -> Vec<(u64, Result<Prepared, MemoryError>)> {
+    let name = String::from_utf8_lossy(tenant.name()).into_owned();
+    let mut out: Vec<(u64, Result<Prepared, MemoryError>)> = Vec::with_capacity(cells.len());
+    let mut loaded = Vec::with_capacity(cells.len());
+    for &cell in cells {
+        match load(shared, tenant, cell) {
+            Ok(l) => loaded.push((cell, l)),
+            Err(e) => out.push((cell, Err(e))),
+        }
+    }
+    let inputs: Vec<ExtractionInput> = loaded.iter().map(|(_, (r, t))| input_of(r, t)).collect();
+    let batch = match shared.opts.extractor.extract_batch(&inputs) {
+        Ok(b) if b.cells.len() == inputs.len() => {
+            shared
+                .counters
+                .call(&name, CallKind::Extraction, Ok(b.usage));
+            b
+        }
+        result => {
+            shared.counters.call(&name, CallKind::Extraction, Err(()));
+            let why = match result {
+                Err(e) => e.to_string(),
+                Ok(b) => format!(
+                    "extractor returned {} results for {} cells",
+                    b.cells.len(),
+                    inputs.len()
+                ),
+            };
+            out.extend(
+                loaded
+                    .into_iter()
+                    .map(|(cell, _)| (cell, Err(MemoryError::Model(why.clone())))),
+            );
+            return out;
+        }
+    };
+    let mut answered = Vec::with_capacity(loaded.len());
+    for ((cell, (rec, turns)), items) in loaded.into_iter().zip(batch.cells) {
+        match items {
+            Ok(items) => answered.push((cell, rec, turns, items)),
+            Err(e) => {
+                shared.counters.call(&name, CallKind::Extraction, Err(()));
+                out.push((cell, Err(MemoryError::Model(e.to_string()))));
+            }
+        }
+    }
+    let all: Vec<ExtractedItem> = answered.iter().flat_map(|a| a.3.iter().cloned()).collect();
+    let mut vectors = match embed_items(shared, &name, &all) {
+        Ok(v) => v.map(Vec::into_iter),
+        Err(e) => {
+            let why = match e {
+                MemoryError::Model(why) => why,
+                other => other.to_string(),
+            };
+            out.extend(
+                answered
+                    .into_iter()
+                    .map(|a| (a.0, Err(MemoryError::Model(why.clone())))),
+            );
+            return out;
+        }
+    };
+    for (cell, rec, turns, items) in answered {
+        let embeddings = vectors
+            .as_mut()
+            .map(|v| v.by_ref().take(items.len()).collect::<Vec<_>>())
+            .filter(|v| !v.is_empty());
+        out.push((
+            cell,
+            Ok(Prepared::of_items(cell, rec, turns, items, embeddings)),
+        ));
+    }
+    out
 }
 
 /// The vectors of `items`' fact texts, when the store has an embedder (`None` without
@@ -181,16 +298,7 @@ pub fn prepare_stated(
     let (rec, turns) = load(shared, tenant, cell)?;
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
     let embeddings = embed_items(shared, &name, &items)?;
-    Ok(Prepared {
-        cell,
-        rec,
-        turns,
-        extraction: Extraction {
-            items,
-            ..Extraction::default()
-        },
-        embeddings,
-    })
+    Ok(Prepared::of_items(cell, rec, turns, items, embeddings))
 }
 
 /// Commits the facts and routing of `cells` (prepared by [`prepare`]) in one batch, in

@@ -2,15 +2,24 @@
 //! extractor that calls a model, returns once the new turns and their cells are durable
 //! (each cell marked pending in the same WAL commit, so a crash re-extracts it at the next
 //! open). The cells are extracted and committed on the background pool, its
-//! `MemoryOptions::extract_pool` workers bounding the concurrent model calls, cells of many
-//! users and many adds in parallel. Until its facts commit a cell counts as pending
+//! `MemoryOptions::extract_pool` workers bounding the concurrent model calls, users in
+//! parallel. Until its facts commit a cell counts as pending
 //! (`MemoryStats::pending_cells`), `Memory::flush_summaries` waits for it, and
-//! `Memory::close` lets it finish. Turn order needs no care here: supersession compares
-//! event times when read, not commit order.
+//! `Memory::close` lets it finish.
+//!
+//! Each user's cells wait in a queue of their own, in turn order, served by one job at a
+//! time: it takes up to `MemoryOptions::extract_batch` cells (and the extractor's
+//! `max_batch`) from the front, extracts them in one model call
+//! (`Extractor::extract_batch`) and embeds their facts in one embedder call, commits them
+//! in one batch, then goes to the back of the pool's queue if more cells wait. So cells
+//! that arrive while the model answers are extracted together, and one user's facts
+//! commit in the order their turns were added. A cell the batched reply leaves out, or
+//! answers with nothing usable, stays pending and is retried on its own with backoff.
 //!
 //! The backlog is bounded: while more than `MemoryOptions::extract_backlog` cells are
 //! queued or running, `add` waits, and the wait is recorded as a stall with its reason.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +32,16 @@ use memforest_engine::TenantId;
 /// scheduler's retry loop never takes it meanwhile; the job replaces it when it ends.
 const IN_FLIGHT: Duration = Duration::from_secs(24 * 3600);
 
+/// The cells waiting for background extraction, per user.
+#[derive(Debug, Default)]
+pub(crate) struct ExtractQueues {
+    /// Each user with a job on the pool, and the cells its job has yet to take, in turn
+    /// order. A user is here exactly while a job for it is queued or running.
+    waiting: HashMap<TenantId, VecDeque<u64>>,
+    /// Cells queued or being extracted.
+    cells: u64,
+}
+
 impl Shared {
     /// Queues `cells` of `tenant` (committed, marked pending) for extraction on the
     /// background pool. A cell the pool cannot take (it is stopping, or its threads cannot
@@ -34,22 +53,117 @@ impl Shared {
             }
             return;
         };
-        for &cell in cells {
-            self.cells
-                .lock()
-                .insert((tenant.clone(), cell, 0), (Instant::now() + IN_FLIGHT, 0));
-            let (s, t) = (Arc::clone(self), tenant.clone());
-            let job = move || {
-                // At a close without summaries (a drop) the cell stays pending in the store.
-                if s.stopping() && !s.summarize_on_stop() {
-                    return;
-                }
-                let result = apply::process(&s, &t, cell);
-                s.settle_cell(&t, cell, result);
-                s.wake();
-            };
-            if !pool.submit(job) {
+        {
+            let mut retry = self.cells.lock();
+            for &cell in cells {
+                retry.insert((tenant.clone(), cell, 0), (Instant::now() + IN_FLIGHT, 0));
+            }
+        }
+        let start = {
+            let mut q = self.extract_queues.lock();
+            q.cells += cells.len() as u64;
+            let start = !q.waiting.contains_key(tenant);
+            q.waiting
+                .entry(tenant.clone())
+                .or_default()
+                .extend(cells.iter().copied());
+            start
+        };
+        if start {
+            self.submit_batch_job(pool, tenant);
+        }
+    }
+
+    /// Puts the job that extracts `tenant`'s next batch on `pool`; when the pool refuses
+    /// it, the waiting cells go to the scheduler's retry loop.
+    fn submit_batch_job(self: &Arc<Self>, pool: &Pool, tenant: &TenantId) {
+        let (s, t) = (Arc::clone(self), tenant.clone());
+        if !pool.submit(move || s.extract_next_batch(&t)) {
+            let left = self.drop_waiting(tenant);
+            for &cell in &left {
                 self.retry_cell(tenant, cell);
+            }
+            self.extracted(left.len());
+        }
+    }
+
+    /// Ends `tenant`'s job: removes the user from the queues, returning the cells it had
+    /// yet to take.
+    fn drop_waiting(&self, tenant: &TenantId) -> Vec<u64> {
+        let mut q = self.extract_queues.lock();
+        q.waiting.remove(tenant).map(Vec::from).unwrap_or_default()
+    }
+
+    /// Takes up to `n` of `tenant`'s waiting cells; with none left the user's job ends
+    /// (the user leaves the queues).
+    fn take_waiting(&self, tenant: &TenantId, n: usize) -> Vec<u64> {
+        let mut q = self.extract_queues.lock();
+        let Some(cells) = q.waiting.get_mut(tenant) else {
+            return Vec::new();
+        };
+        let batch: Vec<u64> = cells.drain(..n.min(cells.len())).collect();
+        if batch.is_empty() {
+            q.waiting.remove(tenant);
+        }
+        batch
+    }
+
+    /// Counts `n` cells out of the background backlog.
+    fn extracted(&self, n: usize) {
+        let mut q = self.extract_queues.lock();
+        q.cells = q.cells.saturating_sub(n as u64);
+    }
+
+    /// A background job: extracts and commits `tenant`'s next batch, then queues the job
+    /// again if more cells wait. At a close without summaries (a drop) the cells stay
+    /// pending in the store.
+    fn extract_next_batch(self: &Arc<Self>, tenant: &TenantId) {
+        let limit = self
+            .opts
+            .extract_batch
+            .min(self.opts.extractor.max_batch())
+            .max(1);
+        if self.stopping() && !self.summarize_on_stop() {
+            let left = self.drop_waiting(tenant);
+            self.extracted(left.len());
+            return;
+        }
+        let batch = self.take_waiting(tenant, limit);
+        if batch.is_empty() {
+            return;
+        }
+        self.extract_cells(tenant, &batch);
+        self.extracted(batch.len());
+        self.wake();
+        if let Some(pool) = self.background_pool() {
+            self.submit_batch_job(pool, tenant);
+        }
+    }
+
+    /// Extracts and commits `cells` of `tenant`: alone through [`apply::process`], or
+    /// several in one extractor call and one commit ([`apply::prepare_batch`]), each cell
+    /// settled as [`Shared::settle_cell`] does.
+    fn extract_cells(&self, tenant: &TenantId, cells: &[u64]) {
+        if let [cell] = cells {
+            let result = apply::process(self, tenant, *cell);
+            self.settle_cell(tenant, *cell, result);
+            return;
+        }
+        let mut ready = Vec::with_capacity(cells.len());
+        for (cell, prepared) in apply::prepare_batch(self, tenant, cells) {
+            match prepared {
+                Ok(p) => ready.push(p),
+                Err(e) => self.settle_cell(tenant, cell, Err(e)),
+            }
+        }
+        let committed = apply::commit_or_fail(self, tenant, &ready);
+        let cells = ready.iter().map(apply::Prepared::cell);
+        match committed {
+            Ok(_) => cells.for_each(|cell| self.cell_done(tenant, cell)),
+            Err(MemoryError::Model(_)) => cells.for_each(|cell| self.retry_cell(tenant, cell)),
+            Err(e) => {
+                cells.for_each(|cell| self.cell_done(tenant, cell));
+                self.set_error(e);
             }
         }
     }
@@ -61,12 +175,9 @@ impl Shared {
             .as_ref()
     }
 
-    /// Cells queued or running on the background pool.
+    /// Cells queued or being extracted in the background.
     pub(crate) fn background_depth(&self) -> u64 {
-        self.background
-            .get()
-            .and_then(Option::as_ref)
-            .map_or(0, Pool::depth)
+        self.extract_queues.lock().cells
     }
 
     /// Records how the extraction of `cell` ended: committed, given up for good

@@ -28,8 +28,19 @@ pub struct MemoryOptions {
     /// background extraction (a second pool, started by its first use). Default: the
     /// cores, 2 to 16.
     pub extract_pool: usize,
+    /// Cells of one user that background extraction hands to the extractor in one call
+    /// when several are waiting (`Extractor::extract_batch`, up to the extractor's
+    /// `max_batch`): fewer model calls per exchange when writes arrive faster than the
+    /// model answers. The cells of one user are extracted in turn order, one batch at a
+    /// time. At least 1; 1 extracts each cell on its own. Default 8.
+    pub extract_batch: usize,
     /// Summary worker threads (concurrent summarizer calls). Default: the cores, 2 to 16.
     pub summary_pool: usize,
+    /// Dirty nodes of one user a refresh pass hands to the summarizer in one call
+    /// (`Summarizer::summarize_batch`, up to the summarizer's `max_batch`), among the nodes
+    /// it submits together (the next level of every tree whose previous level is done).
+    /// At least 1; 1 summarizes each node on its own. Default 8.
+    pub summary_batch: usize,
     /// MemCell limits (b = 2 turns, 8,000 chars, 6 h gap).
     pub cells: CellLimits,
     /// Branching factor per tree kind (default 16 each).
@@ -100,7 +111,9 @@ impl Default for MemoryOptions {
                 .ok()
                 .map(|e| e as Arc<dyn Embedder>),
             extract_pool: default_pool(),
+            extract_batch: 8,
             summary_pool: default_pool(),
+            summary_batch: 8,
             cells: CellLimits::default(),
             trees: TreeConfig::default(),
             scene_threshold: 0.6,
@@ -127,7 +140,7 @@ impl MemoryOptions {
     ///
     /// # Errors
     /// [`memforest_engine::Error::InvalidArgument`] for an empty pool, a zero cell limit or
-    /// zero `summary_attempts` or `extract_attempts`.
+    /// zero `summary_attempts`, `extract_attempts`, `extract_batch` or `summary_batch`.
     pub fn validate(&self) -> memforest_engine::Result<()> {
         if self.extract_pool == 0 || self.summary_pool == 0 {
             return Err(memforest_engine::Error::InvalidArgument(
@@ -140,6 +153,8 @@ impl MemoryOptions {
             || self.scene_open_limit == 0
             || self.summary_attempts == 0
             || self.extract_attempts == 0
+            || self.extract_batch == 0
+            || self.summary_batch == 0
         {
             return Err(memforest_engine::Error::InvalidArgument(
                 "memory limits must be > 0",

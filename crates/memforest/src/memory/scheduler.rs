@@ -1,6 +1,8 @@
 //! The refresh scheduler: one thread that retries pending cells and runs refresh passes
 //! over the dirty trees of every tenant, bottom-up level by level; within a level the
-//! summary calls go to the summary pool (its workers bound the concurrent calls). Inputs
+//! summary calls go to the summary pool (its workers bound the concurrent calls), the
+//! nodes of one tenant submitted together in groups of up to
+//! `MemoryOptions::summary_batch`, each group one `Summarizer::summarize_batch` call. Inputs
 //! are read at a snapshot, outside the forest lock that every tree change holds, so the
 //! reads never block ingest. A result commits only if the node is unchanged since its
 //! input was read (`MemTree::apply_summary` checks its `InputStamp`); an input whose hash
@@ -19,6 +21,7 @@ use memforest_tree::{MemTree, NodeId, TreeError};
 use parking_lot::MutexGuard;
 
 use crate::memory::forest::TenantForest;
+use crate::memory::model::ModelError;
 use crate::memory::record;
 use crate::memory::stats::CallKind;
 use crate::memory::store::Staged;
@@ -153,16 +156,18 @@ fn refresh_pass(shared: &Arc<Shared>) -> Result<bool, MemoryError> {
             }
             let (jobs, reused) = read_inputs(shared, &items)?;
             did |= !jobs.is_empty() || reused > 0;
-            for (item, input, copied) in jobs {
-                *outstanding.entry((item.0.clone(), item.1)).or_default() += 1;
+            for group in groups(shared, jobs) {
+                for (item, _, _) in &group {
+                    *outstanding.entry((item.0.clone(), item.1)).or_default() += 1;
+                }
                 let (s, tx, gone) = (Arc::clone(shared), tx.clone(), abandoned.flag());
-                let last_try = shared.node_failures(&item) + 1 >= shared.opts.summary_attempts;
                 let submitted = shared.summary_pool.submit(move || {
                     if gone.load(Ordering::Relaxed) {
                         return;
                     }
-                    let result = summarize(&s, &item.0, &input, copied.as_deref(), last_try);
-                    let _ = tx.send((item, input, result));
+                    for outcome in summarize_group(&s, group) {
+                        let _ = tx.send(outcome);
+                    }
                 });
                 if !submitted {
                     return Err(MemoryError::Stopped);
@@ -210,6 +215,96 @@ struct Summarized {
     last_try: bool,
 }
 
+/// `jobs` in the groups that go to the summarizer together: a node whose summary is
+/// copied from a single child alone (no call), the others per tenant in groups of up to
+/// `MemoryOptions::summary_batch` (and the summarizer's `max_batch`).
+fn groups(shared: &Shared, jobs: Vec<Job>) -> Vec<Vec<Job>> {
+    let limit = shared
+        .opts
+        .summary_batch
+        .min(shared.opts.summarizer.max_batch())
+        .max(1);
+    let mut out = Vec::new();
+    let mut by_tenant: BTreeMap<TenantId, Vec<Job>> = BTreeMap::new();
+    for job in jobs {
+        if job.2.is_some() || limit == 1 {
+            out.push(vec![job]);
+        } else {
+            by_tenant.entry(job.0 .0.clone()).or_default().push(job);
+        }
+    }
+    for (_, mut tenant_jobs) in by_tenant {
+        while !tenant_jobs.is_empty() {
+            let rest = tenant_jobs.split_off(limit.min(tenant_jobs.len()));
+            out.push(std::mem::replace(&mut tenant_jobs, rest));
+        }
+    }
+    out
+}
+
+/// Summarizes a group of [`groups`]: one node through [`summarize`], several (of one
+/// tenant) in one `Summarizer::summarize_batch` call. A node the batched reply leaves out
+/// or answers with nothing usable counts as a failed summary call, as does a failure of
+/// the whole call for each node.
+fn summarize_group(shared: &Shared, group: Vec<Job>) -> Vec<Outcome> {
+    let last_try = |item: &Item| shared.node_failures(item) + 1 >= shared.opts.summary_attempts;
+    if group.len() == 1 {
+        return group
+            .into_iter()
+            .map(|(item, input, copied)| {
+                let result = summarize(shared, &item.0, &input, copied.as_deref(), last_try(&item));
+                (item, input, result)
+            })
+            .collect();
+    }
+    let Some(tenant) = group.first().map(|j| j.0 .0.clone()) else {
+        return Vec::new();
+    };
+    let name = String::from_utf8_lossy(tenant.name()).into_owned();
+    let requests: Vec<SummaryRequest> = group.iter().map(|j| request_of(&j.1)).collect();
+    let answers: Vec<Result<SummaryOutput, ModelError>> =
+        match shared.opts.summarizer.summarize_batch(&requests) {
+            Ok(b) if b.nodes.len() == requests.len() => {
+                shared.counters.call(&name, CallKind::Summary, Ok(b.usage));
+                b.nodes
+            }
+            result => {
+                let why = match result {
+                    Err(e) => e.to_string(),
+                    Ok(b) => format!(
+                        "summarizer returned {} summaries for {} nodes",
+                        b.nodes.len(),
+                        requests.len()
+                    ),
+                };
+                requests
+                    .iter()
+                    .map(|_| Err(ModelError::Backend(why.clone().into())))
+                    .collect()
+            }
+        };
+    group
+        .into_iter()
+        .zip(requests)
+        .zip(answers)
+        .map(|(((item, input, _), request), answer)| {
+            let result = settle_call(shared, &name, &request, answer, last_try(&item));
+            (item, input, result)
+        })
+        .collect()
+}
+
+/// The summarizer's request for a node's input.
+fn request_of(input: &SummaryInput) -> SummaryRequest {
+    SummaryRequest {
+        kind: input.kind,
+        label: input.label.clone(),
+        level: input.level,
+        time: input.time,
+        children: input.children.clone(),
+    }
+}
+
 /// Calls the summarizer for one node (unless its summary is `copied` from a single
 /// child); a failure leaves the node dirty for a retry, except on its `last_try`, which
 /// gives the extractive summary instead.
@@ -221,35 +316,50 @@ fn summarize(
     last_try: bool,
 ) -> Result<Summarized, MemoryError> {
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
-    let request = SummaryRequest {
-        kind: input.kind,
-        label: input.label.clone(),
-        level: input.level,
-        time: input.time,
-        children: input.children.clone(),
+    let request = request_of(input);
+    let answer = match copied {
+        Some(text) => {
+            return Ok(Summarized {
+                out: SummaryOutput {
+                    text: text.to_owned(),
+                    ..SummaryOutput::default()
+                },
+                embedding: None,
+                fell_back: false,
+                last_try,
+            })
+        }
+        None => shared.opts.summarizer.summarize(&request),
     };
+    if let Ok(o) = &answer {
+        shared.counters.call(&name, CallKind::Summary, Ok(o.usage));
+    }
+    settle_call(shared, &name, &request, answer, last_try)
+}
+
+/// A node's summary from the summarizer's `answer`: a failure (counted as a failed call)
+/// leaves the node dirty for a retry, except on its `last_try`, which gives the
+/// extractive summary instead.
+fn settle_call(
+    shared: &Shared,
+    tenant: &str,
+    request: &SummaryRequest,
+    answer: Result<SummaryOutput, ModelError>,
+    last_try: bool,
+) -> Result<Summarized, MemoryError> {
     let mut fell_back = false;
-    let out = match copied {
-        Some(text) => SummaryOutput {
-            text: text.to_owned(),
-            ..SummaryOutput::default()
-        },
-        None => match shared.opts.summarizer.summarize(&request) {
-            Ok(o) => {
-                shared.counters.call(&name, CallKind::Summary, Ok(o.usage));
-                o
+    let out = match answer {
+        Ok(o) => o,
+        Err(e) => {
+            shared.counters.call(tenant, CallKind::Summary, Err(()));
+            if !last_try {
+                return Err(MemoryError::Model(e.to_string()));
             }
-            Err(e) => {
-                shared.counters.call(&name, CallKind::Summary, Err(()));
-                if !last_try {
-                    return Err(MemoryError::Model(e.to_string()));
-                }
-                fell_back = true;
-                ExtractiveSummarizer::default()
-                    .summarize(&request)
-                    .map_err(|e| MemoryError::Model(e.to_string()))?
-            }
-        },
+            fell_back = true;
+            ExtractiveSummarizer::default()
+                .summarize(request)
+                .map_err(|e| MemoryError::Model(e.to_string()))?
+        }
     };
     Ok(Summarized {
         out,

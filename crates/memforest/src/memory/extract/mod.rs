@@ -125,6 +125,16 @@ pub struct Extraction {
     pub usage: Usage,
 }
 
+/// The result of one [`Extractor::extract_batch`] call.
+#[derive(Debug, Default)]
+pub struct BatchExtraction {
+    /// Per input, in the inputs' order: its items, or why the reply had none usable for
+    /// it (that cell alone stays pending and is retried).
+    pub cells: Vec<Result<Vec<ExtractedItem>, ModelError>>,
+    /// Tokens spent by the call.
+    pub usage: Usage,
+}
+
 /// Turns one MemCell into memory items. Implementations must be deterministic for a crash
 /// replay to find the same facts (an LLM at temperature 0 is close enough: exact
 /// normalized-text dedup absorbs a repeat). Called from worker threads.
@@ -137,6 +147,37 @@ pub trait Extractor: Send + Sync + Debug {
     /// # Errors
     /// [`ModelError`]: the cell is kept and retried later; never a panic.
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError>;
+
+    /// Most cells [`Extractor::extract_batch`] takes in one call. Default 1: the
+    /// extractor has no batched call, and cells are extracted one at a time.
+    fn max_batch(&self) -> usize {
+        1
+    }
+
+    /// Extracts the items of several cells (at most [`Extractor::max_batch`]) in one model
+    /// call, for the background extraction of cells of one user waiting together. The
+    /// result holds one entry per input, in order; an input the reply leaves out or
+    /// answers with nothing usable is an `Err` entry, never a lost cell. The default makes
+    /// one [`Extractor::extract`] call per input and sums their usage.
+    ///
+    /// # Errors
+    /// [`ModelError`] when the call as a whole failed: every cell is kept and retried.
+    fn extract_batch(&self, inputs: &[ExtractionInput]) -> Result<BatchExtraction, ModelError> {
+        let mut out = BatchExtraction::default();
+        for input in inputs {
+            let cell = match self.extract(input) {
+                Ok(x) => {
+                    out.usage.prompt_tokens += x.usage.prompt_tokens;
+                    out.usage.completion_tokens += x.usage.completion_tokens;
+                    out.usage.reported |= x.usage.reported;
+                    Ok(x.items)
+                }
+                Err(e) => Err(e),
+            };
+            out.cells.push(cell);
+        }
+        Ok(out)
+    }
 
     /// True when a call is local CPU work of microseconds (no network, no sleep, no lock
     /// held for long): when the embedder runs inline too (or none is set), `Memory::ingest_session` then extracts on the
