@@ -523,7 +523,7 @@ impl Drop for Moto {
 }
 
 #[test]
-#[ignore = "needs moto_server on PATH; .ci/run installs it"]
+#[ignore = "needs moto_server on PATH and --features memforest-object/s3; .ci/run runs it so"]
 fn on_s3_a_new_machine_continues_a_second_writer_fences_and_a_replica_follows() {
     let moto = Moto::start();
     moto.create_bucket("memforest-test");
