@@ -120,6 +120,8 @@ class Memory:
         api_key_env: Optional[str] = None,
         durability: Optional[Literal["buffered", "sync_data", "sync_all"]] = None,
         pool: Optional[int] = None,
+        extract_batch: Optional[int] = None,
+        summary_batch: Optional[int] = None,
         read_only: bool = False,
     ) -> None: ...
     def add(
@@ -216,6 +218,8 @@ class AsyncMemory:
         api_key_env: Optional[str] = None,
         durability: Optional[Literal["buffered", "sync_data", "sync_all"]] = None,
         pool: Optional[int] = None,
+        extract_batch: Optional[int] = None,
+        summary_batch: Optional[int] = None,
         read_only: bool = False,
     ) -> None: ...
     async def add(

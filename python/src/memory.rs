@@ -66,6 +66,10 @@ impl From<Failure> for PyErr {
 /// * ``durability``: ``"buffered"`` (default: survives a process crash), ``"sync_data"`` or
 ///   ``"sync_all"`` (survive a power loss).
 /// * ``pool``: worker threads of the extraction and of the summary pool (each).
+/// * ``extract_batch``: waiting exchanges of one user extracted in one model call (default
+///   8; 1: each on its own). ``summary_batch``: tree nodes of one user summarized in one
+///   call (default 8). Larger batches mean fewer model calls when adds arrive faster than
+///   the model answers.
 /// * ``read_only``: open without the lock; every change raises.
 ///
 /// Memories belong to a user (``user_id``): no call reads or changes another user's.
@@ -155,7 +159,7 @@ impl Memory {
     #[new]
     #[pyo3(signature = (path, *, extractor=None, summarizer=None, embedder=None, llm_url=None,
         llm_model=None, embed_model=None, api_key_env=None, durability=None,
-        pool=None, read_only=false))]
+        pool=None, extract_batch=None, summary_batch=None, read_only=false))]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn new(
         py: Python<'_>,
@@ -169,6 +173,8 @@ impl Memory {
         api_key_env: Option<String>,
         durability: Option<String>,
         pool: Option<usize>,
+        extract_batch: Option<usize>,
+        summary_batch: Option<usize>,
         read_only: bool,
     ) -> PyResult<Self> {
         let options: Options = PyOptions {
@@ -181,6 +187,8 @@ impl Memory {
             api_key_env,
             durability,
             pool,
+            extract_batch,
+            summary_batch,
         }
         .build()?;
         fork::check_can_open()?;

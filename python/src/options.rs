@@ -34,6 +34,10 @@ pub(crate) struct PyOptions<'py> {
     /// Worker threads of the extraction pool and of the summary pool (each); `None` keeps
     /// the default.
     pub pool: Option<usize>,
+    /// Waiting cells of one user extracted in one model call; `None` keeps the default.
+    pub extract_batch: Option<usize>,
+    /// Dirty tree nodes of one user summarized in one model call; `None` keeps the default.
+    pub summary_batch: Option<usize>,
 }
 
 /// What a model option names: `None` (not given) is the default, `"none"` none at all.
@@ -75,15 +79,23 @@ impl PyOptions<'_> {
     /// `TypeError`/`ValueError` for a bad option; `InvalidInputError` for an `"openai"`
     /// model without `llm_url` or its model name, or a client that cannot be built.
     pub(crate) fn build(&self) -> PyResult<Options> {
+        for (name, value) in [
+            ("pool", self.pool),
+            ("extract_batch", self.extract_batch),
+            ("summary_batch", self.summary_batch),
+        ] {
+            if value == Some(0) {
+                return Err(PyValueError::new_err(format!("{name} must be at least 1")));
+            }
+        }
         let mut o = Options::default();
         let m = &mut o.memory;
         if let Some(pool) = self.pool {
-            if pool == 0 {
-                return Err(PyValueError::new_err("pool must be at least 1"));
-            }
             m.extract_pool = pool;
             m.summary_pool = pool;
         }
+        m.extract_batch = self.extract_batch.unwrap_or(m.extract_batch);
+        m.summary_batch = self.summary_batch.unwrap_or(m.summary_batch);
         m.durability = match self.durability.as_deref().unwrap_or("buffered") {
             "buffered" => Durability::Buffered,
             "sync_data" => Durability::SyncData,

@@ -102,6 +102,10 @@ def test_bad_options_raise_before_anything_is_opened(tmp_path):
         memforest.Memory(path, durability="sometimes")
     with pytest.raises(ValueError):
         memforest.Memory(path, pool=0)
+    with pytest.raises(ValueError, match="extract_batch"):
+        memforest.Memory(path, extract_batch=0)
+    with pytest.raises(ValueError, match="summary_batch"):
+        memforest.Memory(path, summary_batch=0)
     with pytest.raises(ValueError):
         memforest.Memory(path, embedder="word2vec")
     with pytest.raises(TypeError):

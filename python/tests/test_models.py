@@ -148,3 +148,60 @@ def test_a_callable_embedder_returning_garbage_is_a_model_call_error(store):
     with memforest.Memory(store, embedder=lambda texts: "not vectors", summarizer="none") as m:
         with pytest.raises(memforest.ModelCallError, match="TypeError"):
             m.search("anything", user_id="alice")
+
+
+class HeldModel(http.server.BaseHTTPRequestHandler):
+    """A chat server whose first call waits for `gate`: the exchanges added meanwhile queue
+    up behind it. It records the excerpts each call carried and answers a batched prompt
+    (`Excerpt <id>` sections) with one entry per excerpt."""
+
+    gate = threading.Event()
+    excerpts_per_call = []
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not HeldModel.excerpts_per_call:
+            HeldModel.gate.wait(30)
+        prompt = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+        ids = [line.split(" ", 1)[1] for line in prompt.splitlines()
+               if line.startswith("Excerpt ")]
+        HeldModel.excerpts_per_call.append(max(len(ids), 1))
+        item = {"fact_text": "Alice paddled on the lake.", "entities": ["Alice"]}
+        if ids:
+            content = {"excerpts": [{"excerpt": i, "items": [item]} for i in ids]}
+        else:
+            content = {"items": [item]}
+        reply = {"choices": [{"message": {"role": "assistant", "content": json.dumps(content)}}]}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_waiting_exchanges_are_extracted_together_up_to_extract_batch(store, batch):
+    HeldModel.gate = threading.Event()
+    HeldModel.excerpts_per_call = []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HeldModel)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        with memforest.Memory(store, extractor="openai", llm_url=url, llm_model="m",
+                              embedder="none", summarizer="none",
+                              extract_batch=batch) as m:
+            for i in range(7):
+                m.add(exchange(f"Day {i}: I paddled on the lake.", "Nice!"), user_id="alice")
+            HeldModel.gate.set()
+            m.flush()
+            assert m.stats("alice")["pending_extractions"] == 0
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    calls = HeldModel.excerpts_per_call
+    assert sum(calls) == 7
+    assert max(calls) == batch  # the exchanges queued behind the held call go together

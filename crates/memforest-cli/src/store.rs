@@ -149,22 +149,38 @@ pub struct ModelArgs {
     /// Worker threads for extraction and for summaries (each pool).
     #[arg(long, default_value_t = 4)]
     pub pool: usize,
+    /// Waiting cells of one user extracted in one model call, 1 for each cell on its own
+    /// (`MemoryOptions::extract_batch`, default 8).
+    #[arg(long)]
+    pub extract_batch: Option<usize>,
+    /// Dirty tree nodes of one user summarized in one model call, 1 for each node on its
+    /// own (`MemoryOptions::summary_batch`, default 8).
+    #[arg(long)]
+    pub summary_batch: Option<usize>,
 }
 
 impl ModelArgs {
     /// Engine options for these settings.
     ///
     /// # Errors
-    /// [`CliError::Usage`] for an `openai` choice without URL/model, a zero pool;
-    /// [`CliError::Llm`] when a client cannot be built.
+    /// [`CliError::Usage`] for an `openai` choice without URL/model, a zero pool or batch
+    /// size; [`CliError::Llm`] when a client cannot be built.
     pub fn options(&self) -> Result<Options> {
-        if self.pool == 0 {
-            return Err(CliError::Usage("--pool must be at least 1".into()));
+        for (flag, value) in [
+            ("--pool", Some(self.pool)),
+            ("--extract-batch", self.extract_batch),
+            ("--summary-batch", self.summary_batch),
+        ] {
+            if value == Some(0) {
+                return Err(CliError::Usage(format!("{flag} must be at least 1")));
+            }
         }
         let mut o = Options::default();
         let m = &mut o.memory;
         m.extract_pool = self.pool;
         m.summary_pool = self.pool;
+        m.extract_batch = self.extract_batch.unwrap_or(m.extract_batch);
+        m.summary_batch = self.summary_batch.unwrap_or(m.summary_batch);
         m.durability = match self.durability {
             DurabilityArg::Buffered => Durability::Buffered,
             DurabilityArg::SyncData => Durability::SyncData,
@@ -243,4 +259,45 @@ fn small_pools() -> Options {
     o.memory.extract_pool = 1;
     o.memory.summary_pool = 2;
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        models: ModelArgs,
+    }
+
+    fn options(args: &[&str]) -> Result<Options> {
+        let cli = Cli::try_parse_from(std::iter::once("memforest").chain(args.iter().copied()))
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        cli.models.options()
+    }
+
+    #[test]
+    fn batch_sizes_reach_the_memory_options() -> Result<()> {
+        let default = MemoryOptions::default();
+        let o = options(&[])?;
+        assert_eq!(o.memory.extract_batch, default.extract_batch);
+        assert_eq!(o.memory.summary_batch, default.summary_batch);
+        let o = options(&["--extract-batch", "3", "--summary-batch", "1"])?;
+        assert_eq!((o.memory.extract_batch, o.memory.summary_batch), (3, 1));
+        Ok(())
+    }
+
+    #[test]
+    fn zero_pools_and_batches_are_usage_errors_naming_the_flag() {
+        for flag in ["--pool", "--extract-batch", "--summary-batch"] {
+            match options(&[flag, "0"]) {
+                Err(CliError::Usage(m)) => assert!(m.contains(flag), "{m}"),
+                Err(e) => panic!("{flag} 0: {e}"),
+                Ok(_) => panic!("{flag} 0 was accepted"),
+            }
+        }
+    }
 }
