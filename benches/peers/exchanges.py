@@ -8,6 +8,12 @@ interleaved round-robin (user 0's first, user 1's first, ...), each user's in se
 order, so the first N lines hold several users' early conversations, as an agent serving
 several users would see them.
 
+A `--limit` beyond the file's exchanges (about 3,000 in locomo10.json) repeats them in
+rounds, for growth runs: round r (from 1) keeps the users, so each user's memory keeps
+growing, moves every time r spans of the whole file later, names its sessions
+`.../r<r>/session_<n>`, and ends each text with ` (round <r>)` so that no system can
+recognise a repeat as a duplicate.
+
 A line: `{"user": "conv-26", "session": "conv-26/session_1", "messages": [{"role":
 "user", "speaker": "Caroline", "text": "...", "time": "2023-05-08T13:56:00Z"}, ...]}`
 (the shape of MemForest's `Message`; the Mem0 driver sends `role` and `text` as
@@ -62,17 +68,39 @@ def interleave(per_user):
     return out
 
 
+def repeated(exchanges, limit):
+    """`exchanges` repeated in rounds until there are `limit` of them (see the module doc)."""
+    if not exchanges:
+        return []
+    times = [datetime.strptime(m["time"], "%Y-%m-%dT%H:%M:%SZ") for x in exchanges for m in x["messages"]]
+    span = max(times) - min(times) + timedelta(days=1)
+    out = list(exchanges)
+    r = 0
+    while len(out) < limit:
+        r += 1
+        for x in exchanges[: limit - len(out)]:
+            user, session = x["session"].rsplit("/", 1)
+            messages = []
+            for m in x["messages"]:
+                at = datetime.strptime(m["time"], "%Y-%m-%dT%H:%M:%SZ") + r * span
+                messages.append(
+                    dict(m, text=f"{m['text']} (round {r})", time=at.strftime("%Y-%m-%dT%H:%M:%SZ"))
+                )
+            out.append({"user": x["user"], "session": f"{user}/r{r}/{session}", "messages": messages})
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("locomo", help="locomo10.json")
     parser.add_argument("out", help="the JSONL written")
-    parser.add_argument("--limit", type=int, default=0, help="first N exchanges (0: all)")
+    parser.add_argument("--limit", type=int, default=0, help="first N exchanges (0: all; more than the file holds: repeated in rounds)")
     args = parser.parse_args(argv)
     with open(args.locomo) as f:
         samples = json.load(f)
     exchanges = interleave([conversation_exchanges(s) for s in samples])
     if args.limit > 0:
-        exchanges = exchanges[: args.limit]
+        exchanges = repeated(exchanges, args.limit)[: args.limit]
     with open(args.out, "w") as f:
         for x in exchanges:
             f.write(json.dumps(x, ensure_ascii=False) + "\n")

@@ -89,11 +89,12 @@ impl Memory {
 
     fn start(db: Db, options: MemoryOptions, scheduler: bool) -> Result<Self, MemoryError> {
         let db = Arc::new(db);
-        let runtime = Runtime::start(&db, options, scheduler)?;
+        let recall = RecallState::default();
+        let runtime = Runtime::start(&db, options, scheduler, recall.write_through())?;
         Ok(Self {
             db,
             runtime: Some(runtime),
-            recall: RecallState::default(),
+            recall,
         })
     }
 

@@ -298,9 +298,10 @@ impl Runtime {
         db: &Arc<memforest_engine::Db>,
         opts: MemoryOptions,
         scheduler: bool,
+        caches: crate::recall::write_through::Caches,
     ) -> Result<Self, MemoryError> {
         opts.validate()?;
-        let kv = Kv::new(Arc::clone(db));
+        let kv = Kv::new(Arc::clone(db), caches);
         let mut forest = Forest::default();
         let mut cells = Backoff::new();
         let mut failed = 0u64;

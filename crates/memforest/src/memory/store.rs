@@ -12,18 +12,21 @@ use memforest_tree::{NodeStore, PageBatch, PageKey, StoreError};
 use memforest_wal::Durability;
 
 use crate::node_store::{page_key, SnapshotNodeStore};
+use crate::recall::write_through::{Caches, Changes};
 use crate::schema::Table;
 
-/// Direct engine access, shared with the scheduler thread.
+/// Direct engine access, shared with the scheduler thread, and the read path's caches
+/// that commits keep current.
 #[derive(Debug, Clone)]
 pub struct Kv {
     db: Arc<Db>,
+    caches: Caches,
 }
 
 impl Kv {
-    /// Access through `db`.
-    pub(crate) fn new(db: Arc<Db>) -> Self {
-        Self { db }
+    /// Access through `db`; commits keep `caches` current.
+    pub(crate) fn new(db: Arc<Db>, caches: Caches) -> Self {
+        Self { db, caches }
     }
 
     /// The current value of `key`.
@@ -148,6 +151,8 @@ impl<'a> Staged<'a> {
     }
 
     /// Commits everything staged as one batch; returns its last seqno (0 when empty).
+    /// The caller holds the forest lock: the commit keeps the read path's caches current
+    /// under it (`recall::write_through`).
     ///
     /// # Errors
     /// Engine write errors (nothing is applied).
@@ -157,14 +162,22 @@ impl<'a> Staged<'a> {
         }
         let mut writes: Vec<_> = self.overlay.into_iter().collect();
         writes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let changes = Changes::bump(
+            &self.tenant,
+            writes
+                .iter()
+                .map(|((table, key), value)| (*table, &key[..], value.as_deref())),
+        );
         let mut batch = WriteBatch::new();
-        for ((table, key), value) in writes {
+        for ((table, key), value) in &writes {
             match value {
-                Some(v) => batch.put(&self.tenant, table.into(), &key, &v),
-                None => batch.delete(&self.tenant, table.into(), &key),
+                Some(v) => batch.put(&self.tenant, (*table).into(), key, v),
+                None => batch.delete(&self.tenant, (*table).into(), key),
             }
         }
-        self.kv.write(&batch, durability)
+        let seqno = self.kv.write(&batch, durability)?;
+        changes.apply(&self.tenant, &self.kv.caches);
+        Ok(seqno)
     }
 }
 

@@ -146,6 +146,35 @@ pub fn slot_prefix(slot: &str) -> Vec<u8> {
     k
 }
 
+/// The term and fact of a term posting's key (`t | term | 0x00 | fact BE`); `None` for
+/// any other key of the table.
+#[must_use]
+pub fn term_posting_key(key: &[u8]) -> Option<(&str, u64)> {
+    let rest = key.strip_prefix(&[TERM_PREFIX])?;
+    let (term, fact) = rest.split_at(rest.len().checked_sub(9)?);
+    let (&0, fact) = fact.split_first()? else {
+        return None;
+    };
+    Some((std::str::from_utf8(term).ok()?, record::be_u64(fact)?))
+}
+
+/// The posting of `fact` from its value (`tf: u32 LE | len: u32 LE`); `None` when
+/// malformed.
+#[must_use]
+pub fn posting(fact: u64, value: &[u8]) -> Option<Posting> {
+    let word = |at: usize| {
+        value
+            .get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes)
+    };
+    Some(Posting {
+        fact,
+        tf: word(0)?,
+        len: word(4)?,
+    })
+}
+
 fn with_id(mut prefix: Vec<u8>, id: u64) -> Vec<u8> {
     prefix.extend_from_slice(&id.to_be_bytes());
     prefix
@@ -252,7 +281,6 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
     let counts = term_counts(&indexed_text(rec));
     let len: u32 = counts.iter().map(|c| c.1).sum();
     for (term, tf) in &counts {
-        crate::recall::postings::bump(st.tenant(), term);
         let key = with_id(term_prefix(term), id);
         if add {
             let mut v = Vec::with_capacity(8);
@@ -364,18 +392,13 @@ pub fn postings(r: &Reader<'_>, term: &str) -> Result<Vec<Posting>, MemoryError>
     let mut out = Vec::new();
     for kv in r.scan_prefix(Table::Postings, &prefix)? {
         let (k, v) = kv?;
-        let fact = k.get(prefix.len()..).and_then(record::be_u64);
-        let tf = v
-            .get(..4)
-            .and_then(|b| b.try_into().ok())
-            .map(u32::from_le_bytes);
-        let len = v
-            .get(4..8)
-            .and_then(|b| b.try_into().ok())
-            .map(u32::from_le_bytes);
-        match (fact, tf, len) {
-            (Some(fact), Some(tf), Some(len)) => out.push(Posting { fact, tf, len }),
-            _ => {
+        match k
+            .get(prefix.len()..)
+            .and_then(record::be_u64)
+            .and_then(|fact| posting(fact, &v))
+        {
+            Some(p) => out.push(p),
+            None => {
                 return Err(MemoryError::Corrupt {
                     what: "posting",
                     detail: format!("key of {} bytes, value of {} bytes", k.len(), v.len()),

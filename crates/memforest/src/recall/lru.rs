@@ -147,6 +147,20 @@ impl<K: Hash + Eq + Clone, V: Clone> ByteLru<K, V> {
         );
     }
 
+    /// Removes the value at `key` and returns it: a caller that changes a value in place
+    /// takes it out (so that it holds the only reference) and inserts it back.
+    pub fn take<Q>(&self, tenant: &TenantId, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let mut inner = self.inner.lock();
+        let slot = inner.map.get_mut(tenant)?.remove(key)?;
+        inner.used -= slot.bytes;
+        inner.order.remove(&slot.order);
+        Some(slot.value)
+    }
+
     /// Drops every entry of `tenant`.
     pub fn forget_tenant(&self, tenant: &TenantId) {
         let mut inner = self.inner.lock();

@@ -14,8 +14,10 @@
 //!   `lru`: the byte-bounded LRU behind the in-memory caches.
 //! - `vectors`: the fact embeddings a query finds facts by meaning with; `vector_cache`:
 //!   a tenant's vectors as one in-memory matrix; `hybrid`: the final lexical and dense
-//!   combination;
+//!   combination; `write_through`: commits keeping the postings and vector caches current;
 //! - `update`: knowledge updates; `context`: rendering; [`profile`].
+
+use std::sync::Arc;
 
 pub(crate) mod accumulate;
 pub mod bm25;
@@ -39,6 +41,7 @@ pub(crate) mod turn_cache;
 pub(crate) mod update;
 pub(crate) mod vector_cache;
 pub(crate) mod vectors;
+pub(crate) mod write_through;
 
 pub use bm25::Bm25Index;
 pub use profile::{CurrentValue, EntityProfile, Profile};
@@ -55,15 +58,23 @@ pub struct RecallState {
     pub cache: cache::PageCache,
     /// Term counts of node summaries.
     pub summaries: summaries::SummaryCache,
-    /// Decoded posting lists.
-    pub postings: postings::PostingsCache,
+    /// Decoded posting lists (kept current by commits: `recall::write_through`).
+    pub postings: Arc<postings::PostingsCache>,
     /// Term counts of source turns.
     pub turns: turn_cache::TurnCache,
-    /// Fact vectors per tenant.
-    pub vectors: vector_cache::VectorCache,
+    /// Fact vectors per tenant (kept current by commits: `recall::write_through`).
+    pub vectors: Arc<vector_cache::VectorCache>,
 }
 
 impl RecallState {
+    /// The caches that commits keep current.
+    pub(crate) fn write_through(&self) -> write_through::Caches {
+        write_through::Caches {
+            postings: Arc::clone(&self.postings),
+            vectors: Arc::clone(&self.vectors),
+        }
+    }
+
     /// Drops everything cached about `tenant`'s trees (after a forget).
     pub fn forget_tenant(&self, tenant: &memforest_engine::TenantId) {
         self.cache.forget_tenant(tenant);

@@ -2,12 +2,15 @@
 //! in bytes, least recently used evicted first), so a query reads a frequent term's
 //! postings without an O(df) engine scan each time.
 //!
-//! Validity: every change to a term's postings bumps the generation of the term's stripe
-//! ([`bump`], called when the change is staged, under the memory layer's forest lock); a
-//! query reads its terms' generations and its seqno under the same lock (so every staged
-//! change it sees bumped is committed at or before that seqno), and a cached list is used
-//! only while its stripe's generation is the one it was loaded under. A failed commit only
-//! causes a spurious reload. The generations are process-wide (2^12 stripes shared by every
+//! Validity: every commit that changes a term's postings bumps the generation of the
+//! term's stripe ([`bump`], called by `recall::write_through` under the memory layer's
+//! forest lock, which every commit holds); a query reads its terms' generations and its
+//! seqno under the same lock (so every change it sees bumped is committed at or before
+//! that seqno), and a cached list is used only while its stripe's generation is the one it
+//! was loaded under. After the commit, still under the lock, the committed changes are
+//! applied to a list cached at the generation just before ([`PostingsCache::apply`]), so a
+//! write does not cost the next query a reload of every posting list it touched. A failed
+//! commit only causes a spurious reload. The generations are process-wide (2^12 stripes shared by every
 //! open `Db`): a write elsewhere can only cost a reload, never serve a stale list. Queries
 //! at an older snapshot bypass the cache.
 
@@ -37,11 +40,10 @@ fn stripe(tenant: &TenantId, term: &str) -> Option<&'static AtomicU64> {
     GENERATIONS.get(usize::try_from(h.finish() % STRIPES as u64).ok()?)
 }
 
-/// Marks `tenant`'s postings of `term` changed (call before the change commits).
-pub fn bump(tenant: &TenantId, term: &str) {
-    if let Some(g) = stripe(tenant, term) {
-        g.fetch_add(1, Ordering::SeqCst);
-    }
+/// Marks `tenant`'s postings of `term` changed (under the forest lock, with the commit);
+/// returns the generation before.
+pub fn bump(tenant: &TenantId, term: &str) -> u64 {
+    stripe(tenant, term).map_or(0, |g| g.fetch_add(1, Ordering::SeqCst))
 }
 
 /// Marks every term of every tenant changed (a whole tenant dropped).
@@ -57,11 +59,14 @@ pub fn generation(tenant: &TenantId, term: &str) -> u64 {
     stripe(tenant, term).map_or(0, |g| g.load(Ordering::SeqCst))
 }
 
+/// A term's postings, by fact id.
+pub type List = Arc<Vec<Posting>>;
+
 /// Posting lists of the latest state, per tenant and term: `term -> (generation it was
 /// loaded under, list)`.
 #[derive(Debug)]
 pub struct PostingsCache {
-    lists: ByteLru<String, (u64, Arc<[Posting]>)>,
+    lists: ByteLru<String, (u64, List)>,
 }
 
 impl Default for PostingsCache {
@@ -90,25 +95,58 @@ impl PostingsCache {
         r: &Reader<'_>,
         term: &str,
         generation: Option<u64>,
-    ) -> Result<Arc<[Posting]>, MemoryError> {
+    ) -> Result<List, MemoryError> {
         let Some(generation) = generation else {
-            return Ok(index::postings(r, term)?.into());
+            return Ok(Arc::new(index::postings(r, term)?));
         };
         if let Some(list) = self.get(r.tenant(), term, generation) {
             return Ok(list);
         }
-        let list: Arc<[Posting]> = index::postings(r, term)?.into();
+        let list = Arc::new(index::postings(r, term)?);
         self.insert(r.tenant(), term, generation, &list);
         Ok(list)
     }
 
-    fn get(&self, tenant: &TenantId, term: &str, generation: u64) -> Option<Arc<[Posting]>> {
+    /// Applies a commit's changes to `tenant`'s postings of `term` (`fact -> Some(posting)`
+    /// put, `None` deleted, by fact id) to the list cached at generation `before`, the one
+    /// the commit's [`bump`] returned, which then holds the generation after. Any other
+    /// cached list of the term is dropped (the next query reloads it). Call under the
+    /// forest lock, after the commit.
+    pub fn apply(
+        &self,
+        tenant: &TenantId,
+        term: &str,
+        before: u64,
+        changes: &[(u64, Option<Posting>)],
+    ) {
+        let Some((cached, mut list)) = self.lists.take(tenant, term) else {
+            return;
+        };
+        let after = generation(tenant, term);
+        if cached != before || after != before.wrapping_add(1) {
+            return;
+        }
+        let postings = Arc::make_mut(&mut list);
+        for &(fact, posting) in changes {
+            match (postings.binary_search_by_key(&fact, |p| p.fact), posting) {
+                (Ok(at), Some(p)) => postings[at] = p,
+                (Ok(at), None) => {
+                    postings.remove(at);
+                }
+                (Err(at), Some(p)) => postings.insert(at, p),
+                (Err(_), None) => {}
+            }
+        }
+        self.insert(tenant, term, after, &list);
+    }
+
+    fn get(&self, tenant: &TenantId, term: &str, generation: u64) -> Option<List> {
         self.lists
             .get_valid(tenant, term, |(g, _)| *g == generation)
             .map(|(_, list)| list)
     }
 
-    fn insert(&self, tenant: &TenantId, term: &str, generation: u64, list: &Arc<[Posting]>) {
+    fn insert(&self, tenant: &TenantId, term: &str, generation: u64, list: &List) {
         let bytes = list.len() * std::mem::size_of::<Posting>() + term.len() + LIST_OVERHEAD;
         self.lists.insert(
             tenant,
@@ -134,14 +172,16 @@ impl PostingsCache {
 mod tests {
     use super::*;
 
-    fn list(n: u64) -> Arc<[Posting]> {
-        (0..n)
-            .map(|fact| Posting {
-                fact,
-                tf: 1,
-                len: 3,
-            })
-            .collect()
+    fn list(n: u64) -> List {
+        Arc::new(
+            (0..n)
+                .map(|fact| Posting {
+                    fact,
+                    tf: 1,
+                    len: 3,
+                })
+                .collect(),
+        )
     }
 
     #[test]
@@ -174,5 +214,41 @@ mod tests {
         {
             assert_eq!(generation(&t, "beta"), b);
         }
+    }
+
+    fn p(fact: u64, tf: u32) -> Posting {
+        Posting { fact, tf, len: 3 }
+    }
+
+    #[test]
+    fn a_commit_patches_the_list_cached_just_before_it_and_no_other() {
+        let t = TenantId::new("apply-test").unwrap();
+        let c = PostingsCache::new(1 << 20);
+        let cached = Arc::new(vec![p(2, 1), p(5, 1), p(9, 1)]);
+        c.insert(&t, "kayak", generation(&t, "kayak"), &cached);
+        let during = bump(&t, "kayak");
+        c.apply(
+            &t,
+            "kayak",
+            during,
+            &[
+                (1, Some(p(1, 2))),
+                (5, None),
+                (7, Some(p(7, 1))),
+                (9, Some(p(9, 4))),
+                (12, Some(p(12, 1))),
+            ],
+        );
+        let after = generation(&t, "kayak");
+        assert_eq!(
+            c.get(&t, "kayak", after).as_deref(),
+            Some(&vec![p(1, 2), p(2, 1), p(7, 1), p(9, 4), p(12, 1)])
+        );
+        // A list cached at another generation is dropped, not patched.
+        bump(&t, "kayak");
+        let during = bump(&t, "kayak");
+        c.apply(&t, "kayak", during, &[(3, Some(p(3, 1)))]);
+        assert!(c.get(&t, "kayak", generation(&t, "kayak")).is_none());
+        assert_eq!(c.used(), 0);
     }
 }

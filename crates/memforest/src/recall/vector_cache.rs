@@ -3,12 +3,14 @@
 //! an engine scan of every row (bounded in bytes, least recently used tenant evicted
 //! first). The scan is exact (a flat index): every vector is scored.
 //!
-//! Validity, as for [`crate::recall::postings`]: every change to a tenant's vectors bumps
-//! its generation stripe ([`bump`], called when the change is staged, under the memory
-//! layer's forest lock; [`bump_all`] when derived tables or a tenant are dropped); a query
-//! reads the generation under the same lock before its seqno, and uses a cached matrix
-//! only while the generation is the one it was loaded under. A write elsewhere can only
-//! cost a reload. Queries at an older snapshot load afresh and cache nothing.
+//! Validity, as for [`crate::recall::postings`]: every commit that changes a tenant's
+//! vectors bumps its generation stripe ([`bump`], called by `recall::write_through` under
+//! the memory layer's forest lock; [`bump_all`] when derived tables or a tenant are
+//! dropped); a query reads the generation under the same lock before its seqno, and uses a
+//! cached matrix only while the generation is the one it was loaded under. After the
+//! commit, still under the lock, its changes are applied to a matrix cached at the
+//! generation just before ([`VectorCache::apply`]). A write elsewhere can only cost a
+//! reload. Queries at an older snapshot load afresh and cache nothing.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,11 +37,10 @@ fn stripe(tenant: &TenantId) -> Option<&'static AtomicU64> {
     GENERATIONS.get(usize::try_from(h.finish() % STRIPES as u64).ok()?)
 }
 
-/// Marks `tenant`'s vectors changed (call before the change commits).
-pub fn bump(tenant: &TenantId) {
-    if let Some(g) = stripe(tenant) {
-        g.fetch_add(1, Ordering::SeqCst);
-    }
+/// Marks `tenant`'s vectors changed (under the forest lock, with the commit); returns the
+/// generation before.
+pub fn bump(tenant: &TenantId) -> u64 {
+    stripe(tenant).map_or(0, |g| g.fetch_add(1, Ordering::SeqCst))
 }
 
 /// Marks every tenant's vectors changed.
@@ -56,7 +57,7 @@ pub fn generation(tenant: &TenantId) -> u64 {
 }
 
 /// One tenant's fact vectors: row `i` is fact `ids[i]`, `scales[i] * rows[i*dims..]`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct TenantVectors {
     ids: Vec<u64>,
     scales: Vec<f32>,
@@ -78,19 +79,64 @@ impl TenantVectors {
             let (Some(id), Some((scale, comps))) = (record::be_u64(&k), vectors::decode(&v)) else {
                 continue;
             };
-            if out.ids.is_empty() {
-                out.dims = comps.len();
-            }
-            if comps.len() != out.dims {
-                continue;
-            }
-            out.at.insert(id, out.ids.len());
-            out.ids.push(id);
-            out.scales.push(scale);
-            out.rows
-                .extend(comps.iter().map(|&c| i8::from_le_bytes([c])));
+            out.put(id, scale, comps);
         }
         Ok(out)
+    }
+
+    /// Sets fact `id`'s row; false (nothing changed) for a row of another dimension than
+    /// the matrix's (the first row sets it).
+    fn put(&mut self, id: u64, scale: f32, comps: &[u8]) -> bool {
+        if self.ids.is_empty() {
+            self.dims = comps.len();
+        }
+        if comps.len() != self.dims {
+            return false;
+        }
+        let comps = comps.iter().map(|&c| i8::from_le_bytes([c]));
+        match self.at.get(&id).copied() {
+            Some(i) => {
+                let dims = self.dims;
+                let (Some(row), Some(s)) = (
+                    self.rows.get_mut(i * dims..(i + 1) * dims),
+                    self.scales.get_mut(i),
+                ) else {
+                    return false;
+                };
+                for (slot, c) in row.iter_mut().zip(comps) {
+                    *slot = c;
+                }
+                *s = scale;
+            }
+            None => {
+                self.at.insert(id, self.ids.len());
+                self.ids.push(id);
+                self.scales.push(scale);
+                self.rows.extend(comps);
+            }
+        }
+        true
+    }
+
+    /// Removes fact `id`'s row (the last row takes its place).
+    fn remove(&mut self, id: u64) {
+        let Some(i) = self.at.remove(&id) else {
+            return;
+        };
+        let last = self.ids.len().saturating_sub(1);
+        if i > last || self.scales.len() != self.ids.len() {
+            return;
+        }
+        self.ids.swap_remove(i);
+        self.scales.swap_remove(i);
+        if i != last {
+            self.rows
+                .copy_within(last * self.dims..(last + 1) * self.dims, i * self.dims);
+            if let Some(&moved) = self.ids.get(i) {
+                self.at.insert(moved, i);
+            }
+        }
+        self.rows.truncate(last * self.dims);
     }
 
     /// Bytes held.
@@ -134,11 +180,12 @@ impl TenantVectors {
             scored.select_nth_unstable_by(n, |a, b| b.0.total_cmp(&a.0));
             scored.truncate(n);
         }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored
+        let mut out: Vec<(u64, f32)> = scored
             .into_iter()
             .filter_map(|(c, i)| self.ids.get(i as usize).map(|&id| (id, c)))
-            .collect()
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
     }
 }
 
@@ -203,6 +250,36 @@ impl VectorCache {
         Ok(v)
     }
 
+    /// Applies a commit's changes to `tenant`'s vectors (`id -> Some(row)` put, as
+    /// `recall::vectors::encode` writes it, `None` deleted) to the matrix cached at
+    /// generation `before`, the one the commit's [`bump`] returned, which then holds the
+    /// generation after. Any other cached matrix of the tenant, or one a change does not
+    /// fit (a row that does not decode, another dimension), is dropped: the next query
+    /// reloads it. Call under the forest lock, after the commit.
+    pub fn apply(&self, tenant: &TenantId, before: u64, changes: &[(u64, Option<&[u8]>)]) {
+        let Some((cached, mut v)) = self.tenants.take(tenant, &0) else {
+            return;
+        };
+        let after = generation(tenant);
+        if cached != before || after != before.wrapping_add(1) {
+            return;
+        }
+        let m = Arc::make_mut(&mut v);
+        for &(id, row) in changes {
+            match row.map(vectors::decode) {
+                Some(Some((scale, comps))) => {
+                    if !m.put(id, scale, comps) {
+                        return;
+                    }
+                }
+                Some(None) => return,
+                None => m.remove(id),
+            }
+        }
+        let bytes = v.bytes();
+        self.tenants.insert(tenant, 0, (after, v), bytes);
+    }
+
     /// Drops `tenant`'s vectors.
     pub fn forget_tenant(&self, tenant: &TenantId) {
         self.tenants.forget_tenant(tenant);
@@ -227,5 +304,51 @@ mod tests {
                 .sum();
             assert_eq!(dot(&q, &r), plain, "length {len}");
         }
+    }
+
+    fn row(seed: u64) -> Vec<u8> {
+        let v: Vec<f32> = (0..24u64)
+            .map(|i| ((seed * 31 + i * 17) % 23) as f32 - 11.0)
+            .collect();
+        vectors::encode(&vectors::unit(&v))
+    }
+
+    fn matrix(rows: &[(u64, u64)]) -> TenantVectors {
+        let mut m = TenantVectors::default();
+        for &(id, seed) in rows {
+            let r = row(seed);
+            let (scale, comps) = vectors::decode(&r).unwrap();
+            assert!(m.put(id, scale, comps));
+        }
+        m
+    }
+
+    #[test]
+    fn a_patched_matrix_ranks_like_one_loaded_with_the_final_rows() {
+        let t = TenantId::new("vector-apply-test").unwrap();
+        let c = VectorCache::default();
+        let cached = Arc::new(matrix(&[(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]));
+        c.tenants
+            .insert(&t, 0, (generation(&t), Arc::clone(&cached)), cached.bytes());
+        let before = bump(&t);
+        let (r2, r6) = (row(20), row(6));
+        c.apply(
+            &t,
+            before,
+            &[(1, None), (2, Some(&r2)), (3, None), (6, Some(&r6))],
+        );
+        let patched = c
+            .tenants
+            .get_valid(&t, &0, |e| e.0 == generation(&t))
+            .expect("patched at the new generation")
+            .1;
+        let fresh = matrix(&[(2, 20), (4, 4), (5, 5), (6, 6)]);
+        let q = vectors::unit(&(0..24).map(|i| (i % 5) as f32 - 2.0).collect::<Vec<_>>());
+        assert_eq!(patched.nearest(&q, 10), fresh.nearest(&q, 10));
+        assert_eq!(patched.bytes(), fresh.bytes());
+        // A row of another dimension cannot be patched in: the matrix is dropped.
+        let before = bump(&t);
+        c.apply(&t, before, &[(7, Some(&vectors::encode(&[1.0, 0.0])))]);
+        assert!(c.tenants.get(&t, &0).is_none());
     }
 }

@@ -12,7 +12,6 @@ use crate::memory::record::EMBEDDER_KEY;
 use crate::memory::store::{Kv, Staged};
 use crate::memory::MemoryError;
 use crate::recall::reader::Reader;
-use crate::recall::vector_cache;
 use crate::schema::Table;
 use crate::Memory;
 use memforest_engine::TenantId;
@@ -58,7 +57,6 @@ pub fn unit(v: &[f32]) -> Vec<f32> {
 
 /// Stages fact `id`'s vector.
 pub fn put(st: &mut Staged<'_>, id: u64, v: &[f32]) {
-    vector_cache::bump(st.tenant());
     st.put(Table::FactVectors, &id.to_be_bytes(), encode(v));
 }
 
@@ -134,7 +132,6 @@ pub fn check_embedder(r: &Reader<'_>, embedder: &str) -> Result<(), MemoryError>
 
 /// Stages the removal of fact `id`'s vector.
 pub fn delete(st: &mut Staged<'_>, id: u64) {
-    vector_cache::bump(st.tenant());
     st.delete(Table::FactVectors, &id.to_be_bytes());
 }
 
