@@ -6,7 +6,8 @@ with the default (offline) extractor, summarizer and embedder, for one user hold
     python bench/add_search.py --facts 5000  # a quick run
 
 It fills the store with batched adds of synthetic exchanges, then times `--adds` adds of one
-exchange each and `--searches` searches, and prints median, p99 and max in milliseconds.
+exchange each, `--searches` searches, and `--mixed` rounds of an add followed by a search (an
+agent's loop: each search follows a write), and prints median, p99 and max in milliseconds.
 Build the package in release mode first (`pip install ./python` or `maturin develop -r`).
 """
 
@@ -16,8 +17,6 @@ import random
 import statistics
 import tempfile
 import time
-
-import memforest
 
 PEOPLE = ["Alice", "Bob", "Chen", "Dana", "Emil", "Farah", "Gus", "Hana", "Ivan", "June"]
 VERBS = ["bought", "sold", "painted", "repaired", "borrowed", "lost", "found", "gifted"]
@@ -50,8 +49,11 @@ def main():
     ap.add_argument("--facts", type=int, default=100_000, help="memories stored before timing")
     ap.add_argument("--adds", type=int, default=2_000, help="timed one-exchange adds")
     ap.add_argument("--searches", type=int, default=1_000, help="timed searches")
+    ap.add_argument("--mixed", type=int, default=500, help="timed rounds of an add, then a search")
     ap.add_argument("--dir", help="store directory (default: a fresh temporary one)")
     args = ap.parse_args()
+    import memforest  # here, so that other benchmarks can import this file's workload
+
     rng = random.Random(7)
     path = args.dir or os.path.join(tempfile.mkdtemp(prefix="memforest-bench-"), "store")
     with memforest.Memory(path) as m:
@@ -78,14 +80,25 @@ def main():
             adds.append(time.perf_counter_ns() - t)
         report("add (one exchange)", adds)
 
-        searches = []
-        for _ in range(args.searches):
+        def search():
             q = (f"Which {rng.choice(COLORS)} {rng.choice(THINGS)} did Alice buy in "
                  f"{rng.choice(CITIES)}?")
             t = time.perf_counter_ns()
             m.search(q, user_id="alice", limit=10)
-            searches.append(time.perf_counter_ns() - t)
-        report("search (limit 10)", searches)
+            return time.perf_counter_ns() - t
+
+        report("search (limit 10)", [search() for _ in range(args.searches)])
+
+        mixed_adds, mixed_searches = [], []
+        for _ in range(args.mixed):
+            msgs = exchange(rng, i)
+            i += 1
+            t = time.perf_counter_ns()
+            m.add(msgs, user_id="alice", session_id="mixed")
+            mixed_adds.append(time.perf_counter_ns() - t)
+            mixed_searches.append(search())
+        report("add, then search: the add", mixed_adds)
+        report("add, then search: search", mixed_searches)
 
 
 if __name__ == "__main__":

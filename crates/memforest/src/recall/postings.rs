@@ -110,8 +110,8 @@ impl PostingsCache {
     /// Applies a commit's changes to `tenant`'s postings of `term` (`fact -> Some(posting)`
     /// put, `None` deleted, by fact id) to the list cached at generation `before`, the one
     /// the commit's [`bump`] returned, which then holds the generation after. Any other
-    /// cached list of the term is dropped (the next query reloads it). Call under the
-    /// forest lock, after the commit.
+    /// cached list of the term, or one a query holds, is dropped (the next query reloads
+    /// it). Call under the forest lock, after the commit.
     pub fn apply(
         &self,
         tenant: &TenantId,
@@ -126,10 +126,17 @@ impl PostingsCache {
         if cached != before || after != before.wrapping_add(1) {
             return;
         }
-        let postings = Arc::make_mut(&mut list);
+        // A list a query is reading is dropped rather than copied (the next query reloads).
+        let Some(postings) = Arc::get_mut(&mut list) else {
+            return;
+        };
         for &(fact, posting) in changes {
             match (postings.binary_search_by_key(&fact, |p| p.fact), posting) {
-                (Ok(at), Some(p)) => postings[at] = p,
+                (Ok(at), Some(p)) => {
+                    if let Some(slot) = postings.get_mut(at) {
+                        *slot = p;
+                    }
+                }
                 (Ok(at), None) => {
                     postings.remove(at);
                 }
@@ -226,6 +233,7 @@ mod tests {
         let c = PostingsCache::new(1 << 20);
         let cached = Arc::new(vec![p(2, 1), p(5, 1), p(9, 1)]);
         c.insert(&t, "kayak", generation(&t, "kayak"), &cached);
+        drop(cached); // a list no query holds is patched in place
         let during = bump(&t, "kayak");
         c.apply(
             &t,

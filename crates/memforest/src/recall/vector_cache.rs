@@ -253,9 +253,9 @@ impl VectorCache {
     /// Applies a commit's changes to `tenant`'s vectors (`id -> Some(row)` put, as
     /// `recall::vectors::encode` writes it, `None` deleted) to the matrix cached at
     /// generation `before`, the one the commit's [`bump`] returned, which then holds the
-    /// generation after. Any other cached matrix of the tenant, or one a change does not
-    /// fit (a row that does not decode, another dimension), is dropped: the next query
-    /// reloads it. Call under the forest lock, after the commit.
+    /// generation after. Any other cached matrix of the tenant, one a query holds, or one a
+    /// change does not fit (a row that does not decode, another dimension), is dropped:
+    /// the next query reloads it. Call under the forest lock, after the commit.
     pub fn apply(&self, tenant: &TenantId, before: u64, changes: &[(u64, Option<&[u8]>)]) {
         let Some((cached, mut v)) = self.tenants.take(tenant, &0) else {
             return;
@@ -264,7 +264,11 @@ impl VectorCache {
         if cached != before || after != before.wrapping_add(1) {
             return;
         }
-        let m = Arc::make_mut(&mut v);
+        // A matrix a query is scanning is dropped rather than copied: the writer's cost
+        // stays the size of its change, and the next query reloads.
+        let Some(m) = Arc::get_mut(&mut v) else {
+            return;
+        };
         for &(id, row) in changes {
             match row.map(vectors::decode) {
                 Some(Some((scale, comps))) => {
@@ -328,8 +332,8 @@ mod tests {
         let t = TenantId::new("vector-apply-test").unwrap();
         let c = VectorCache::default();
         let cached = Arc::new(matrix(&[(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]));
-        c.tenants
-            .insert(&t, 0, (generation(&t), Arc::clone(&cached)), cached.bytes());
+        let bytes = cached.bytes();
+        c.tenants.insert(&t, 0, (generation(&t), cached), bytes);
         let before = bump(&t);
         let (r2, r6) = (row(20), row(6));
         c.apply(
@@ -346,6 +350,14 @@ mod tests {
         let q = vectors::unit(&(0..24).map(|i| (i % 5) as f32 - 2.0).collect::<Vec<_>>());
         assert_eq!(patched.nearest(&q, 10), fresh.nearest(&q, 10));
         assert_eq!(patched.bytes(), fresh.bytes());
+        // A matrix a query holds is dropped, not copied.
+        let before = bump(&t);
+        c.apply(&t, before, &[(8, Some(&r6))]);
+        assert!(c.tenants.get(&t, &0).is_none());
+        drop(patched);
+        let cached = Arc::new(fresh);
+        let bytes = cached.bytes();
+        c.tenants.insert(&t, 0, (generation(&t), cached), bytes);
         // A row of another dimension cannot be patched in: the matrix is dropped.
         let before = bump(&t);
         c.apply(&t, before, &[(7, Some(&vectors::encode(&[1.0, 0.0])))]);

@@ -34,11 +34,14 @@ pub struct Caches {
 /// the next query refuses).
 type TermChanges = Option<Vec<(u64, Option<Posting>)>>;
 
+/// Vector rows changed: `id -> Some(row)` put, `None` deleted.
+type VectorChanges<'a> = Vec<(u64, Option<&'a [u8]>)>;
+
 /// One commit's changes to the cached tables, with the generations their bumps returned.
 #[derive(Debug, Default)]
 pub struct Changes<'a> {
     terms: BTreeMap<&'a str, (u64, TermChanges)>,
-    vectors: Option<(u64, Vec<(u64, Option<&'a [u8]>)>)>,
+    vectors: Option<(u64, VectorChanges<'a>)>,
 }
 
 impl<'a> Changes<'a> {
