@@ -828,3 +828,28 @@ fn a_replica_with_a_bounded_cache_serves_and_follows() {
     assert_range(&replica, 0..2500);
     assert!(local_segment_bytes(dir.path()) <= bound + largest);
 }
+
+/// Repair of a store whose cache evicted files adopts them from the object store instead
+/// of rebuilding a manifest without them.
+#[test]
+fn repair_fetches_the_files_a_bounded_cache_evicted() {
+    const BOUND: u64 = 8 << 10;
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, BOUND)).unwrap();
+    put_range(&db, 0..2000);
+    db.compact_all().unwrap();
+    db.close().unwrap();
+    let (live, _) = live_sizes(&store.remote());
+    assert!(
+        local_segment_bytes(dir.path()) < live,
+        "some copies were evicted"
+    );
+
+    let report = Db::repair(dir.path(), cached(&store, BOUND)).unwrap();
+    assert!(report.unreadable.is_empty(), "{report:?}");
+    let db = Db::open(dir.path(), cached(&store, BOUND)).unwrap();
+    assert_range(&db, 0..2000);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
