@@ -87,7 +87,9 @@ impl Db {
     /// removes meanwhile makes the open retry), on a full disk and on a read-only file
     /// system. Every write, flush and compaction fails with [`Error::ReadOnly`].
     /// [`Db::open_report`] says what a read-write open would delete or quarantine.
-    /// `options.remote` is ignored: [`Db::open_replica`] reads an object store.
+    /// `options.remote` is ignored: [`Db::open_replica`] reads an object store (the
+    /// directory of a writer with `Options::remote_cache_bytes` lacks the copies its cache
+    /// evicted, which this open reports as missing segment files).
     ///
     /// # Errors
     /// [`Error::NotAStore`] for a directory without `CURRENT`; otherwise as [`Db::open`].

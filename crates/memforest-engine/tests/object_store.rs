@@ -853,3 +853,20 @@ fn repair_fetches_the_files_a_bounded_cache_evicted() {
     db.close().unwrap();
     assert_manifests_complete(&store.remote());
 }
+
+/// Readers racing for a file whose copy is not local wait for one fetch.
+#[test]
+fn racing_reads_of_an_evicted_file_fetch_it_once() {
+    let store = Store::new();
+    write_small_files(&store, 0..2000);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, 8 << 10)).unwrap();
+    let before = store.faults.gets();
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| assert_range(&db, 1000..1001));
+        }
+    });
+    assert_eq!(store.faults.gets(), before + 1, "one GET for eight readers");
+    db.close().unwrap();
+}
