@@ -6,10 +6,13 @@
 //! cargo run --release -p memforest-engine --example object_store_latency -- [KEYS] [LATENCY_MS]
 //! ```
 //!
-//! Prints one table: ingest (writes, then `Db::flush`, which for the object store includes
-//! the uploads and the publication), point reads on the writer (warm: its files are local),
-//! the open of an empty directory (cold: the object store's files are fetched) and point
-//! reads after it.
+//! Prints two tables. The first: ingest (writes, then `Db::flush`, which for the object
+//! store includes the uploads and the publication), point reads on the writer (warm: its
+//! files are local), the open of an empty directory (cold: the object store's files are
+//! fetched) and point reads after it. The second: an empty directory opened on the object
+//! store with a local cache of a quarter of the live bytes (`Options::remote_cache_bytes`):
+//! reads of a hot eighth of the keys after one pass over them (warm), and reads of random
+//! keys, three in four of which find their file evicted (cold), next to local disk.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmark script")]
 
@@ -24,12 +27,18 @@ use rand::{Rng, SeedableRng};
 
 const T: Table = Table::new(1);
 const READS: usize = 20_000;
+/// Reads of the cold cached measurement (most of them fetch a file).
+const COLD_READS: usize = 1_000;
+/// Segment files of about this many bytes, so that a quarter of the live set is several.
+const FILE_SIZE: u64 = 4 << 20;
 
 struct Figures {
     ingest_keys_per_s: f64,
     warm: (Duration, Duration),
     cold_open: Duration,
     cold: (Duration, Duration),
+    /// Reads of the hot eighth of the keys after the cold reads.
+    hot: (Duration, Duration),
 }
 
 fn key(i: u64) -> Vec<u8> {
@@ -38,26 +47,64 @@ fn key(i: u64) -> Vec<u8> {
 
 /// p50 and p99 of `READS` random point reads of keys below `keys`.
 fn read_latency(db: &Db, keys: u64) -> (Duration, Duration) {
+    sample(db, 0..keys, READS)
+}
+
+/// p50 and p99 of `reads` random point reads of keys in `range`.
+fn sample(db: &Db, range: std::ops::Range<u64>, reads: usize) -> (Duration, Duration) {
     let tenant = TenantId::new("bench").unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-    let mut times: Vec<Duration> = (0..READS)
+    let mut times: Vec<Duration> = (0..reads)
         .map(|_| {
-            let k = key(rng.gen_range(0..keys));
+            let k = key(rng.gen_range(range.clone()));
             let start = Instant::now();
             assert!(db.get(&tenant, T, &k).unwrap().is_some());
             start.elapsed()
         })
         .collect();
     times.sort_unstable();
-    (times[READS / 2], times[READS * 99 / 100])
+    (times[reads / 2], times[reads * 99 / 100])
+}
+
+/// Warm and cold read latency of an empty directory opened on `remote` with a cache of a
+/// quarter of the live bytes: reads of the first eighth of the keys after one pass over
+/// them, then reads over all keys.
+fn cached_run(keys: u64, remote: Arc<Remote>) -> ((Duration, Duration), (Duration, Duration)) {
+    let (_, state) = memforest_engine::remote::newest(&remote).unwrap().unwrap();
+    let live: u64 = state.segments.iter().map(|(_, s)| s.file_size).sum();
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        remote_cache_bytes: Some(live / 4),
+        ..options(Some(remote))
+    };
+    let db = Db::open(dir.path(), options).unwrap();
+    let hot = hot_keys(keys);
+    let tenant = TenantId::new("bench").unwrap();
+    for i in hot.clone() {
+        assert!(db.get(&tenant, T, &key(i)).unwrap().is_some());
+    }
+    let warm = sample(&db, hot, READS);
+    let cold = sample(&db, 0..keys, COLD_READS);
+    db.close().unwrap();
+    (warm, cold)
+}
+
+/// The hot eighth of the keys.
+fn hot_keys(keys: u64) -> std::ops::Range<u64> {
+    0..keys / 8
+}
+
+fn options(remote: Option<Arc<Remote>>) -> Options {
+    Options {
+        memtable_size: 8 << 20,
+        target_file_size: FILE_SIZE,
+        remote,
+        ..Options::default()
+    }
 }
 
 fn run(keys: u64, remote: Option<&dyn Fn() -> Arc<Remote>>) -> Figures {
-    let options = || Options {
-        memtable_size: 8 << 20,
-        remote: remote.map(|r| r()),
-        ..Options::default()
-    };
+    let options = || options(remote.map(|r| r()));
     let tenant = TenantId::new("bench").unwrap();
     let value = vec![b'v'; 100];
     let dir = tempfile::tempdir().unwrap();
@@ -85,12 +132,14 @@ fn run(keys: u64, remote: Option<&dyn Fn() -> Arc<Remote>>) -> Figures {
     let db = Db::open(cold_dir, options()).unwrap();
     let cold_open = start.elapsed();
     let cold = read_latency(&db, keys);
+    let hot = sample(&db, hot_keys(keys), READS);
     db.close().unwrap();
     Figures {
         ingest_keys_per_s: keys as f64 / ingest.as_secs_f64(),
         warm,
         cold_open,
         cold,
+        hot,
     }
 }
 
@@ -112,8 +161,13 @@ fn main() {
     let remote = || Arc::new(Remote::new(Arc::clone(&store) as _, "bench").unwrap());
     let disk = run(keys, None);
     let object = run(keys, Some(&remote));
+    let (cached_warm, cached_cold) = cached_run(keys, remote());
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    println!("{keys} keys of 16 B with 100 B values; object store: {latency_ms} ms per request");
+    println!(
+        "{keys} keys of 16 B with 100 B values, segment files of {} MiB; object store: \
+         {latency_ms} ms per request",
+        FILE_SIZE >> 20
+    );
     println!("| | local disk | object store | ratio |");
     println!("| --- | --- | --- | --- |");
     let row = |name: &str, a: f64, b: f64, unit: &str| {
@@ -145,4 +199,13 @@ fn main() {
         us(object.cold.1),
         "µs",
     );
+    let p50_p99 = |name: &str, a: (Duration, Duration), b: (Duration, Duration)| {
+        row(&format!("{name} p50"), us(a.0), us(b.0), "µs");
+        row(&format!("{name} p99"), us(a.1), us(b.1), "µs");
+    };
+    println!();
+    println!("| cache of 1/4 of the live bytes | local disk | object store | ratio |");
+    println!("| --- | --- | --- | --- |");
+    p50_p99("warm get (hot 1/8 of the keys)", disk.hot, cached_warm);
+    p50_p99("cold get (all keys)", disk.cold, cached_cold);
 }

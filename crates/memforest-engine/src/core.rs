@@ -12,6 +12,7 @@ use memforest_wal::{Durability, Entry as WalEntry, Wal};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::batch::{Op, WriteBatch};
+use crate::cache::SegmentCache;
 use crate::compaction::{self, CompactionTask, Outputs};
 use crate::error::{Error, Result};
 use crate::flush;
@@ -96,6 +97,8 @@ pub struct Core {
     /// With an object-storage tier: uploads new segment files before the manifest lock is
     /// taken to record them.
     uploader: Option<Uploader>,
+    /// With `Options::remote_cache_bytes`: the bounded local copies of the segment files.
+    pub cache: Option<Arc<SegmentCache>>,
 }
 
 impl Core {
@@ -110,6 +113,7 @@ impl Core {
         manifest: Arc<Mutex<Manifest>>,
         next_file_id: u64,
         budgets: memforest_sst::ReadBudgets,
+        cache: Option<Arc<SegmentCache>>,
         read_only: bool,
     ) -> Self {
         let last = wal.last_seqno();
@@ -142,6 +146,7 @@ impl Core {
             compaction_mu: Mutex::new(vec![Vec::new(); levels]),
             read_only,
             uploader,
+            cache,
         }
     }
 
@@ -426,14 +431,8 @@ impl Core {
             &self.options.sst,
             oldest,
         )?;
-        let seg = Arc::new(Segment::open(
-            fs,
-            &self.budgets,
-            &self.options.sst,
-            &self.dir,
-            SegmentInfo::from(&meta),
-        )?);
-        self.upload(&[seg.info.id])?;
+        let seg = self.open_output(SegmentInfo::from(&meta))?;
+        self.upload(&[&seg])?;
         let up_to = mem.max_seqno();
         {
             let mut m = self.manifest.lock();
@@ -459,13 +458,27 @@ impl Core {
         Ok(true)
     }
 
-    /// Uploads segment files `ids` to the object-storage tier, if there is one, before the
+    /// Opens a segment file this writer just wrote (a member of the cache, if there is
+    /// one, which may not delete it before [`Core::upload`]).
+    fn open_output(&self, info: SegmentInfo) -> Result<Arc<Segment>> {
+        let (fs, sst) = (&self.options.storage, &self.options.sst);
+        match &self.cache {
+            Some(c) => Segment::cached(fs, &self.budgets, sst, &self.dir, info, c, false),
+            None => Segment::open(fs, &self.budgets, sst, &self.dir, info).map(Arc::new),
+        }
+    }
+
+    /// Uploads segment files `segs` to the object-storage tier, if there is one, before the
     /// manifest append that records them (which then does not upload them again).
-    fn upload(&self, ids: &[u64]) -> Result<()> {
+    fn upload(&self, segs: &[&Arc<Segment>]) -> Result<()> {
         if let Some(u) = &self.uploader {
-            for &id in ids {
-                u.upload(&*self.options.storage, &self.dir, id)?;
+            for seg in segs {
+                u.upload(&*self.options.storage, &self.dir, seg.info.id)?;
+                seg.mark_uploaded();
             }
+        }
+        if let Some(c) = &self.cache {
+            c.shrink();
         }
         Ok(())
     }
@@ -578,11 +591,13 @@ impl Core {
             );
             let fs = &self.options.storage;
             let opened = result
-                .and_then(|()| open_outputs(fs, &self.budgets, &self.options.sst, &self.dir, &out))
-                .and_then(|segs| {
-                    let ids: Vec<u64> = segs.iter().map(|s| s.info.id).collect();
-                    self.upload(&ids).map(|()| segs)
-                });
+                .and_then(|()| {
+                    out.files
+                        .iter()
+                        .map(|m| self.open_output(SegmentInfo::from(m)))
+                        .collect::<Result<Vec<_>>>()
+                })
+                .and_then(|segs| self.upload(&segs.iter().collect::<Vec<_>>()).map(|()| segs));
             match opened {
                 Ok(segs) => {
                     self.counters
@@ -747,19 +762,6 @@ fn stall_reason(st: &LsmState, options: &Options) -> Option<StallReason> {
     } else {
         None
     }
-}
-
-fn open_outputs(
-    storage: &Arc<dyn memforest_io::Storage>,
-    budgets: &memforest_sst::ReadBudgets,
-    sst: &memforest_sst::SstOptions,
-    dir: &std::path::Path,
-    out: &Outputs,
-) -> Result<Vec<Arc<Segment>>> {
-    out.files
-        .iter()
-        .map(|m| Segment::open(storage, budgets, sst, dir, SegmentInfo::from(m)).map(Arc::new))
-        .collect()
 }
 
 /// Inserts one WAL entry into `mem` at `seqno`. Returns `None` for an unknown op code,

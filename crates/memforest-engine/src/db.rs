@@ -87,7 +87,9 @@ impl Db {
     /// removes meanwhile makes the open retry), on a full disk and on a read-only file
     /// system. Every write, flush and compaction fails with [`Error::ReadOnly`].
     /// [`Db::open_report`] says what a read-write open would delete or quarantine.
-    /// `options.remote` is ignored: [`Db::open_replica`] reads an object store.
+    /// `options.remote` is ignored: [`Db::open_replica`] reads an object store (the
+    /// directory of a writer with `Options::remote_cache_bytes` lacks the copies its cache
+    /// evicted, which this open reports as missing segment files).
     ///
     /// # Errors
     /// [`Error::NotAStore`] for a directory without `CURRENT`; otherwise as [`Db::open`].
@@ -113,8 +115,9 @@ impl Db {
 
     /// Opens a read replica of the object store in `options.remote`, caching its segment
     /// files in `dir` (a directory of its own, created if missing; its lock is taken): reads
-    /// the newest manifest object, fetches the segment files it names that `dir` lacks, and
-    /// serves reads of everything that manifest holds (the writer's flushed writes; its
+    /// the newest manifest object, fetches the segment files it names that `dir` lacks (with
+    /// `Options::remote_cache_bytes`: none, each is fetched on its first read), and serves
+    /// reads of everything that manifest holds (the writer's flushed writes; its
     /// WAL is not shared). [`Db::refresh`] follows newer manifests. Every change fails with
     /// [`Error::ReadOnly`]. Call it from a thread that is not an async runtime's worker
     /// (in tokio, `spawn_blocking`).
@@ -145,7 +148,8 @@ impl Db {
     }
 
     /// A replica ([`Db::open_replica`]) moves to the object store's newest manifest when it
-    /// is newer than the one it serves: fetches the segment files it adds, and drops those
+    /// is newer than the one it serves: fetches the segment files it adds (with
+    /// `Options::remote_cache_bytes`: on their first read), and drops those
     /// it no longer names (their cached files are deleted once no reader holds them). Reads
     /// running meanwhile finish on the state they started on. True when it moved.
     ///
@@ -199,6 +203,7 @@ impl Db {
             recovered.manifest,
             recovered.next_file_id,
             recovered.budgets,
+            recovered.cache,
             read_only,
         ));
         Ok(Self {

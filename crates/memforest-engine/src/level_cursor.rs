@@ -54,7 +54,7 @@ impl LevelCursor {
                 self.open = None;
                 return Ok(None);
             };
-            self.open = Some(seg.reader.iter()?);
+            self.open = Some(seg.reader()?.iter()?);
             self.next += 1;
         }
     }
@@ -73,7 +73,7 @@ impl EntrySource for LevelCursor {
             .partition_point(|s| s.info.largest.as_slice() < user_key);
         self.open = match self.files.get(at) {
             Some(seg) => {
-                let mut it = seg.reader.iter()?;
+                let mut it = seg.reader()?.iter()?;
                 it.seek(user_key, seqno)?;
                 Some(it)
             }

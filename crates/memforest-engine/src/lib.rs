@@ -24,6 +24,7 @@
 
 mod background;
 pub mod batch;
+pub mod cache;
 pub mod compaction;
 mod core;
 mod db;

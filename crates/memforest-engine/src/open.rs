@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 use serde::Serialize;
 
 use crate::batch::Op;
+use crate::cache::SegmentCache;
 use crate::core::{apply_entry, LsmState};
 use crate::error::{Error, Result};
 use crate::lock::LOCK_FILE;
@@ -85,6 +86,7 @@ pub(crate) struct Recovered {
     pub state: LsmState,
     pub next_file_id: u64,
     pub budgets: memforest_sst::ReadBudgets,
+    pub cache: Option<Arc<SegmentCache>>,
     pub report: OpenReport,
 }
 
@@ -132,7 +134,12 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         residency: memforest_sst::Residency::new(options.segment_resident_bytes),
         descriptors: Arc::clone(memforest_sst::DescriptorTable::shared()),
     };
-    let version = open_segments(storage, &budgets, options, dir, &mstate)?;
+    let cache = options
+        .remote
+        .as_ref()
+        .zip(options.remote_cache_bytes)
+        .map(|(r, bound)| SegmentCache::new(Arc::clone(r), bound));
+    let version = open_segments(storage, &budgets, cache.as_ref(), options, dir, &mstate)?;
     let wal_dir = dir.join(WAL_DIR);
     let lost = if mstate.wal_tracked {
         wal_tracking::check(fs, &wal_dir, &mstate, options.recovery_mode)?
@@ -227,6 +234,7 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         },
         next_file_id,
         budgets,
+        cache,
         report,
     })
 }
@@ -342,23 +350,32 @@ fn unfinished_creation(fs: &dyn Storage, dir: &Path, name: &str) -> Result<bool>
     })
 }
 
-/// Opens every segment file the manifest lists.
+/// Opens every segment file the manifest lists (with a cache: those the directory holds,
+/// then evicts down to its bound).
 fn open_segments(
     storage: &Arc<dyn Storage>,
     budgets: &memforest_sst::ReadBudgets,
+    cache: Option<&Arc<SegmentCache>>,
     options: &Options,
     dir: &Path,
     mstate: &ManifestState,
 ) -> Result<Version> {
     let mut segments = Vec::with_capacity(mstate.segments.len());
     for (level, info) in &mstate.segments {
-        segments.push(open_listed(storage, budgets, options, dir, *level, info)?);
+        segments.push(open_listed(
+            storage, budgets, cache, options, dir, *level, info,
+        )?);
+    }
+    if let Some(c) = cache {
+        c.shrink();
     }
     Ok(Version::from_segments(options.num_levels, segments))
 }
 
-/// Opens segment file `info` that a manifest lists at `level`, fetching it from the object
-/// store first when there is one and `dir` lacks it.
+/// Opens segment file `info` that a manifest lists at `level`. With a `cache` (whose
+/// object store holds every file a manifest lists): a member of it, opened on first read
+/// when `dir` has no copy. Without one, with an object store: fetched first when `dir`
+/// lacks it.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for a level beyond `num_levels`; [`Error::Remote`];
@@ -366,6 +383,7 @@ fn open_segments(
 pub(crate) fn open_listed(
     storage: &Arc<dyn Storage>,
     budgets: &memforest_sst::ReadBudgets,
+    cache: Option<&Arc<SegmentCache>>,
     options: &Options,
     dir: &Path,
     level: u8,
@@ -377,11 +395,20 @@ pub(crate) fn open_listed(
             "the manifest has more levels than num_levels",
         ));
     }
+    let (sst, info) = (&options.sst, info.clone());
+    if let Some(c) = cache {
+        return Ok((
+            level,
+            Segment::cached(storage, budgets, sst, dir, info, c, true)?,
+        ));
+    }
     if let Some(r) = &options.remote {
         remote::fetch_segment(r, &**storage, dir, info.id)?;
     }
-    let seg = Segment::open(storage, budgets, &options.sst, dir, info.clone())?;
-    Ok((level, Arc::new(seg)))
+    Ok((
+        level,
+        Arc::new(Segment::open(storage, budgets, sst, dir, info)?),
+    ))
 }
 
 /// Brings the manifest's WAL tracking up to date after the log opened: segments it keeps

@@ -92,9 +92,16 @@ pub struct Options {
     /// An object-storage tier (`None`: local files only). Segment files are uploaded to it
     /// before the manifest records them and the manifest is published to it after each
     /// change (see `docs/object-storage.md`); the directory keeps the WAL, the local
-    /// manifest and a copy of every live segment file. An empty directory opened with a
-    /// tier that holds a manifest continues from it. `Remote::open` selects it by URL.
+    /// manifest and copies of the live segment files (all of them, or a bounded cache:
+    /// `remote_cache_bytes`). An empty directory opened with a tier that holds a manifest
+    /// continues from it. `Remote::open` selects it by URL.
     pub remote: Option<Arc<memforest_object::Remote>>,
+    /// With `remote`: the bytes of segment-file copies the directory keeps, least recently
+    /// read deleted first, a file not local fetched whole on its first read (see
+    /// [`crate::cache`]). Files a read holds, or that a flush or compaction wrote and has
+    /// not uploaded yet, may exceed it. `None` (the default): a copy of every live file,
+    /// each fetched when the store opens or a replica refreshes. Ignored without `remote`.
+    pub remote_cache_bytes: Option<u64>,
 }
 
 impl Default for Options {
@@ -118,6 +125,7 @@ impl Default for Options {
             segment_resident_bytes: 512 << 20,
             storage: memforest_io::default_storage(),
             remote: None,
+            remote_cache_bytes: None,
         }
     }
 }

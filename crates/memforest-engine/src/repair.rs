@@ -2,7 +2,9 @@
 //! present (RocksDB `RepairDB`), for a store that lost its `CURRENT` or manifest, holds
 //! quarantined files, or tracks WAL segments that are gone.
 //!
-//! 1. Every segment file (`<id>.sst`, and `<id>.sst.quarantine` set aside by an earlier
+//! 1. With an object-storage tier, the segment files the local manifest or the newest
+//!    manifest object lists that the directory lacks (a bounded cache's evicted copies)
+//!    are fetched first. Every segment file (`<id>.sst`, and `<id>.sst.quarantine` set aside by an earlier
 //!    open) is read whole: footer, properties, index, every data block's checksum, and the
 //!    entry count against its properties. A file that reads back is adopted (a quarantined
 //!    one is renamed back to `<id>.sst`); one that does not is set aside (or left) as
@@ -21,7 +23,10 @@
 //! was a stale compaction input (its newer tombstones were already dropped at the bottom
 //! level); that is why an open never adopts it by itself.
 
+use std::collections::BTreeSet;
 use std::path::Path;
+
+use memforest_object::Remote;
 
 use memforest_sst::{EntrySource, SstReader};
 use serde::Serialize;
@@ -33,7 +38,35 @@ use crate::manifest::{self, Manifest, ManifestState};
 use crate::open::WAL_DIR;
 use crate::options::Options;
 use crate::orphans::{self, QUARANTINE_SUFFIX};
+use crate::remote;
 use crate::version::SegmentInfo;
+
+/// Fetches into `dir` the segment files that the local manifest (`previous`) or the
+/// newest manifest object lists, that `remote` holds and `dir` lacks: with a bounded cache
+/// (`Options::remote_cache_bytes`) the directory holds only some live files, and a missing
+/// copy is not damage.
+fn fetch_listed(
+    remote: &Remote,
+    fs: &dyn memforest_io::Storage,
+    dir: &Path,
+    previous: Option<&Manifest>,
+) -> Result<()> {
+    let mut listed: BTreeSet<u64> = previous
+        .map(|m| m.state().segments.iter().map(|(_, s)| s.id).collect())
+        .unwrap_or_default();
+    if let Some((_, state)) = remote::newest(remote)? {
+        listed.extend(state.segments.iter().map(|(_, s)| s.id));
+    }
+    let stored: BTreeSet<u64> = remote
+        .list(remote::SST_DIR)?
+        .iter()
+        .filter_map(|l| orphans::segment_id(&l.name))
+        .collect();
+    for &id in listed.intersection(&stored) {
+        remote::fetch_segment(remote, fs, dir, id)?;
+    }
+    Ok(())
+}
 
 /// What [`Db::repair`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -72,8 +105,11 @@ impl Db {
         let mut report = RepairReport::default();
         {
             let _lock = DirLock::acquire(dir)?;
-            let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
             let previous = Manifest::load(&options.storage, dir).ok().flatten();
+            if let Some(r) = &options.remote {
+                fetch_listed(r, fs, dir, previous.as_ref())?;
+            }
+            let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
             if let Some(m) = &previous {
                 report.previous_manifest = Some(manifest::file_name(m.id()));
                 let wal_dir = dir.join(WAL_DIR);

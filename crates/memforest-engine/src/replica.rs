@@ -2,8 +2,8 @@
 //! manifest and follows newer ones ([`crate::Db::open_replica`], [`crate::Db::refresh`]).
 //!
 //! The replica's directory is its own: it holds a local manifest copied from the manifest
-//! object it serves and the segment files that manifest names (fetched whole, when first
-//! needed), nothing else. A refresh fetches the files a newer manifest object adds and
+//! object it serves and copies of segment files that manifest names (fetched whole, when
+//! opened; all of them, or a bounded cache: [`crate::cache`]), nothing else. A refresh fetches the files a newer manifest object adds and
 //! deletes the cached files it drops once no reader holds them.
 
 use std::collections::HashMap;
@@ -60,7 +60,7 @@ pub(crate) fn install(storage: &Arc<dyn Storage>, dir: &Path, state: &ManifestSt
 }
 
 /// Moves `core` (opened with `Options::remote`) to a manifest object holding `state`:
-/// fetches and opens the segment files it adds, marks those it drops obsolete, and publishes everything up to its
+/// fetches and opens the segment files it adds (with a cache: opens them on first read), marks those it drops obsolete, and publishes everything up to its
 /// flushed seqno.
 ///
 /// # Errors
@@ -82,6 +82,7 @@ pub(crate) fn follow(core: &Core, state: &ManifestState) -> Result<()> {
             None => open_listed(
                 &options.storage,
                 &core.budgets,
+                core.cache.as_ref(),
                 options,
                 &core.dir,
                 *level,

@@ -256,6 +256,9 @@ fn check_segment(
     r: &mut VerifyReport,
 ) -> Result<()> {
     let info = &seg.info;
+    // Opens the file (fetching a cached store's evicted copy) and keeps the copy while
+    // it is checked.
+    let _pinned = seg.reader()?;
     let path = dir.join(memforest_sst::file_name(info.id));
     let len = storage.file_len(&path).map_err(Error::io("stat", &path))?;
     let mismatch = |offset: u64, reason: String| Error::corrupt(&path, offset, reason);

@@ -7,15 +7,19 @@
 //! `memforest-sst`. Iterators or values still alive keep the mapping after the unlink.
 
 use std::ops::Bound;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use memforest_io::Storage;
-use memforest_sst::{BoxedSource, Kind, Lookup, ReadBudgets, SstMeta, SstOptions, SstReader};
+use memforest_sst::{
+    BoxedSource, FilterScope, Kind, LastUse, Lookup, ReadBudgets, SstMeta, SstOptions, SstReader,
+};
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
+use crate::cache::SegmentCache;
 use crate::error::Result;
 use crate::level_cursor::LevelCursor;
 
@@ -70,16 +74,28 @@ impl SegmentInfo {
     }
 }
 
-/// An open segment file.
+/// A live segment file: its manifest record and, once opened, its reader. A store without
+/// a [`SegmentCache`] opens every file when it lists it; a store with one opens a file on
+/// its first read, fetching it from the object store when the directory has no copy, and
+/// the cache may later close it and delete the copy (see [`crate::cache`]).
 #[derive(Debug)]
 pub struct Segment {
     /// Its manifest record.
     pub info: SegmentInfo,
-    /// Its reader.
-    pub reader: SstReader,
+    /// Its reader while the file is open; the lock is held through a fetch, so one read
+    /// fetches and the others racing it wait.
+    reader: Mutex<Option<SstReader>>,
     obsolete: AtomicBool,
-    /// Where the file lives (to delete it once obsolete).
+    /// Whether the object store holds the file (a cached copy may then be deleted).
+    uploaded: AtomicBool,
+    /// The cache's clock at its last read.
+    last_use: AtomicU64,
+    /// Where the file lives (to open it, and delete it once obsolete).
+    path: PathBuf,
     storage: Arc<dyn Storage>,
+    budgets: ReadBudgets,
+    scope: Option<Arc<dyn FilterScope>>,
+    cache: Option<Arc<SegmentCache>>,
 }
 
 impl Segment {
@@ -96,15 +112,133 @@ impl Segment {
         dir: &Path,
         info: SegmentInfo,
     ) -> Result<Self> {
-        let path = dir.join(memforest_sst::file_name(info.id));
-        let reader = SstReader::open_tracked(&**storage, path, Some(budgets))?
-            .with_filter_scope(sst.filter_scope.clone());
-        Ok(Self {
+        let seg = Self::closed(storage, budgets, sst, dir, info, None, false);
+        *seg.reader.lock() = Some(seg.open_reader()?);
+        Ok(seg)
+    }
+
+    /// Segment `info.id` of `dir` as a member of `cache`: opened now when the directory
+    /// has a copy, else on its first read. `uploaded`: whether the object store holds the
+    /// file already (else [`Segment::mark_uploaded`] once it does).
+    ///
+    /// # Errors
+    /// [`crate::Error::Sst`] when the copy in the directory is corrupt.
+    pub(crate) fn cached(
+        storage: &Arc<dyn Storage>,
+        budgets: &ReadBudgets,
+        sst: &SstOptions,
+        dir: &Path,
+        info: SegmentInfo,
+        cache: &Arc<SegmentCache>,
+        uploaded: bool,
+    ) -> Result<Arc<Self>> {
+        let cache = Arc::clone(cache);
+        let seg = Arc::new(Self::closed(
+            storage,
+            budgets,
+            sst,
+            dir,
             info,
-            reader,
+            Some(Arc::clone(&cache)),
+            uploaded,
+        ));
+        cache.add(&seg);
+        if storage.file_len(&seg.path).is_ok() {
+            *seg.reader.lock() = Some(seg.open_reader()?);
+            cache.opened(seg.info.file_size);
+        }
+        Ok(seg)
+    }
+
+    fn closed(
+        storage: &Arc<dyn Storage>,
+        budgets: &ReadBudgets,
+        sst: &SstOptions,
+        dir: &Path,
+        info: SegmentInfo,
+        cache: Option<Arc<SegmentCache>>,
+        uploaded: bool,
+    ) -> Self {
+        Self {
+            path: dir.join(memforest_sst::file_name(info.id)),
+            info,
+            reader: Mutex::new(None),
             obsolete: AtomicBool::new(false),
+            uploaded: AtomicBool::new(uploaded),
+            last_use: AtomicU64::new(0),
             storage: Arc::clone(storage),
-        })
+            budgets: budgets.clone(),
+            scope: sst.filter_scope.clone(),
+            cache,
+        }
+    }
+
+    fn open_reader(&self) -> memforest_sst::Result<SstReader> {
+        Ok(
+            SstReader::open_tracked(&*self.storage, &self.path, Some(&self.budgets))?
+                .with_filter_scope(self.scope.clone()),
+        )
+    }
+
+    /// The file's reader, opened (and first fetched from the object store, when the
+    /// directory has no copy) if it is not open. The copy stays while the returned reader
+    /// or an iterator over it lives.
+    ///
+    /// # Errors
+    /// [`memforest_sst::SstError::Io`] (operation `"fetch"`) when the download fails:
+    /// nothing changes, and a later read tries again; [`memforest_sst::SstError`] when
+    /// the file does not open.
+    pub fn reader(&self) -> memforest_sst::Result<SstReader> {
+        let mut slot = self.reader.lock();
+        if let Some(cache) = &self.cache {
+            cache.touch(self);
+        }
+        if let Some(reader) = &*slot {
+            return Ok(reader.clone());
+        }
+        if let Some(cache) = &self.cache {
+            let dir = self.path.parent().unwrap_or_else(|| Path::new(""));
+            cache
+                .fetch(&*self.storage, dir, self.info.id)
+                .map_err(|e| memforest_sst::SstError::Io {
+                    op: "fetch",
+                    path: self.path.clone(),
+                    source: std::io::Error::other(e),
+                })?;
+        }
+        let reader = self.open_reader()?;
+        *slot = Some(reader.clone());
+        drop(slot);
+        if let Some(cache) = &self.cache {
+            cache.opened(self.info.file_size);
+        }
+        Ok(reader)
+    }
+
+    /// Records that the object store holds the file.
+    pub(crate) fn mark_uploaded(&self) {
+        self.uploaded.store(true, Ordering::Release);
+    }
+
+    /// Closes the file and deletes its local copy when the object store holds it and no
+    /// read holds it (a segment being fetched or read right now is skipped).
+    pub(crate) fn evict(&self) {
+        if !self.uploaded.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(mut slot) = self.reader.try_lock() else {
+            return;
+        };
+        if slot.as_ref().is_none_or(SstReader::in_use) {
+            return;
+        }
+        if self.storage.remove_file(&self.path).is_err() {
+            return;
+        }
+        *slot = None;
+        if let Some(cache) = &self.cache {
+            cache.closed(self.info.file_size);
+        }
     }
 
     /// Marks the file for deletion once no version references it.
@@ -113,11 +247,21 @@ impl Segment {
     }
 }
 
+impl LastUse for Segment {
+    fn last_use(&self) -> &AtomicU64 {
+        &self.last_use
+    }
+}
+
 impl Drop for Segment {
     fn drop(&mut self) {
+        let open = self.reader.get_mut().take().is_some();
+        if let (true, Some(cache)) = (open, &self.cache) {
+            cache.closed(self.info.file_size);
+        }
         if self.obsolete.load(Ordering::Acquire) {
             // Best effort: a file left behind is an orphan, removed at the next open.
-            let _ = self.storage.remove_file(self.reader.path());
+            let _ = self.storage.remove_file(&self.path);
         }
     }
 }
@@ -252,7 +396,7 @@ impl Version {
             return Ok(out);
         };
         for seg in l0.iter().filter(|s| s.info.overlaps(lower, upper)) {
-            out.push(Box::new(seg.reader.iter()?));
+            out.push(Box::new(seg.reader()?.iter()?));
         }
         for level in deeper {
             let files: Vec<Arc<Segment>> = level
@@ -272,7 +416,7 @@ fn lookup(seg: &Segment, key: &[u8], snapshot: u64) -> Result<Option<(u64, Kind,
     if key < seg.info.smallest.as_slice() || key > seg.info.largest.as_slice() {
         return Ok(None);
     }
-    Ok(seg.reader.get(key, snapshot)?.map(|l| match l {
+    Ok(seg.reader()?.get(key, snapshot)?.map(|l| match l {
         Lookup::Put { value, seqno } => (seqno, Kind::Put, value),
         Lookup::Tombstone { seqno } => (seqno, Kind::Tombstone, Bytes::new()),
     }))

@@ -647,3 +647,226 @@ fn random_faults_lose_no_acknowledged_or_published_write() {
         "the run met faults"
     );
 }
+
+/// `store`'s options with a local cache of at most `bound` bytes of segment files, and
+/// small segment files (so the live set is many files).
+fn cached(store: &Store, bound: u64) -> Options {
+    Options {
+        target_file_size: 4 << 10,
+        remote_cache_bytes: Some(bound),
+        ..store.options()
+    }
+}
+
+/// Writes `range` on a machine of its own in files of about 4 KiB, compacted and closed;
+/// returns the live files' total and largest sizes.
+fn write_small_files(store: &Store, range: std::ops::Range<u32>) -> (u64, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        target_file_size: 4 << 10,
+        ..store.options()
+    };
+    let db = Db::open(dir.path(), options).unwrap();
+    put_range(&db, range);
+    db.compact_all().unwrap();
+    db.close().unwrap();
+    live_sizes(&store.remote())
+}
+
+/// The newest manifest object's live files: total and largest size.
+fn live_sizes(remote: &Remote) -> (u64, u64) {
+    let (_, state) = remote::newest(remote).unwrap().unwrap();
+    let sizes = state.segments.iter().map(|(_, s)| s.file_size);
+    (sizes.clone().sum(), sizes.max().unwrap())
+}
+
+/// Bytes of the segment files in `dir`.
+fn local_segment_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".sst"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
+/// A cache of a quarter of the live set: every key reads, the directory stays within the
+/// bound plus the one file the last read fetched (counted after it was pinned), a hot
+/// repeated read makes no request, an evicted file is fetched again, and `verify` fetches
+/// what it checks instead of reporting missing copies.
+#[test]
+fn a_bounded_cache_serves_every_key_within_its_bound() {
+    let store = Store::new();
+    let (live, largest) = write_small_files(&store, 0..3000);
+    let bound = live / 4;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, bound)).unwrap();
+    assert_eq!(
+        local_segment_bytes(dir.path()),
+        0,
+        "nothing fetched at open"
+    );
+
+    let before = store.faults.gets();
+    assert_range(&db, 0..3000);
+    let first_pass = store.faults.gets() - before;
+    assert!(first_pass > 0, "cold reads fetch");
+    assert!(
+        local_segment_bytes(dir.path()) <= bound + largest,
+        "{} bytes cached, bound {bound}",
+        local_segment_bytes(dir.path())
+    );
+
+    let hot = store.faults.gets();
+    for _ in 0..5 {
+        assert_range(&db, 2950..3000);
+    }
+    assert_eq!(store.faults.gets(), hot, "the hot keys' files stay local");
+
+    let evicted = store.faults.gets();
+    assert_range(&db, 0..10);
+    assert!(
+        store.faults.gets() > evicted,
+        "the least recently read file was evicted and is fetched again"
+    );
+
+    let report = db.verify().unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!(report.segment_bytes, live);
+    assert!(local_segment_bytes(dir.path()) <= bound + largest);
+    db.close().unwrap();
+
+    // A reopen finds the copies it kept and fetches the others on demand.
+    let db = Db::open(dir.path(), cached(&store, bound)).unwrap();
+    assert_range(&db, 0..3000);
+    db.close().unwrap();
+}
+
+/// A writer under a cache bound: its flushed and compacted files count towards it,
+/// compaction reads inputs whose copies were evicted, and nothing is lost.
+#[test]
+fn a_writer_with_a_bounded_cache_compacts_evicted_inputs() {
+    const BOUND: u64 = 8 << 10;
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, BOUND)).unwrap();
+    put_range(&db, 0..3000);
+    db.compact_all().unwrap();
+    let (live, largest) = live_sizes(&store.remote());
+    assert!(live > 4 * BOUND, "{live} bytes live");
+    let cached = local_segment_bytes(dir.path());
+    assert!(cached <= BOUND + largest, "{cached} bytes cached");
+
+    let mut overwrite = WriteBatch::new();
+    for i in (0..3000u32).step_by(7) {
+        overwrite.put(&tenant(), T, format!("k{i:05}").as_bytes(), b"new");
+    }
+    db.write(&overwrite, Durability::Buffered).unwrap();
+    let before = store.faults.gets();
+    db.compact_all().unwrap();
+    assert!(
+        store.faults.gets() > before,
+        "compaction fetched evicted inputs"
+    );
+    for i in 0..3000u32 {
+        let want = if i % 7 == 0 {
+            b"new".to_vec()
+        } else {
+            format!("v{i}").into_bytes()
+        };
+        let got = db.get(&tenant(), T, format!("k{i:05}").as_bytes()).unwrap();
+        assert_eq!(got.as_deref(), Some(&want[..]), "k{i:05}");
+    }
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+/// A failed download fails that read only: the file stays named and stored, and the next
+/// read of it succeeds.
+#[test]
+fn a_failed_fetch_fails_the_read_and_a_retry_succeeds() {
+    let store = Store::new();
+    write_small_files(&store, 0..1000);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, 8 << 10)).unwrap();
+    store.faults.fail_gets(1);
+    let err = db.get(&tenant(), T, b"k00500").unwrap_err();
+    assert!(err.to_string().contains("fetch"), "{err}");
+    assert_range(&db, 0..1000);
+    store.faults.fail_gets(1);
+    let failed = match db.scan_prefix(&tenant(), T, b"k", None) {
+        Err(_) => true,
+        Ok(mut scan) => scan.any(|e| e.is_err()),
+    };
+    assert!(failed, "a scan reaching the evicted first file fails");
+    let scan = db.scan_prefix(&tenant(), T, b"k", None).unwrap();
+    assert_eq!(scan.map(Result::unwrap).count(), 1000);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+/// A replica under a cache bound serves every key within it and follows newer manifests
+/// without fetching their files until they are read.
+#[test]
+fn a_replica_with_a_bounded_cache_serves_and_follows() {
+    let store = Store::new();
+    let (live, largest) = write_small_files(&store, 0..2000);
+    let bound = live / 4;
+    let dir = tempfile::tempdir().unwrap();
+    let replica = Db::open_replica(dir.path(), cached(&store, bound)).unwrap();
+    assert_range(&replica, 0..2000);
+    assert!(local_segment_bytes(dir.path()) <= bound + largest);
+
+    write_small_files(&store, 2000..2500);
+    let before = store.faults.gets();
+    assert!(replica.refresh().unwrap());
+    assert_eq!(
+        store.faults.gets(),
+        before + 1,
+        "a refresh reads the manifest object only"
+    );
+    assert_range(&replica, 0..2500);
+    assert!(local_segment_bytes(dir.path()) <= bound + largest);
+}
+
+/// Repair of a store whose cache evicted files adopts them from the object store instead
+/// of rebuilding a manifest without them.
+#[test]
+fn repair_fetches_the_files_a_bounded_cache_evicted() {
+    const BOUND: u64 = 8 << 10;
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, BOUND)).unwrap();
+    put_range(&db, 0..2000);
+    db.compact_all().unwrap();
+    db.close().unwrap();
+    let (live, _) = live_sizes(&store.remote());
+    assert!(
+        local_segment_bytes(dir.path()) < live,
+        "some copies were evicted"
+    );
+
+    let report = Db::repair(dir.path(), cached(&store, BOUND)).unwrap();
+    assert!(report.unreadable.is_empty(), "{report:?}");
+    let db = Db::open(dir.path(), cached(&store, BOUND)).unwrap();
+    assert_range(&db, 0..2000);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+/// Readers racing for a file whose copy is not local wait for one fetch.
+#[test]
+fn racing_reads_of_an_evicted_file_fetch_it_once() {
+    let store = Store::new();
+    write_small_files(&store, 0..2000);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, 8 << 10)).unwrap();
+    let before = store.faults.gets();
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| assert_range(&db, 1000..1001));
+        }
+    });
+    assert_eq!(store.faults.gets(), before + 1, "one GET for eight readers");
+    db.close().unwrap();
+}

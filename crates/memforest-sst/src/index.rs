@@ -139,6 +139,18 @@ impl Index {
         })
     }
 
+    /// How many handles on the file this index holds: its own, plus one per index
+    /// partition loaded so far.
+    #[must_use]
+    pub fn file_refs(&self) -> usize {
+        1 + self
+            .inner
+            .partitions
+            .iter()
+            .filter(|p| p.get().is_some())
+            .count()
+    }
+
     /// An unpositioned cursor over the data block handles.
     #[must_use]
     pub fn iter(&self) -> IndexIter {

@@ -72,6 +72,7 @@ pub use merge::{BoxedSource, MergeIterator};
 pub use options::{Compression, SstOptions};
 pub use properties::Properties;
 pub use reader::{Lookup, SstReader};
+pub use recency::{LastUse, Recency};
 pub use residency::{Residency, WINDOW as RESIDENCY_WINDOW};
 pub use run::SortedRun;
 pub use scan::{ScanIterator, ScanOptions};

@@ -247,6 +247,20 @@ impl SstReader {
         self.inner.file.bytes().len() as u64
     }
 
+    /// Whether anything besides this handle reads the file: another clone of this reader,
+    /// or an iterator or block cursor over it. Values handed out by lookups are not
+    /// counted: they are slices of the mapping, which stays valid after the file is
+    /// unlinked (the inode lives until the last mapping is gone). The engine's segment cache
+    /// deletes a local file only while this is false and it holds the only handle, so no
+    /// read in flight loses its file.
+    #[must_use]
+    pub fn in_use(&self) -> bool {
+        // Partitions loaded before the count only raise the file's count: a load racing
+        // this call errs towards "in use".
+        let own = 1 + self.inner.index.file_refs();
+        Arc::strong_count(&self.inner) > 1 || Arc::strong_count(&self.inner.file) > own
+    }
+
     /// The file's properties block.
     #[must_use]
     pub fn properties(&self) -> &Properties {

@@ -1,6 +1,7 @@
 //! [`Recency`]: the members of a bounded set, held weakly, listed least recently used
 //! first when the set must shrink. Shared by the [`crate::Residency`] budget (files whose
-//! mapped pages to release) and the [`crate::DescriptorTable`] (descriptors to close).
+//! mapped pages to release), the [`crate::DescriptorTable`] (descriptors to close) and the
+//! engine's segment cache (local copies of object-store files to delete).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -8,20 +9,28 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 
 /// A member's last use, as stamps of its set's clock.
-pub(crate) trait LastUse {
+pub trait LastUse {
     /// The stamp of the member's last use.
     fn last_use(&self) -> &AtomicU64;
 }
 
 /// A set's clock and its members (dead ones are dropped as members are added).
 #[derive(Debug)]
-pub(crate) struct Recency<T> {
+pub struct Recency<T> {
     clock: AtomicU64,
     members: Mutex<Vec<Weak<T>>>,
 }
 
+impl<T: LastUse> Default for Recency<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<T: LastUse> Recency<T> {
-    pub(crate) fn new() -> Self {
+    /// An empty set, its clock at 0.
+    #[must_use]
+    pub fn new() -> Self {
         Self {
             clock: AtomicU64::new(0),
             members: Mutex::new(Vec::new()),
@@ -29,7 +38,7 @@ impl<T: LastUse> Recency<T> {
     }
 
     /// Records a use of `member` now.
-    pub(crate) fn touch(&self, member: &T) {
+    pub fn touch(&self, member: &T) {
         member.last_use().store(
             self.clock.fetch_add(1, Ordering::Relaxed),
             Ordering::Relaxed,
@@ -37,7 +46,7 @@ impl<T: LastUse> Recency<T> {
     }
 
     /// Adds `member`, used now.
-    pub(crate) fn add(&self, member: &Arc<T>) {
+    pub fn add(&self, member: &Arc<T>) {
         self.touch(member);
         let mut members = self.members.lock();
         members.retain(|w| w.strong_count() > 0);
@@ -47,7 +56,7 @@ impl<T: LastUse> Recency<T> {
     /// Calls `evict` on the live members, least recently used first, until `done` holds.
     /// Does nothing while another caller is at it (one shrinks at a time; the others go
     /// on, and the one shrinking covers them).
-    pub(crate) fn shrink(&self, done: impl Fn() -> bool, evict: impl Fn(&T)) {
+    pub fn shrink(&self, done: impl Fn() -> bool, evict: impl Fn(&T)) {
         let Some(oldest_first) = self.oldest_first() else {
             return;
         };

@@ -221,3 +221,40 @@ fn readers_are_shared_across_threads() {
         }
     });
 }
+
+/// `in_use` counts reader clones and iterators, not the index partitions a lookup loaded
+/// into the reader itself, and clears when they are gone.
+#[test]
+fn in_use_counts_clones_and_iterators_only_while_they_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<Row> = (0..5000u32)
+        .map(|i| Row {
+            key: format!("k{i:06}").into_bytes(),
+            seqno: 1,
+            kind: Kind::Put,
+            value: vec![b'v'; 64],
+        })
+        .collect();
+    let options = SstOptions {
+        index_partition_size: 256,
+        max_single_level_index_size: 256,
+        ..SstOptions::default()
+    };
+    let meta = build(dir.path(), 1, &rows, options);
+    let reader = SstReader::open(&meta.path).unwrap();
+    assert!(!reader.in_use());
+    // Lookups load index partitions into the reader: still only its own handles.
+    for i in (0..5000u32).step_by(97) {
+        let key = format!("k{i:06}");
+        assert!(reader.get(key.as_bytes(), MAX_SEQNO).unwrap().is_some());
+    }
+    assert!(!reader.in_use());
+    let clone = reader.clone();
+    assert!(reader.in_use());
+    drop(clone);
+    assert!(!reader.in_use());
+    let it = reader.iter().unwrap();
+    assert!(reader.in_use());
+    drop(it);
+    assert!(!reader.in_use());
+}
