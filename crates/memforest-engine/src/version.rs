@@ -6,6 +6,7 @@
 //! last `SstReader` the engine holds) referencing it is dropped: the deletion contract of
 //! `memforest-sst`. Iterators or values still alive keep the mapping after the unlink.
 
+use std::borrow::Cow;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -82,8 +83,11 @@ impl SegmentInfo {
 pub struct Segment {
     /// Its manifest record.
     pub info: SegmentInfo,
-    /// Its reader while the file is open; the lock is held through a fetch, so one read
-    /// fetches and the others racing it wait.
+    /// Its reader for good: a segment of a store without a cache, opened when listed
+    /// (reads borrow it, with no lock on the read path).
+    fixed: Option<SstReader>,
+    /// A cached segment's reader while the file is open; the lock is held through a
+    /// fetch, so one read fetches and the others racing it wait.
     reader: Mutex<Option<SstReader>>,
     obsolete: AtomicBool,
     /// Whether the object store holds the file (a cached copy may then be deleted).
@@ -112,8 +116,8 @@ impl Segment {
         dir: &Path,
         info: SegmentInfo,
     ) -> Result<Self> {
-        let seg = Self::closed(storage, budgets, sst, dir, info, None, false);
-        *seg.reader.lock() = Some(seg.open_reader()?);
+        let mut seg = Self::closed(storage, budgets, sst, dir, info, None, false);
+        seg.fixed = Some(seg.open_reader()?);
         Ok(seg)
     }
 
@@ -162,6 +166,7 @@ impl Segment {
         Self {
             path: dir.join(memforest_sst::file_name(info.id)),
             info,
+            fixed: None,
             reader: Mutex::new(None),
             obsolete: AtomicBool::new(false),
             uploaded: AtomicBool::new(uploaded),
@@ -188,13 +193,16 @@ impl Segment {
     /// [`memforest_sst::SstError::Io`] (operation `"fetch"`) when the download fails:
     /// nothing changes, and a later read tries again; [`memforest_sst::SstError`] when
     /// the file does not open.
-    pub fn reader(&self) -> memforest_sst::Result<SstReader> {
+    pub fn reader(&self) -> memforest_sst::Result<Cow<'_, SstReader>> {
+        if let Some(reader) = &self.fixed {
+            return Ok(Cow::Borrowed(reader));
+        }
         let mut slot = self.reader.lock();
         if let Some(cache) = &self.cache {
             cache.touch(self);
         }
         if let Some(reader) = &*slot {
-            return Ok(reader.clone());
+            return Ok(Cow::Owned(reader.clone()));
         }
         if let Some(cache) = &self.cache {
             let dir = self.path.parent().unwrap_or_else(|| Path::new(""));
@@ -212,7 +220,7 @@ impl Segment {
         if let Some(cache) = &self.cache {
             cache.opened(self.info.file_size);
         }
-        Ok(reader)
+        Ok(Cow::Owned(reader))
     }
 
     /// Records that the object store holds the file.
