@@ -93,6 +93,12 @@ impl StoreArgs {
         Ok(Location::Remote { remote, cache_dir })
     }
 
+    /// True when --db is a URL (a store on an object store).
+    #[must_use]
+    pub fn is_remote(&self) -> bool {
+        scheme(&self.db).is_some()
+    }
+
     /// Opens the store for writing with `options`, creating it when absent
     /// ([`store::open`]; on an object store, continuing from its newest manifest).
     ///
@@ -138,7 +144,7 @@ impl StoreArgs {
     /// # Errors
     /// The flush's errors (object-store errors, `Fenced`); [`Memory::close`]'s.
     pub fn close(&self, memory: Memory) -> Result<()> {
-        if scheme(&self.db).is_some() && !memory.is_read_only() {
+        if self.is_remote() && !memory.is_read_only() {
             memory.db().flush()?;
         }
         Ok(memory.close()?)

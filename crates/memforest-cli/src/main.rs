@@ -863,8 +863,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             models,
         } => {
             serve::init_logs();
-            let config = serve.config()?;
-            Ok(serve::serve(store.open(models.options()?)?, config)?)
+            let config = serve.config(&store)?;
+            Ok(serve::serve(serve.open(&store, &models)?, config)?)
         }
         Command::Mcp {
             store,
