@@ -95,6 +95,12 @@ pub struct Options {
     /// manifest and a copy of every live segment file. An empty directory opened with a
     /// tier that holds a manifest continues from it. `Remote::open` selects it by URL.
     pub remote: Option<Arc<memforest_object::Remote>>,
+    /// With [`Options::remote`], a writer's automatic garbage collection of the object
+    /// store ([`crate::remote_gc`]): unreferenced objects deleted every interval on a
+    /// thread of its own, failures logged and counted ([`crate::Db::remote_gc_stats`]).
+    /// `None` (default): only [`crate::Db::collect_remote_garbage`] deletes. Replicas and
+    /// read-only handles never collect.
+    pub remote_gc: Option<crate::remote_gc::RemoteGc>,
 }
 
 impl Default for Options {
@@ -118,6 +124,7 @@ impl Default for Options {
             segment_resident_bytes: 512 << 20,
             storage: memforest_io::default_storage(),
             remote: None,
+            remote_gc: None,
         }
     }
 }
