@@ -177,9 +177,11 @@ impl StoreArgs {
     }
 }
 
-/// `options` with the engine's object-storage tier at `remote`.
+/// `options` with the engine's object-storage tier at `remote`; a writer collects the
+/// tier's garbage automatically with the engine's defaults (`RemoteGc::default`).
 fn with_remote(mut options: Options, remote: Arc<Remote>) -> Options {
     options.engine.remote = Some(remote);
+    options.engine.remote_gc = Some(memforest_engine::remote_gc::RemoteGc::default());
     options
 }
 
