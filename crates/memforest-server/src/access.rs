@@ -130,4 +130,31 @@ mod tests {
         );
         assert!(one.resolve(Some("alice"), Right::Read).is_err());
     }
+
+    #[test]
+    fn a_read_only_store_refuses_every_write_and_keeps_the_key_rights_for_reads() {
+        let key = Access::Scoped {
+            name: Arc::from("k"),
+            tenants: Arc::new(BTreeMap::from([("alice".to_owned(), Right::ReadWrite)])),
+        }
+        .on_store(true);
+        assert_eq!(key.name(), "k");
+        assert!(key.allow("alice", Right::Read).is_ok());
+        assert_eq!(
+            key.allow("alice", Right::ReadWrite),
+            Err(ApiError::ReadOnly)
+        );
+        assert!(matches!(
+            key.allow("bob", Right::Read),
+            Err(ApiError::Forbidden { .. })
+        ));
+        assert_eq!(key.resolve(None, Right::Read).as_deref(), Ok("alice"));
+        assert_eq!(key.resolve(None, Right::ReadWrite), Err(ApiError::ReadOnly));
+        let open = Access::Open.on_store(true);
+        assert_eq!(
+            open.allow("carol", Right::ReadWrite),
+            Err(ApiError::ReadOnly)
+        );
+        assert_eq!(Access::Open.on_store(false), Access::Open);
+    }
 }
