@@ -59,6 +59,9 @@ pub enum CliError {
     /// A tenant name is refused (empty, too long, NUL byte).
     #[error(transparent)]
     Name(#[from] memforest_engine::InputError),
+    /// An object-store URL is refused (bad URL, a scheme this build lacks).
+    #[error(transparent)]
+    Remote(#[from] memforest_object::Error),
     /// The memory layer failed.
     #[error(transparent)]
     Memory(#[from] memforest::memory::MemoryError),

@@ -17,6 +17,7 @@ pub mod eval;
 pub mod forget;
 pub mod import;
 pub mod ingest;
+pub mod location;
 pub mod messages;
 pub mod profile;
 pub mod records;

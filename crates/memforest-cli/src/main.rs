@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 use memforest::{ListOptions, SearchOptions};
 use memforest_cli::forget::Target;
 use memforest_cli::import::{self, Format};
+use memforest_cli::location::StoreArgs;
 use memforest_cli::messages::{self, RoleArg};
 use memforest_cli::records::{self, Listed};
 use memforest_cli::store::{self, EmbedArgs, ModelArgs};
@@ -43,9 +44,8 @@ enum Command {
     /// Add a message (or a JSONL file of messages) to a session of a user; prints the
     /// memories it made.
     Add {
-        /// Store directory (created when absent).
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -85,9 +85,8 @@ enum Command {
     },
     /// Search a user's memories (read-only: works beside a writer).
     Search {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -129,9 +128,8 @@ enum Command {
     },
     /// One memory of a user by id (read-only).
     Get {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -143,9 +141,8 @@ enum Command {
     },
     /// A user's memories, newest first (read-only).
     List {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -177,9 +174,8 @@ enum Command {
     /// Replace a memory's text by a new version that supersedes it from now on (the old
     /// one stays in its history).
     Update {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -195,9 +191,8 @@ enum Command {
     /// Every version of a memory, oldest first, with when each stopped being current
     /// (read-only).
     History {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -210,9 +205,8 @@ enum Command {
     /// The messages stored in a session of a user, with their ids, times and metadata
     /// (read-only).
     Messages {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -226,9 +220,8 @@ enum Command {
     /// What the store knows about a user: the summary of the user and of the hottest
     /// entities (read-only).
     Profile {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -254,9 +247,8 @@ enum Command {
     },
     /// Ingest a LoCoMo, LongMemEval or JSONL file into a store.
     Ingest {
-        /// Store directory (created when absent).
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// Input format.
         #[arg(long, value_enum)]
         format: Format,
@@ -273,9 +265,8 @@ enum Command {
     },
     /// Retrieve the facts and rendered context for a question.
     Query {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user to search.
         #[arg(long = "user", visible_alias = "tenant")]
         tenant: String,
@@ -325,9 +316,8 @@ enum Command {
     },
     /// Record counts per tenant, levels, WAL and memory-layer statistics.
     Stats {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -357,9 +347,8 @@ enum Command {
     /// there is no such thing).
     #[command(group(clap::ArgGroup::new("what").required(true)))]
     Forget {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -383,9 +372,8 @@ enum Command {
     },
     /// Compact every segment file into the deepest level.
     Compact {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// Also purge forgotten data physically from every file.
         #[arg(long)]
         purge: bool,
@@ -397,9 +385,8 @@ enum Command {
     /// with per-tenant API keys (docs/server.md). Stops on SIGTERM or Ctrl-C after the
     /// requests in flight finish.
     Serve {
-        /// Store directory (created when absent).
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         #[command(flatten)]
         serve: serve::ServeArgs,
         #[command(flatten)]
@@ -408,9 +395,8 @@ enum Command {
     /// Serve one user's memory as an MCP server over stdin/stdout (for Claude Desktop,
     /// Cursor, Zed, ...); logs go to stderr.
     Mcp {
-        /// Store directory (created when absent).
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// The user every tool call acts for.
         #[arg(long, visible_alias = "tenant")]
         user: String,
@@ -542,7 +528,7 @@ fn is_tty() -> bool {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Add {
-            db,
+            store,
             user,
             session,
             agent,
@@ -560,9 +546,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Some(f) => messages::from_file(&f)?,
                 None => vec![messages::from_args(&text, role, speaker, time, id, &meta)?],
             };
-            let handle = store::open(&db, models.options()?)?;
+            let handle = store.open(models.options()?)?;
             let stored = add::run(&handle, &user, &session, agent, &messages)?;
-            handle.close()?;
+            store.close(handle)?;
             print(json, &stored, add::render)?;
             // A conflict is a message the caller asked for that was not stored.
             if !stored.conflicts.is_empty() {
@@ -574,7 +560,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Search {
-            db,
+            store,
             user,
             k,
             since,
@@ -600,7 +586,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 speaker,
             };
             let question = question.join(" ");
-            let handle = store::open_read_only_with(&db, &embed)?;
+            let handle = store.open_read_only_with(&embed)?;
             let hits = handle.search(&user, &question, &options)?;
             handle.close()?;
             let found = search::Found {
@@ -610,16 +596,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             print(json, &found, search::render)
         }
-        Command::Get { db, user, id, json } => {
+        Command::Get {
+            store,
+            user,
+            id,
+            json,
+        } => {
             let id = forget::memory_id(&id)?;
-            let handle = store::open_read_only(&db)?;
+            let handle = store.open_read_only()?;
             let record = handle.get(&user, id)?;
             handle.close()?;
             let record = record.with_context(|| format!("no memory {id} for user {user:?}"))?;
             print(json, &record, records::render)
         }
         Command::List {
-            db,
+            store,
             user,
             limit,
             offset,
@@ -639,7 +630,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 agent,
                 latest_only,
             };
-            let handle = store::open_read_only(&db)?;
+            let handle = store.open_read_only()?;
             let memories = handle.list(&user, &options)?;
             handle.close()?;
             let listed = Listed {
@@ -650,24 +641,29 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print(json, &listed, records::render_list)
         }
         Command::Update {
-            db,
+            store,
             user,
             id,
             json,
             text,
         } => {
             let old = forget::memory_id(&id)?;
-            let handle = store::open_existing(&db)?;
+            let handle = store.open_existing()?;
             let new = handle.update(&user, old, &text.join(" "))?;
             let record = handle.get(&user, new)?;
-            handle.close()?;
+            store.close(handle)?;
             let new = record.with_context(|| format!("memory {new} vanished after its update"))?;
             let updated = versions::Updated { user, old, new };
             print(json, &updated, versions::render_updated)
         }
-        Command::History { db, user, id, json } => {
+        Command::History {
+            store,
+            user,
+            id,
+            json,
+        } => {
             let id = forget::memory_id(&id)?;
-            let handle = store::open_read_only(&db)?;
+            let handle = store.open_read_only()?;
             let all = handle.history(&user, id)?;
             handle.close()?;
             let history = versions::History {
@@ -678,12 +674,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print(json, &history, versions::render_history)
         }
         Command::Messages {
-            db,
+            store,
             user,
             session,
             json,
         } => {
-            let handle = store::open_read_only(&db)?;
+            let handle = store.open_read_only()?;
             let stored = handle.messages(&user, &session)?;
             handle.close()?;
             let listed = messages::Session {
@@ -693,8 +689,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             print(json, &listed, messages::render)
         }
-        Command::Profile { db, user, json } => {
-            let handle = store::open_read_only(&db)?;
+        Command::Profile { store, user, json } => {
+            let handle = store.open_read_only()?;
             let p = handle.profile(&user)?;
             handle.close()?;
             print(json, &profile::UserProfile::new(&user, p), profile::render)
@@ -710,7 +706,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print(json, &r, demo::render)
         }
         Command::Ingest {
-            db,
+            store,
             format,
             file,
             limit,
@@ -719,20 +715,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             let options = models.options()?;
             let data = load(format, &file, limit)?;
-            let handle = store::open(&db, options)?;
+            let handle = store.open(options)?;
             let s = ingest::run(&handle, &data, is_tty())?;
-            handle.close()?;
+            store.close(handle)?;
             print(json, &s, ingest::render)
         }
         Command::Query {
-            db,
+            store,
             tenant: t,
             k,
             embed,
             json,
             question,
         } => {
-            let handle = store::open_read_only_with(&db, &embed)?;
+            let handle = store.open_read_only_with(&embed)?;
             let r = retrieve::query(
                 &handle,
                 &tenant(&t)?,
@@ -795,8 +791,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             handle.close()?;
             print(json, &r, eval::render)
         }
-        Command::Stats { db, json } => {
-            let handle = store::open_read_only(&db)?;
+        Command::Stats { store, json } => {
+            let handle = store.open_read_only()?;
             let s = stats::collect(&handle)?;
             handle.close()?;
             print(json, &s, stats::render)
@@ -819,7 +815,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print(json, &r, repair_text)
         }
         Command::Forget {
-            db,
+            store,
             user,
             session,
             message,
@@ -837,13 +833,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 ),
             };
             tenant(&user)?;
-            let handle = store::open_existing(&db)?;
+            let handle = store.open_existing()?;
             let result = forget::run(&handle, &user, &target);
-            handle.close()?;
+            store.close(handle)?;
             print(json, &result?, forget::render)
         }
-        Command::Compact { db, purge, json } => {
-            let handle = store::open_existing(&db)?;
+        Command::Compact { store, purge, json } => {
+            let handle = store.open_existing()?;
             let report = if purge {
                 let r = handle.purge()?;
                 serde_json::json!({
@@ -858,17 +854,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 handle.db().compact_all()?;
                 serde_json::to_value(stats::collect(&handle)?)?
             };
-            handle.close()?;
+            store.close(handle)?;
             print(json, &report, |r| format!("compacted: {r}\n"))
         }
-        Command::Serve { db, serve, models } => {
+        Command::Serve {
+            store,
+            serve,
+            models,
+        } => {
             serve::init_logs();
-            let config = serve.config()?;
-            Ok(serve::serve(store::open(&db, models.options()?)?, config)?)
+            let config = serve.config(&store)?;
+            Ok(serve::serve(serve.open(&store, &models)?, config)?)
         }
-        Command::Mcp { db, user, models } => {
+        Command::Mcp {
+            store,
+            user,
+            models,
+        } => {
             serve::init_logs();
-            Ok(serve::mcp(store::open(&db, models.options()?)?, &user)?)
+            Ok(serve::mcp(store.open(models.options()?)?, &user)?)
         }
         Command::Keys {
             action:

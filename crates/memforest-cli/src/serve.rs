@@ -4,11 +4,14 @@
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use memforest::Memory;
 use memforest_server::{keys, Keys, KeysFile, Limits, Right, ServeConfig, Server};
 
 use crate::error::{CliError, Result};
+use crate::location::StoreArgs;
+use crate::store::ModelArgs;
 
 /// The server's listener, keys and limits.
 #[derive(Debug, Clone, clap::Args)]
@@ -30,6 +33,15 @@ pub struct ServeArgs {
     /// Requests one key may have in flight (more get 429).
     #[arg(long, default_value_t = Limits::default().max_in_flight_per_key)]
     pub max_in_flight: usize,
+    /// Serve reads only: every write route and MCP write tool is refused (403). With a URL
+    /// --db the server is a read replica of the store's writer, following what it
+    /// publishes every --refresh-interval; with a directory it serves the state at start.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Seconds between a read replica's refreshes from the object store.
+    #[arg(long, value_name = "SECS", default_value_t = 5, requires = "read_only",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub refresh_interval: u64,
 }
 
 /// The address `--listen` names: an `IP:PORT`, or a `HOST:PORT` resolved to the host's
@@ -56,11 +68,25 @@ impl ServeArgs {
         }
     }
 
-    /// The server configuration, reading the keys file.
+    /// Opens the store `store` names: read-only (a read replica for a URL) with
+    /// --read-only, else for writing with `models`' settings.
+    ///
+    /// # Errors
+    /// As [`StoreArgs::open_read_only_with`] and [`StoreArgs::open`].
+    pub fn open(&self, store: &StoreArgs, models: &ModelArgs) -> Result<Memory> {
+        if self.read_only {
+            store.open_read_only_with(&models.embed)
+        } else {
+            store.open(models.options()?)
+        }
+    }
+
+    /// The server configuration for the store `store` names, reading the keys file; a
+    /// read replica refreshes every --refresh-interval.
     ///
     /// # Errors
     /// [`CliError::Usage`] for an unreadable or invalid keys file.
-    pub fn config(&self) -> Result<ServeConfig> {
+    pub fn config(&self, store: &StoreArgs) -> Result<ServeConfig> {
         let keys = match &self.keys {
             Some(path) => Some(Keys::new(
                 KeysFile::load(path).map_err(|e| CliError::Usage(e.to_string()))?,
@@ -71,6 +97,8 @@ impl ServeArgs {
             listen: self.listen,
             keys,
             limits: self.limits(),
+            refresh: (self.read_only && store.is_remote())
+                .then(|| Duration::from_secs(self.refresh_interval)),
         })
     }
 }

@@ -254,7 +254,8 @@ pub fn open_existing(dir: &Path) -> Result<Memory> {
 }
 
 /// Default options with one extraction and two summary workers.
-fn small_pools() -> Options {
+#[must_use]
+pub fn small_pools() -> Options {
     let mut o = Options::default();
     o.memory.extract_pool = 1;
     o.memory.summary_pool = 2;

@@ -212,3 +212,84 @@ fn mcp_over_stdio_serves_the_tools_for_its_user_with_rmcp_client() {
         1
     );
 }
+
+#[test]
+fn a_read_only_server_on_an_object_store_follows_its_writer_and_refuses_writes() {
+    use std::sync::Arc;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let objects = tmp.path().join("objects");
+    std::fs::create_dir_all(&objects).unwrap();
+    let url = format!("file://{}", objects.display());
+    let mut options = memforest::Options::default();
+    options.engine.remote = Some(Arc::new(
+        memforest_object::Remote::open(&url, std::iter::empty::<(&str, &str)>()).unwrap(),
+    ));
+    let writer = memforest::Memory::open_with(tmp.path().join("writer"), options).unwrap();
+    writer
+        .add(
+            "alice",
+            "s1",
+            &[memforest::Message::user("My cat is called Miso.")],
+        )
+        .unwrap();
+    writer.db().flush().unwrap();
+
+    let replica_dir = tmp.path().join("replica");
+    let replica_dir = replica_dir.to_str().unwrap();
+    let mut s = serve(&[
+        "--read-only",
+        "--db",
+        &url,
+        "--cache-dir",
+        replica_dir,
+        "--refresh-interval",
+        "1",
+    ]);
+    let agent = http();
+    let search_url = format!("http://{}/v1/users/alice/search", s.addr);
+    let found = |text: &str| {
+        let mut r = agent
+            .post(&search_url)
+            .header("content-type", "application/json")
+            .send(r#"{"query":"Where do I live now, Lisbon?"}"#)
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        r.body_mut().read_to_string().unwrap().contains(text)
+    };
+    assert!(!found("Lisbon"), "not written yet");
+
+    writer
+        .add(
+            "alice",
+            "s2",
+            &[memforest::Message::user("I moved to Lisbon last spring.")],
+        )
+        .unwrap();
+    writer.db().flush().unwrap();
+    // Polled, not timed: the refresh runs every second; the deadline only ends a hang.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !found("Lisbon") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica never served the new memory"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+
+    let mut r = agent
+        .post(&format!(
+            "http://{}/v1/users/alice/sessions/s3/messages",
+            s.addr
+        ))
+        .header("content-type", "application/json")
+        .send(r#"{"messages":[{"role":"user","text":"refused"}]}"#)
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let body = r.body_mut().read_to_string().unwrap();
+    assert!(body.contains("read-only"), "{body}");
+
+    sigterm(&s.child);
+    assert!(s.child.wait().unwrap().success());
+    writer.close().unwrap();
+}

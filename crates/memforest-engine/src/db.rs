@@ -40,6 +40,8 @@ pub struct Db {
     _lock: Option<DirLock>,
     /// A replica's object store and the number of the manifest object it serves.
     replica: Option<(Arc<memforest_object::Remote>, Mutex<u64>)>,
+    /// A writer's automatic object-store garbage collection ([`Options::remote_gc`]).
+    remote_gc: Option<crate::remote_gc::Collector>,
 }
 
 impl Db {
@@ -77,6 +79,9 @@ impl Db {
         db.core.seal(false);
         db.core.request_compaction();
         db.threads = background::spawn(&db.core)?;
+        if let (Some(remote), Some(gc)) = (&db.core.options.remote, db.core.options.remote_gc) {
+            db.remote_gc = Some(crate::remote_gc::Collector::spawn(Arc::clone(remote), gc)?);
+        }
         Ok(db)
     }
 
@@ -188,6 +193,15 @@ impl Db {
         crate::remote::collect_garbage(remote, policy, std::time::SystemTime::now())
     }
 
+    /// What the automatic object-store garbage collection ([`Options::remote_gc`]) has
+    /// done since the open; `None` when it does not run.
+    #[must_use]
+    pub fn remote_gc_stats(&self) -> Option<crate::remote_gc::RemoteGcStats> {
+        self.remote_gc
+            .as_ref()
+            .map(crate::remote_gc::Collector::stats)
+    }
+
     fn assemble(
         dir: PathBuf,
         options: Options,
@@ -212,6 +226,7 @@ impl Db {
             report: recovered.report,
             _lock: lock,
             replica: None,
+            remote_gc: None,
         })
     }
 
@@ -510,6 +525,7 @@ impl Db {
     /// # Errors
     /// A background error recorded earlier; the WAL sync's error.
     pub fn close(mut self) -> Result<()> {
+        drop(self.remote_gc.take());
         background::shutdown(&self.core, std::mem::take(&mut self.threads));
         if let Some(e) = self.core.bg_error() {
             return Err(Error::Background(e));

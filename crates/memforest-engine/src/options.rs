@@ -102,6 +102,12 @@ pub struct Options {
     /// not uploaded yet, may exceed it. `None` (the default): a copy of every live file,
     /// each fetched when the store opens or a replica refreshes. Ignored without `remote`.
     pub remote_cache_bytes: Option<u64>,
+    /// With [`Options::remote`], a writer's automatic garbage collection of the object
+    /// store ([`crate::remote_gc`]): unreferenced objects deleted every interval on a
+    /// thread of its own, failures logged and counted ([`crate::Db::remote_gc_stats`]).
+    /// `None` (default): only [`crate::Db::collect_remote_garbage`] deletes. Replicas and
+    /// read-only handles never collect.
+    pub remote_gc: Option<crate::remote_gc::RemoteGc>,
 }
 
 impl Default for Options {
@@ -126,6 +132,7 @@ impl Default for Options {
             storage: memforest_io::default_storage(),
             remote: None,
             remote_cache_bytes: None,
+            remote_gc: None,
         }
     }
 }

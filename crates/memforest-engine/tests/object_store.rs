@@ -445,6 +445,69 @@ fn garbage_collection_keeps_what_live_manifests_name() {
     db.close().unwrap();
 }
 
+#[test]
+fn automatic_garbage_collection_deletes_what_no_live_manifest_names() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        remote_gc: Some(memforest_engine::remote_gc::RemoteGc {
+            every: std::time::Duration::from_millis(100),
+            policy: remote::GcPolicy {
+                keep_manifests: 1,
+                grace: std::time::Duration::from_secs(1),
+            },
+        }),
+        ..store.options()
+    };
+    let db = Db::open(dir.path(), options).unwrap();
+    for round in 0..4 {
+        put_range(&db, round * 200..round * 200 + 300);
+        db.compact_all().unwrap();
+    }
+    let remote = store.remote();
+    let live = |remote: &Remote| -> BTreeSet<String> {
+        let n = *manifest_numbers(remote).unwrap().last().unwrap();
+        read_manifest(remote, n)
+            .unwrap()
+            .segments
+            .iter()
+            .map(|(_, s)| memforest_sst::file_name(s.id))
+            .collect()
+    };
+    let stored = |remote: &Remote| -> BTreeSet<String> {
+        remote
+            .list(remote::SST_DIR)
+            .unwrap()
+            .into_iter()
+            .map(|l| l.name)
+            .collect()
+    };
+    assert!(
+        stored(&remote).len() > live(&remote).len(),
+        "compactions left garbage"
+    );
+    // Polled, not timed: the collector runs every 100 ms once the grace has passed; the
+    // deadline only ends a hang.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while stored(&remote) != live(&remote) || manifest_numbers(&remote).unwrap().len() > 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "garbage never collected"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_manifests_complete(&remote);
+    let stats = db.remote_gc_stats().unwrap();
+    assert!(stats.deleted > 0 && stats.runs > 0, "{stats:?}");
+    db.close().unwrap();
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..900);
+    assert_eq!(db.remote_gc_stats(), None, "off unless asked for");
+    db.close().unwrap();
+}
+
 /// `moto_server` (PyPI `moto[server]`) on a free 127.0.0.1 port, killed on drop.
 struct Moto {
     child: std::process::Child,

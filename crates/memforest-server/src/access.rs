@@ -19,6 +19,8 @@ pub enum Access {
         /// Tenant (user) to right.
         tenants: Arc<BTreeMap<String, Right>>,
     },
+    /// What the inner access may read, on a read-only server: every write is refused.
+    ReadOnly(Box<Access>),
 }
 
 impl Access {
@@ -31,23 +33,37 @@ impl Access {
         }
     }
 
+    /// This access on a server whose store is read-only when `read_only`.
+    #[must_use]
+    pub fn on_store(self, read_only: bool) -> Self {
+        if read_only {
+            Self::ReadOnly(Box::new(self))
+        } else {
+            self
+        }
+    }
+
     /// The key's name, `"open"` on an open server.
     #[must_use]
     pub fn name(&self) -> &str {
         match self {
             Self::Open => "open",
             Self::Scoped { name, .. } => name,
+            Self::ReadOnly(inner) => inner.name(),
         }
     }
 
     /// Ok when `user`'s data may be used with `need`.
     ///
     /// # Errors
-    /// [`ApiError::Forbidden`] otherwise.
+    /// [`ApiError::ReadOnly`] for a write on a read-only server; [`ApiError::Forbidden`]
+    /// when the key lacks the right.
     pub fn allow(&self, user: &str, need: Right) -> Result<(), ApiError> {
         let granted = match self {
             Self::Open => Some(Right::ReadWrite),
             Self::Scoped { tenants, .. } => tenants.get(user).copied(),
+            Self::ReadOnly(_) if need == Right::ReadWrite => return Err(ApiError::ReadOnly),
+            Self::ReadOnly(inner) => return inner.allow(user, need),
         };
         match granted {
             Some(g) if g >= need => Ok(()),
@@ -66,8 +82,13 @@ impl Access {
     ///
     /// # Errors
     /// [`ApiError::BadRequest`] when no user is given and the key has none or several;
-    /// [`ApiError::Forbidden`].
+    /// [`ApiError::ReadOnly`]; [`ApiError::Forbidden`].
     pub fn resolve(&self, given: Option<&str>, need: Right) -> Result<String, ApiError> {
+        if let Self::ReadOnly(inner) = self {
+            let user = inner.resolve(given, Right::Read)?;
+            self.allow(&user, need)?;
+            return Ok(user);
+        }
         let user = match (given, self) {
             (Some(u), _) => u.to_owned(),
             (None, Self::Scoped { tenants, .. }) if tenants.len() == 1 => {
@@ -108,5 +129,32 @@ mod tests {
             Some("dave")
         );
         assert!(one.resolve(Some("alice"), Right::Read).is_err());
+    }
+
+    #[test]
+    fn a_read_only_store_refuses_every_write_and_keeps_the_key_rights_for_reads() {
+        let key = Access::Scoped {
+            name: Arc::from("k"),
+            tenants: Arc::new(BTreeMap::from([("alice".to_owned(), Right::ReadWrite)])),
+        }
+        .on_store(true);
+        assert_eq!(key.name(), "k");
+        assert!(key.allow("alice", Right::Read).is_ok());
+        assert_eq!(
+            key.allow("alice", Right::ReadWrite),
+            Err(ApiError::ReadOnly)
+        );
+        assert!(matches!(
+            key.allow("bob", Right::Read),
+            Err(ApiError::Forbidden { .. })
+        ));
+        assert_eq!(key.resolve(None, Right::Read).as_deref(), Ok("alice"));
+        assert_eq!(key.resolve(None, Right::ReadWrite), Err(ApiError::ReadOnly));
+        let open = Access::Open.on_store(true);
+        assert_eq!(
+            open.allow("carol", Right::ReadWrite),
+            Err(ApiError::ReadOnly)
+        );
+        assert_eq!(Access::Open.on_store(false), Access::Open);
     }
 }

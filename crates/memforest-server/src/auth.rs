@@ -23,22 +23,25 @@ fn presented(headers: &HeaderMap) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then_some(key.trim())
 }
 
-/// The access of a request with `headers`.
+/// The access of a request with `headers` (read-only on a read-only store).
 ///
 /// # Errors
 /// [`ApiError::Unauthorized`] when the server has keys and the request presents none of
 /// them.
 pub fn authenticate(shared: &Shared, headers: &HeaderMap) -> Result<Access, ApiError> {
-    let Some(keys) = &shared.keys else {
-        return Ok(Access::Open);
+    let access = match &shared.keys {
+        None => Access::Open,
+        Some(keys) => {
+            let entry = presented(headers)
+                .and_then(|k| keys.find(k))
+                .ok_or(ApiError::Unauthorized)?;
+            Access::Scoped {
+                name: Arc::from(entry.name.as_str()),
+                tenants: Arc::new(entry.tenants.clone()),
+            }
+        }
     };
-    let entry = presented(headers)
-        .and_then(|k| keys.find(k))
-        .ok_or(ApiError::Unauthorized)?;
-    Ok(Access::Scoped {
-        name: Arc::from(entry.name.as_str()),
-        tenants: Arc::new(entry.tenants.clone()),
-    })
+    Ok(access.on_store(shared.memory.is_read_only()))
 }
 
 /// A refusal sent before the request's body is read. The server drops such a connection

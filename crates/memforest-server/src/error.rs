@@ -23,6 +23,9 @@ pub enum ApiError {
         /// The user named by the request.
         user: String,
     },
+    /// 403: a write sent to a read-only server (a read replica): send it to the writer.
+    #[error("this server is read-only (a read replica): send writes to the store's writer")]
+    ReadOnly,
     /// 404: no such memory, session or user.
     #[error("{0}")]
     NotFound(String),
@@ -51,7 +54,7 @@ impl ApiError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. } | Self::ReadOnly => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,

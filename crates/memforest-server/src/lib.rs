@@ -20,6 +20,7 @@ pub mod keys;
 mod limits;
 mod mcp;
 mod metrics;
+mod refresh;
 pub mod request;
 mod rest;
 mod server;

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -31,6 +32,8 @@ struct Inner {
 #[derive(Debug, Default)]
 pub struct Metrics {
     inner: Mutex<Inner>,
+    /// A read replica's failed refreshes.
+    refresh_failures: AtomicU64,
 }
 
 impl Metrics {
@@ -50,6 +53,11 @@ impl Metrics {
         }
         l.count += 1;
         l.sum_seconds += secs;
+    }
+
+    /// Counts one failed refresh of a read replica.
+    pub fn refresh_failed(&self) {
+        self.refresh_failures.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition of the counters and of `memory`'s backlog and stalls.
@@ -86,7 +94,7 @@ impl Metrics {
         }
         let s = memory.memory_stats();
         let e = memory.db().stats();
-        let gauges: [(&str, &str, &str, u64); 7] = [
+        let gauges: [(&str, &str, &str, u64); 8] = [
             (
                 "memforest_ingest_pending_cells",
                 "gauge",
@@ -128,6 +136,12 @@ impl Metrics {
                 "gauge",
                 "Sealed memtables waiting for a flush.",
                 e.immutable_memtables as u64,
+            ),
+            (
+                "memforest_replica_refresh_failures_total",
+                "counter",
+                "Refreshes of a read replica that failed (it kept serving what it had).",
+                self.refresh_failures.load(Ordering::Relaxed),
             ),
         ];
         for (name, kind, help, v) in gauges {

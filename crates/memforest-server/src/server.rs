@@ -57,6 +57,9 @@ pub struct ServeConfig {
     pub keys: Option<Keys>,
     /// Request limits.
     pub limits: Limits,
+    /// For a read replica ([`Memory::open_replica`]): how often it follows the writer's
+    /// newest published state ([`Memory::refresh`]); `None`: never.
+    pub refresh: Option<Duration>,
 }
 
 /// A bound server, not yet serving.
@@ -64,6 +67,7 @@ pub struct ServeConfig {
 pub struct Server {
     listener: TcpListener,
     shared: Arc<Shared>,
+    refresh: Option<Duration>,
 }
 
 impl Server {
@@ -79,7 +83,11 @@ impl Server {
         }
         let listener = TcpListener::bind(config.listen).await?;
         let shared = Arc::new(Shared::new(Arc::new(memory), keys, config.limits));
-        Ok(Self { listener, shared })
+        Ok(Self {
+            listener,
+            shared,
+            refresh: config.refresh,
+        })
     }
 
     /// The bound address.
@@ -106,9 +114,20 @@ impl Server {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        let Self { listener, shared } = self;
+        let Self {
+            listener,
+            shared,
+            refresh,
+        } = self;
         let addr = listener.local_addr()?;
         let mcp_stop = CancellationToken::new();
+        let refresher = refresh.map(|every| {
+            tokio::spawn(crate::refresh::follow(
+                Arc::clone(&shared),
+                every,
+                mcp_stop.child_token(),
+            ))
+        });
         let app = router(&shared, addr, mcp_stop.child_token());
         tracing::info!(%addr, keys = shared.keys.is_some(), "serving");
         let signaled = Arc::new(tokio::sync::Notify::new());
@@ -133,6 +152,10 @@ impl Server {
                 (Ok(()), Duration::ZERO)
             }
         };
+        if let Some(task) = refresher {
+            // Cancelled with the MCP streams; it lets go of the store before it closes.
+            let _ = task.await;
+        }
         let closed = close(shared, drain).await;
         served?;
         closed
@@ -244,7 +267,8 @@ async fn wait_signal() {
 pub async fn serve_stdio(memory: Memory, user: &str, limits: Limits) -> Result<(), ServeError> {
     memforest_engine::TenantId::new(user).map_err(|e| ServeError::Mcp(e.to_string()))?;
     let shared = Arc::new(Shared::new(Arc::new(memory), None, limits));
-    let tools = MemoryTools::new(Arc::clone(&shared), Some(Access::single_user(user)));
+    let access = Access::single_user(user).on_store(shared.memory.is_read_only());
+    let tools = MemoryTools::new(Arc::clone(&shared), Some(access));
     let running = tools
         .serve(rmcp::transport::stdio())
         .await

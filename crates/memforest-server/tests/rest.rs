@@ -236,6 +236,7 @@ fn a_keyless_server_refuses_a_non_loopback_address() {
         listen: "0.0.0.0:0".parse().unwrap(),
         keys,
         limits: Limits::default(),
+        refresh: None,
     };
     let memory = memforest::Memory::open(dir.path()).unwrap();
     let refused = rt.block_on(Server::bind(memory, config(None)));

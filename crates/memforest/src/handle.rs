@@ -25,7 +25,7 @@ pub struct Options {
 
 impl Options {
     /// The engine options with the memory store's filter scope filled in.
-    fn engine(&self) -> memforest_engine::Options {
+    pub(crate) fn engine(&self) -> memforest_engine::Options {
         let mut engine = self.engine.clone();
         if engine.sst.filter_scope.is_none() {
             engine.sst.filter_scope = Some(Arc::new(PointReadKeys));
@@ -87,7 +87,12 @@ impl Memory {
         Self::start(db, options.memory, false)
     }
 
-    fn start(db: Db, options: MemoryOptions, scheduler: bool) -> Result<Self, MemoryError> {
+    /// Starts the memory layer over `db` (the scheduler only for a writable store).
+    pub(crate) fn start(
+        db: Db,
+        options: MemoryOptions,
+        scheduler: bool,
+    ) -> Result<Self, MemoryError> {
         let db = Arc::new(db);
         let recall = RecallState::default();
         let runtime = Runtime::start(&db, options, scheduler, recall.write_through())?;
@@ -122,7 +127,7 @@ impl Memory {
         self.db.dir()
     }
 
-    /// True for a store opened with [`Memory::open_read_only`].
+    /// True for a store opened with [`Memory::open_read_only`] or [`Memory::open_replica`].
     #[must_use]
     pub fn is_read_only(&self) -> bool {
         self.db.is_read_only()

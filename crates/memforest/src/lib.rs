@@ -48,6 +48,7 @@ pub mod lifecycle;
 pub mod memory;
 pub mod node_store;
 pub mod recall;
+mod replica;
 pub mod schema;
 mod verify;
 

@@ -64,3 +64,54 @@ fn a_new_machine_continues_a_memory_store_from_the_object_store() {
     );
     mem.close().unwrap();
 }
+
+#[test]
+fn a_replica_memory_serves_what_the_writer_publishes_after_a_refresh() {
+    let store = Arc::new(InMemory::new());
+    let writer_dir = tempfile::tempdir().unwrap();
+    let writer = Memory::open_with(writer_dir.path(), options(&store)).unwrap();
+    writer
+        .add("alice", "s1", &[Message::user("My cat is called Miso.")])
+        .unwrap();
+    writer.db().flush().unwrap();
+
+    let replica_dir = tempfile::tempdir().unwrap();
+    let replica = Memory::open_replica(replica_dir.path(), options(&store)).unwrap();
+    assert!(replica.is_read_only());
+    let search = |q: &str| {
+        replica
+            .search("alice", q, &SearchOptions::default())
+            .unwrap()
+    };
+    assert!(search("What is my cat called?")
+        .iter()
+        .any(|h| h.text.contains("Miso")));
+    // Asked before the memory exists. The recall caches' generations are process-wide,
+    // so in this process the writer's own adds invalidate them too; a replica in a
+    // process of its own (`memforest serve --read-only`, crates/memforest-cli/tests/serve.rs)
+    // depends on the refresh's invalidation alone.
+    assert!(!search("Where did I move to, Lisbon?")
+        .iter()
+        .any(|h| h.text.contains("Lisbon")));
+    assert!(!replica.refresh().unwrap(), "nothing new published yet");
+
+    writer
+        .add(
+            "alice",
+            "s2",
+            &[Message::user("I moved to Lisbon last spring.")],
+        )
+        .unwrap();
+    writer.db().flush().unwrap();
+    assert!(replica.refresh().unwrap());
+    let hits = search("Where did I move to, Lisbon?");
+    assert!(hits.iter().any(|h| h.text.contains("Lisbon")), "{hits:?}");
+    assert!(
+        replica
+            .add("alice", "s3", &[Message::user("refused")])
+            .is_err(),
+        "a replica refuses writes"
+    );
+    replica.close().unwrap();
+    writer.close().unwrap();
+}

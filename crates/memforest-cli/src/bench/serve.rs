@@ -132,6 +132,7 @@ pub fn run(args: &ServeBenchArgs) -> anyhow::Result<ServeBenchReport> {
             max_in_flight_per_key: args.clients.max(1),
             ..Limits::default()
         },
+        refresh: None,
     };
     let server = rt.block_on(Server::bind(Memory::open(&db)?, config))?;
     let addr = server.local_addr()?;

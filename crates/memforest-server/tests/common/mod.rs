@@ -46,6 +46,7 @@ pub fn start(dir: &Path, keys: Option<Keys>, limits: Limits) -> Running {
         listen: "127.0.0.1:0".parse().unwrap(),
         keys,
         limits,
+        refresh: None,
     };
     let server = rt.block_on(Server::bind(memory, config)).unwrap();
     let addr = server.local_addr().unwrap();

@@ -43,8 +43,9 @@ pub type CachedCell = Arc<[CachedTurn]>;
 /// Turn term counts per tenant and cell id.
 #[derive(Debug)]
 pub struct TurnCache {
-    /// Per-tenant generation; a tenant never forgotten is at 0.
-    generations: Mutex<HashMap<TenantId, u64>>,
+    /// Generations: bumped for every tenant at once, and per tenant (never forgotten: 0);
+    /// a tenant's generation is their sum.
+    generations: Mutex<(u64, HashMap<TenantId, u64>)>,
     /// Cell id -> (generation it was read under, its turns).
     cells: ByteLru<u64, (u64, CachedCell)>,
 }
@@ -60,7 +61,7 @@ impl TurnCache {
     #[must_use]
     pub fn new(capacity: usize) -> Self {
         Self {
-            generations: Mutex::new(HashMap::new()),
+            generations: Mutex::new((0, HashMap::new())),
             cells: ByteLru::new(capacity),
         }
     }
@@ -69,7 +70,8 @@ impl TurnCache {
     /// lock).
     #[must_use]
     pub fn generation(&self, tenant: &TenantId) -> u64 {
-        self.generations.lock().get(tenant).copied().unwrap_or(0)
+        let g = self.generations.lock();
+        g.0 + g.1.get(tenant).copied().unwrap_or(0)
     }
 
     /// The cached turns of cell `cell`, when `generation` is still `tenant`'s and the
@@ -104,8 +106,14 @@ impl TurnCache {
 
     /// Drops every cell of `tenant` and bumps its generation (after a forget).
     pub fn forget_tenant(&self, tenant: &TenantId) {
-        *self.generations.lock().entry(tenant.clone()).or_default() += 1;
+        *self.generations.lock().1.entry(tenant.clone()).or_default() += 1;
         self.cells.forget_tenant(tenant);
+    }
+
+    /// Bumps every tenant's generation, so no cell read before is served again (a
+    /// replica's refresh: the store changed underneath). The stale cells age out.
+    pub fn forget_all(&self) {
+        self.generations.lock().0 += 1;
     }
 
     /// Bytes held.

@@ -1,0 +1,191 @@
+//! [`StoreArgs`]: where a command's store is (`--db`, `--cache-dir`), and the opens every
+//! command makes through it: a local directory as it always was, or a store on an object
+//! store (`file:///abs/dir`, `s3://bucket/prefix` in a build with the `s3` feature) whose
+//! WAL, local manifest and cached segment files live in `--cache-dir`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memforest::{Memory, Options};
+use memforest_object::Remote;
+
+use crate::error::{CliError, Result};
+use crate::store::{self, EmbedArgs};
+
+/// The prefix of the environment variables handed to the object store as its settings
+/// (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_DEFAULT_REGION`,
+/// `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, `AWS_SESSION_TOKEN`, ...).
+const ENV_PREFIX: &str = "AWS_";
+
+/// `--db` and `--cache-dir`: the store a command opens.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreArgs {
+    /// The store: a directory (created when a writing command finds it absent), or an
+    /// object-store URL with --cache-dir: file:///abs/dir, or s3://bucket/prefix in a
+    /// build with the `s3` feature (credentials, region and endpoint from the AWS_*
+    /// environment variables).
+    #[arg(long, value_name = "DIR|URL")]
+    pub db: String,
+    /// With a URL --db: this process's local directory of the store (its WAL, local
+    /// manifest and cached segment files), created when absent. A writer and each
+    /// replica need their own.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Where a store is.
+#[derive(Debug, Clone)]
+pub enum Location {
+    /// A local store directory.
+    Dir(PathBuf),
+    /// A store on an object store, with its local directory.
+    Remote {
+        /// The object-store location.
+        remote: Arc<Remote>,
+        /// The local directory (WAL, local manifest, cached segment files).
+        cache_dir: PathBuf,
+    },
+}
+
+/// The scheme of `db` when it is a URL (`scheme://...`), else `None`.
+fn scheme(db: &str) -> Option<&str> {
+    let (scheme, _) = db.split_once("://")?;
+    let url_like = scheme
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    url_like.then_some(scheme)
+}
+
+impl StoreArgs {
+    /// Where these flags put the store. A URL's object store is opened (nothing is read
+    /// yet) with the `AWS_*` environment variables as its settings.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for a URL without --cache-dir, --cache-dir without a URL, a
+    /// `memory://` URL (gone when the command exits); [`CliError::Remote`] for a URL the
+    /// object store refuses (a scheme this build lacks: `s3://` needs the `s3` feature).
+    pub fn location(&self) -> Result<Location> {
+        let Some(scheme) = scheme(&self.db) else {
+            if self.cache_dir.is_some() {
+                return Err(CliError::Usage(
+                    "--cache-dir is for a store on an object store (--db URL)".into(),
+                ));
+            }
+            return Ok(Location::Dir(PathBuf::from(&self.db)));
+        };
+        if scheme.eq_ignore_ascii_case("memory") {
+            return Err(CliError::Usage(
+                "--db memory:// is an in-memory store, gone when the command exits".into(),
+            ));
+        }
+        let cache_dir = self.cache_dir.clone().ok_or_else(|| {
+            CliError::Usage(format!(
+                "--db {} needs --cache-dir DIR: the local directory of the store's WAL, local manifest and cached segment files",
+                self.db
+            ))
+        })?;
+        let env = std::env::vars().filter(|(k, _)| k.starts_with(ENV_PREFIX));
+        let remote = Arc::new(Remote::open(&self.db, env)?);
+        Ok(Location::Remote { remote, cache_dir })
+    }
+
+    /// True when --db is a URL (a store on an object store).
+    #[must_use]
+    pub fn is_remote(&self) -> bool {
+        scheme(&self.db).is_some()
+    }
+
+    /// Opens the store for writing with `options`, creating it when absent
+    /// ([`store::open`]; on an object store, continuing from its newest manifest).
+    ///
+    /// # Errors
+    /// As [`StoreArgs::location`] and [`store::open`]; on an object store also
+    /// object-store errors and `Fenced` when another writer took over.
+    pub fn open(&self, options: Options) -> Result<Memory> {
+        match self.location()? {
+            Location::Dir(dir) => store::open(&dir, options),
+            Location::Remote { remote, cache_dir } => {
+                store::open(&cache_dir, with_remote(options, remote))
+            }
+        }
+    }
+
+    /// Opens an existing store for writing, for maintenance (`update`, `forget`,
+    /// `compact`): [`store::open_existing`], or a store on an object store that holds a
+    /// manifest.
+    ///
+    /// # Errors
+    /// As [`StoreArgs::open`]; [`memforest_engine::Error::NoRemoteManifest`] for an object
+    /// store without a store.
+    pub fn open_existing(&self) -> Result<Memory> {
+        match self.location()? {
+            Location::Dir(dir) => store::open_existing(&dir),
+            Location::Remote { remote, cache_dir } => {
+                if memforest_engine::remote::manifest_numbers(&remote)?.is_empty() {
+                    return Err(memforest_engine::Error::NoRemoteManifest {
+                        location: remote.to_string(),
+                    }
+                    .into());
+                }
+                store::open(&cache_dir, with_remote(store::small_pools(), remote))
+            }
+        }
+    }
+
+    /// Closes `memory`, opened by one of these flags' opens. A writer on an object store
+    /// first flushes ([`memforest_engine::Db::flush`]), so what the command wrote is on
+    /// the object store, where replicas and other machines see it, and not only in the
+    /// WAL of --cache-dir.
+    ///
+    /// # Errors
+    /// The flush's errors (object-store errors, `Fenced`); [`Memory::close`]'s.
+    pub fn close(&self, memory: Memory) -> Result<()> {
+        if self.is_remote() && !memory.is_read_only() {
+            memory.db().flush()?;
+        }
+        Ok(memory.close()?)
+    }
+
+    /// Opens the store for reading only, with the default embedder.
+    ///
+    /// # Errors
+    /// As [`StoreArgs::open_read_only_with`].
+    pub fn open_read_only(&self) -> Result<Memory> {
+        self.open_read_only_with(&EmbedArgs::default())
+    }
+
+    /// Opens the store for reading only, with the embedder `embed` names: a directory
+    /// with [`store::open_read_only_with`] (no lock: works beside a writer); a store on an
+    /// object store as a read replica ([`Memory::open_replica`]) of what its writer has
+    /// published, caching segment files in --cache-dir (never the writer's).
+    ///
+    /// # Errors
+    /// As [`StoreArgs::location`]; the opens' errors.
+    pub fn open_read_only_with(&self, embed: &EmbedArgs) -> Result<Memory> {
+        match self.location()? {
+            Location::Dir(dir) => store::open_read_only_with(&dir, embed),
+            Location::Remote { remote, cache_dir } => {
+                let mut options = store::small_pools();
+                embed.apply(&mut options.memory)?;
+                Ok(open_replica(&cache_dir, with_remote(options, remote))?)
+            }
+        }
+    }
+}
+
+/// `options` with the engine's object-storage tier at `remote`; a writer collects the
+/// tier's garbage automatically with the engine's defaults (`RemoteGc::default`).
+fn with_remote(mut options: Options, remote: Arc<Remote>) -> Options {
+    options.engine.remote = Some(remote);
+    options.engine.remote_gc = Some(memforest_engine::remote_gc::RemoteGc::default());
+    options
+}
+
+/// [`Memory::open_replica`] in `dir`.
+fn open_replica(dir: &Path, options: Options) -> Result<Memory> {
+    Ok(Memory::open_replica(dir, options)?)
+}

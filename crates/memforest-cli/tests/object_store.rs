@@ -1,0 +1,115 @@
+//! `--db URL --cache-dir DIR`: the built `memforest` binary on a store kept on an object
+//! store (`file://`), written from one local directory and read from others.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a panic is a failed assertion"
+)]
+
+mod common;
+
+use common::{fails, ok};
+
+fn texts(out: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(out).unwrap();
+    v["hits"]
+        .as_array()
+        .or_else(|| v["memories"].as_array())
+        .unwrap()
+        .iter()
+        .map(|h| h["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_store_on_an_object_store_is_written_and_read_through_the_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let objects = tmp.path().join("objects");
+    std::fs::create_dir_all(&objects).unwrap();
+    let url = format!("file://{}", objects.display());
+    let cache = |name: &str| tmp.path().join(name).to_str().unwrap().to_owned();
+    let (writer, reader, other_writer) = (cache("writer"), cache("reader"), cache("writer2"));
+
+    let at = |dir: &str| ["--db", url.as_str(), "--cache-dir", dir].map(str::to_owned);
+    let run = |args: &[&str], dir: &str| {
+        let mut all: Vec<String> = args.iter().map(|s| (*s).to_owned()).collect();
+        all.extend(at(dir));
+        ok(&all.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    run(
+        &[
+            "add",
+            "--user",
+            "alice",
+            "--session",
+            "s1",
+            "--json",
+            "My cat is called Miso.",
+        ],
+        &writer,
+    );
+    // Another machine's directory reads it from the object store (a replica).
+    let hits = texts(&run(
+        &[
+            "search",
+            "--user",
+            "alice",
+            "--json",
+            "What is my cat called?",
+        ],
+        &reader,
+    ));
+    assert!(hits.iter().any(|t| t.contains("Miso")), "{hits:?}");
+    let listed = texts(&run(&["list", "--user", "alice", "--json"], &reader));
+    assert!(listed.iter().any(|t| t.contains("Miso")), "{listed:?}");
+    let stats = run(&["stats", "--json"], &reader);
+    assert!(stats.contains("alice"), "{stats}");
+
+    // A writer on a new directory continues the store; the reader's next open sees both.
+    run(
+        &[
+            "add",
+            "--user",
+            "alice",
+            "--session",
+            "s2",
+            "--json",
+            "I moved to Lisbon.",
+        ],
+        &other_writer,
+    );
+    let listed = texts(&run(&["list", "--user", "alice", "--json"], &reader));
+    assert!(
+        listed.iter().any(|t| t.contains("Lisbon")) && listed.iter().any(|t| t.contains("Miso")),
+        "{listed:?}"
+    );
+}
+
+#[test]
+fn object_store_flags_that_do_not_fit_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let url = format!("file://{dir}/objects");
+    let e = fails(&["list", "--user", "alice", "--db", &url]);
+    assert!(e.contains("needs --cache-dir"), "{e}");
+    let e = fails(&["list", "--user", "alice", "--db", dir, "--cache-dir", dir]);
+    assert!(
+        e.contains("--cache-dir is for a store on an object store"),
+        "{e}"
+    );
+    let e = fails(&[
+        "list",
+        "--user",
+        "alice",
+        "--db",
+        "memory://",
+        "--cache-dir",
+        dir,
+    ]);
+    assert!(e.contains("gone when the command exits"), "{e}");
+    // An object store without a store: nothing to read, nothing to maintain.
+    let e = fails(&["list", "--user", "alice", "--db", &url, "--cache-dir", dir]);
+    assert!(e.contains("holds no MemForest manifest"), "{e}");
+}
