@@ -31,6 +31,11 @@ pub struct StoreArgs {
     /// replica need their own.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// With a URL --db: at most this many MiB of segment files kept in --cache-dir, the
+    /// least recently read deleted first and fetched again when read
+    /// (`Options::remote_cache_bytes`). Default: a copy of every live file.
+    #[arg(long, value_name = "MIB")]
+    pub cache_max_mib: Option<u64>,
 }
 
 /// Where a store is.
@@ -70,9 +75,10 @@ impl StoreArgs {
     /// object store refuses (a scheme this build lacks: `s3://` needs the `s3` feature).
     pub fn location(&self) -> Result<Location> {
         let Some(scheme) = scheme(&self.db) else {
-            if self.cache_dir.is_some() {
+            if self.cache_dir.is_some() || self.cache_max_mib.is_some() {
                 return Err(CliError::Usage(
-                    "--cache-dir is for a store on an object store (--db URL)".into(),
+                    "--cache-dir and --cache-max-mib are for a store on an object store (--db URL)"
+                        .into(),
                 ));
             }
             return Ok(Location::Dir(PathBuf::from(&self.db)));
@@ -109,7 +115,7 @@ impl StoreArgs {
         match self.location()? {
             Location::Dir(dir) => store::open(&dir, options),
             Location::Remote { remote, cache_dir } => {
-                store::open(&cache_dir, with_remote(options, remote))
+                store::open(&cache_dir, self.with_remote(options, remote))
             }
         }
     }
@@ -131,7 +137,7 @@ impl StoreArgs {
                     }
                     .into());
                 }
-                store::open(&cache_dir, with_remote(store::small_pools(), remote))
+                store::open(&cache_dir, self.with_remote(store::small_pools(), remote))
             }
         }
     }
@@ -158,6 +164,16 @@ impl StoreArgs {
         self.open_read_only_with(&EmbedArgs::default())
     }
 
+    /// `options` with the engine's object-storage tier at `remote` and the
+    /// --cache-max-mib bound; a writer collects the tier's garbage automatically with the
+    /// engine's defaults (`RemoteGc::default`).
+    fn with_remote(&self, mut options: Options, remote: Arc<Remote>) -> Options {
+        options.engine.remote = Some(remote);
+        options.engine.remote_cache_bytes = self.cache_max_mib.map(|m| m.saturating_mul(1 << 20));
+        options.engine.remote_gc = Some(memforest_engine::remote_gc::RemoteGc::default());
+        options
+    }
+
     /// Opens the store for reading only, with the embedder `embed` names: a directory
     /// with [`store::open_read_only_with`] (no lock: works beside a writer); a store on an
     /// object store as a read replica ([`Memory::open_replica`]) of what its writer has
@@ -171,18 +187,10 @@ impl StoreArgs {
             Location::Remote { remote, cache_dir } => {
                 let mut options = store::small_pools();
                 embed.apply(&mut options.memory)?;
-                Ok(open_replica(&cache_dir, with_remote(options, remote))?)
+                Ok(open_replica(&cache_dir, self.with_remote(options, remote))?)
             }
         }
     }
-}
-
-/// `options` with the engine's object-storage tier at `remote`; a writer collects the
-/// tier's garbage automatically with the engine's defaults (`RemoteGc::default`).
-fn with_remote(mut options: Options, remote: Arc<Remote>) -> Options {
-    options.engine.remote = Some(remote);
-    options.engine.remote_gc = Some(memforest_engine::remote_gc::RemoteGc::default());
-    options
 }
 
 /// [`Memory::open_replica`] in `dir`.

@@ -66,6 +66,20 @@ fn a_store_on_an_object_store_is_written_and_read_through_the_cli() {
     assert!(listed.iter().any(|t| t.contains("Miso")), "{listed:?}");
     let stats = run(&["stats", "--json"], &reader);
     assert!(stats.contains("alice"), "{stats}");
+    // A replica whose cache keeps no file fetches what each read needs.
+    let hits = texts(&run(
+        &[
+            "search",
+            "--user",
+            "alice",
+            "--json",
+            "--cache-max-mib",
+            "0",
+            "What is my cat called?",
+        ],
+        &cache("bounded"),
+    ));
+    assert!(hits.iter().any(|t| t.contains("Miso")), "{hits:?}");
 
     // A writer on a new directory continues the store; the reader's next open sees both.
     run(
@@ -95,10 +109,17 @@ fn object_store_flags_that_do_not_fit_are_refused() {
     let e = fails(&["list", "--user", "alice", "--db", &url]);
     assert!(e.contains("needs --cache-dir"), "{e}");
     let e = fails(&["list", "--user", "alice", "--db", dir, "--cache-dir", dir]);
-    assert!(
-        e.contains("--cache-dir is for a store on an object store"),
-        "{e}"
-    );
+    assert!(e.contains("are for a store on an object store"), "{e}");
+    let e = fails(&[
+        "list",
+        "--user",
+        "alice",
+        "--db",
+        dir,
+        "--cache-max-mib",
+        "8",
+    ]);
+    assert!(e.contains("are for a store on an object store"), "{e}");
     let e = fails(&[
         "list",
         "--user",
