@@ -22,6 +22,16 @@ def letters(text):
     return v
 
 
+def send_json(handler, reply):
+    """Writes `reply` as a 200 JSON response."""
+    data = json.dumps(reply).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class Model(http.server.BaseHTTPRequestHandler):
     """`/v1/embeddings` and `/v1/chat/completions` answering as an OpenAI server would."""
 
@@ -39,12 +49,7 @@ class Model(http.server.BaseHTTPRequestHandler):
         else:
             self.send_error(404)
             return
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, reply)
 
     def log_message(self, *args):
         pass
@@ -172,12 +177,7 @@ class HeldModel(http.server.BaseHTTPRequestHandler):
         else:
             content = {"items": [item]}
         reply = {"choices": [{"message": {"role": "assistant", "content": json.dumps(content)}}]}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, reply)
 
     def log_message(self, *args):
         pass

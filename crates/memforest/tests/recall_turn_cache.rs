@@ -9,22 +9,7 @@ mod recall_common;
 
 use memforest::lifecycle::Forget;
 use memforest::recall::Query;
-use memforest::Memory;
-use memforest_engine::TenantId;
-use recall_common::{questions, ranking, store};
-
-fn latest(db: &Memory, t: &TenantId, q: &str) -> Vec<(u64, u32)> {
-    ranking(&db.query(t, &Query::new(q)).unwrap())
-}
-
-fn uncached(db: &Memory, t: &TenantId, q: &str) -> Vec<(u64, u32)> {
-    let snap = db.snapshot();
-    let query = Query {
-        snapshot: Some(snap.seqno()),
-        ..Query::new(q)
-    };
-    ranking(&db.query(t, &query).unwrap())
-}
+use recall_common::{latest, questions, store, uncached};
 
 #[test]
 fn cached_turns_rank_exactly_like_uncached_reads() {

@@ -8,7 +8,7 @@ use memforest::memory::model::{ModelError, Usage};
 use memforest::memory::session::{Role, Session, Turn};
 use memforest::memory::summarize::{Summarizer, SummaryOutput, SummaryRequest};
 use memforest::memory::MemoryOptions;
-use memforest::recall::QueryResult;
+use memforest::recall::{Query, QueryResult};
 use memforest::{Memory, Options};
 use memforest_engine::TenantId;
 use memforest_tree::TimeRange;
@@ -179,4 +179,19 @@ pub fn questions() -> Vec<String> {
 /// `(id, score bits)` of every returned fact, in order.
 pub fn ranking(r: &QueryResult) -> Vec<(u64, u32)> {
     r.facts.iter().map(|f| (f.id, f.score.to_bits())).collect()
+}
+
+/// The ranking of `q` over the latest state (through the read path's caches).
+pub fn latest(db: &Memory, t: &TenantId, q: &str) -> Vec<(u64, u32)> {
+    ranking(&db.query(t, &Query::new(q)).unwrap())
+}
+
+/// The ranking of `q` at a snapshot of the latest state, which bypasses every cache.
+pub fn uncached(db: &Memory, t: &TenantId, q: &str) -> Vec<(u64, u32)> {
+    let snap = db.snapshot();
+    let query = Query {
+        snapshot: Some(snap.seqno()),
+        ..Query::new(q)
+    };
+    ranking(&db.query(t, &query).unwrap())
 }
