@@ -95,15 +95,30 @@ pub enum Error {
         /// The number of the last manifest object this writer created.
         epoch: u64,
     },
-    /// The object store's newest manifest describes segment files this directory never
-    /// recorded: another writer moved the store on after this directory last published.
-    /// Open the URL from an empty directory to continue from the object store's state.
+    /// The object store's newest manifest is neither one this directory's writer created
+    /// last (see [`crate::remote_epoch`]) nor the state this directory holds: another
+    /// writer moved the store on after this directory last published (or the directory
+    /// belongs to another store). Publishing this directory's state would drop what the
+    /// other writer published, so the open refuses and changes nothing. Open the URL from
+    /// an empty directory to continue from the object store's state.
     #[error(
         "the object store's manifest {object} is ahead of this directory's manifest \
          (another writer took over); open it from an empty directory"
     )]
     StaleLocal {
         /// Full path of the newest manifest object.
+        object: String,
+    },
+    /// Segment object `object` exists with other bytes than this writer's segment file of
+    /// that id: another writer is uploading to the same location. The upload fails, and
+    /// with it the flush or compaction that made the file (nothing is recorded; the object
+    /// is left as it is).
+    #[error(
+        "segment object {object} exists with other contents: another writer is using \
+         this location"
+    )]
+    SegmentConflict {
+        /// Full path of the segment object.
         object: String,
     },
     /// A replica was opened on an object-store location that holds no manifest.

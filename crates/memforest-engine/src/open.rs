@@ -119,9 +119,14 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
             })
         }
     };
+    // Ids past every stored segment object: none of this writer's uploads meets one.
+    let free_file_id = match remote {
+        Some(r) => remote::free_file_id(r)?,
+        None => 0,
+    };
     if let Some(r) = remote {
         let theirs = newest.as_ref().map(|(n, s)| (*n, s));
-        let claimed = Publisher::claim(Arc::clone(r), fs, dir, manifest.state(), theirs)?;
+        let claimed = Publisher::claim(Arc::clone(r), storage, dir, manifest.state(), theirs)?;
         manifest.attach(claimed);
     }
     let current = manifest.id();
@@ -222,7 +227,8 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
     let next_file_id = mstate
         .next_file_id
         .max(orphans::max_file_id(&names) + 1)
-        .max(current + 1);
+        .max(current + 1)
+        .max(free_file_id);
     Ok(Recovered {
         manifest,
         wal,

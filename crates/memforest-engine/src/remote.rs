@@ -13,7 +13,17 @@
 //! same way. A create that finds the object there means another writer claimed the number
 //! first: the writer is fenced ([`Error::Fenced`]) and refuses every further change. Of two
 //! writers, at most one creates each number, so the sequence of manifest objects is one
-//! writer's history at a time.
+//! writer's history at a time. A writer claims only when `N` is its own last creation
+//! ([`crate::remote_epoch`]) or describes the segments its directory holds, so a claim
+//! never publishes over another writer's history.
+//!
+//! Segment objects are immutable: each is uploaded with a conditional create, and one that
+//! exists already is accepted only when it holds the same bytes (a retried upload);
+//! otherwise the upload fails with [`Error::SegmentConflict`]. A writer that another
+//! fenced, still flushing before it learns so, can therefore never replace a file that a
+//! manifest names. A claim also moves the writer's next file id past every segment object
+//! stored, so files left by a writer that stopped between upload and publication are never
+//! reused ids.
 
 use std::io::Write;
 use std::path::Path;
@@ -139,14 +149,24 @@ pub struct Uploader {
 }
 
 impl Uploader {
-    /// Uploads segment file `id` from `dir`.
+    /// Uploads segment file `id` from `dir` as a new object (see the module docs).
     ///
     /// # Errors
-    /// [`Error::Io`] reading it; [`Error::Remote`].
+    /// [`Error::Io`] reading it; [`Error::SegmentConflict`] when the object exists with
+    /// other bytes; [`Error::Remote`].
     pub fn upload(&self, storage: &dyn Storage, dir: &Path, id: u64) -> Result<()> {
         let path = dir.join(memforest_sst::file_name(id));
-        let bytes = storage.read(&path).map_err(Error::io("read", &path))?;
-        self.remote.put(&segment_name(id), Bytes::from(bytes))?;
+        let bytes = Bytes::from(storage.read(&path).map_err(Error::io("read", &path))?);
+        let name = segment_name(id);
+        match self.remote.create(&name, bytes.clone()) {
+            Ok(()) => {}
+            Err(memforest_object::Error::AlreadyExists { object }) => {
+                if self.remote.get(&name)? != bytes {
+                    return Err(Error::SegmentConflict { object });
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
         self.done.lock().insert(id);
         Ok(())
     }
@@ -168,33 +188,61 @@ impl Uploader {
 pub struct Publisher {
     remote: Arc<Remote>,
     uploader: Uploader,
+    /// The directory whose [`crate::remote_epoch`] record follows `epoch`.
+    storage: Arc<dyn Storage>,
+    dir: std::path::PathBuf,
     /// The number of the last manifest object this writer created.
     epoch: u64,
+    /// The number the directory's record holds.
+    recorded: Option<u64>,
     /// What that object describes.
     published: ManifestState,
     /// Set once a create found its number taken.
     fenced: Option<String>,
 }
 
+/// The next file id a writer may use without meeting a segment object already stored:
+/// one past the largest stored id (1 for none).
+///
+/// # Errors
+/// [`Error::Remote`] when the listing fails.
+pub fn free_file_id(remote: &Remote) -> Result<u64> {
+    Ok(remote
+        .list(SST_DIR)?
+        .iter()
+        .filter_map(|l| crate::orphans::segment_id(&l.name))
+        .max()
+        .map_or(1, |id| id + 1))
+}
+
+/// Whether `theirs` describes exactly the segments and flushed seqno of `ours`: publishing
+/// `ours` over it then drops nothing.
+fn holds_same(ours: &ManifestState, theirs: &ManifestState) -> bool {
+    ours.segments == theirs.segments && ours.flushed_seqno == theirs.flushed_seqno
+}
+
 impl Publisher {
-    /// Claims the next manifest number for a writer whose state is `state` (see the module
-    /// doc), publishing `state` after uploading the live segment files of `dir` the store
-    /// lacks (a store that had no object store before, or a new, empty location).
+    /// Claims the next manifest number for a writer whose directory `dir` holds `state`
+    /// (see the module doc), publishing `state` after uploading the live segment files the
+    /// newest manifest object does not name (those of a store that had no object store
+    /// before, or of appends whose publication failed). The writer then allocates file ids
+    /// from at least [`free_file_id`].
     ///
     /// # Errors
-    /// [`Error::Fenced`] when another writer claimed that number first;
-    /// [`Error::StaleLocal`] when the newest manifest object is ahead of `state`;
-    /// [`Error::Remote`]; [`Error::Io`] reading a segment file.
+    /// [`Error::StaleLocal`] when the newest manifest object is neither this directory's
+    /// last creation nor a description of `state`'s segments; [`Error::Fenced`] when
+    /// another writer claimed the number first; [`Error::SegmentConflict`];
+    /// [`Error::Remote`]; [`Error::Io`] reading a segment file or the record.
     pub fn claim(
         remote: Arc<Remote>,
-        storage: &dyn Storage,
+        storage: &Arc<dyn Storage>,
         dir: &Path,
         state: &ManifestState,
         newest: Option<(u64, &ManifestState)>,
     ) -> Result<Self> {
-        let newest_n = newest.map_or(0, |(n, _)| n);
+        let recorded = crate::remote_epoch::read(&**storage, dir)?;
         if let Some((n, theirs)) = newest {
-            if theirs.next_file_id > state.next_file_id {
+            if recorded != Some(n) && !holds_same(state, theirs) {
                 return Err(Error::StaleLocal {
                     object: format!("{remote}/{}", manifest_name(n)),
                 });
@@ -204,18 +252,22 @@ impl Publisher {
             remote: Arc::clone(&remote),
             done: Arc::default(),
         };
-        let stored: std::collections::BTreeSet<String> =
-            remote.list(SST_DIR)?.into_iter().map(|l| l.name).collect();
+        let named = |id: u64| {
+            newest.is_some_and(|(_, theirs)| theirs.segments.iter().any(|(_, s)| s.id == id))
+        };
         for (_, seg) in &state.segments {
-            if !stored.contains(&memforest_sst::file_name(seg.id)) {
-                uploader.upload(storage, dir, seg.id)?;
+            if !named(seg.id) {
+                uploader.upload(&**storage, dir, seg.id)?;
             }
         }
         uploader.done.lock().clear();
         let mut p = Self {
             remote,
             uploader,
-            epoch: newest_n,
+            storage: Arc::clone(storage),
+            dir: dir.to_path_buf(),
+            epoch: newest.map_or(0, |(n, _)| n),
+            recorded,
             published: ManifestState::default(),
             fenced: None,
         };
@@ -230,7 +282,7 @@ impl Publisher {
             Ok(()) => {
                 self.epoch = n;
                 self.published = remote_view(state);
-                Ok(())
+                self.record()
             }
             Err(memforest_object::Error::AlreadyExists { object }) => {
                 self.fenced = Some(object);
@@ -238,6 +290,15 @@ impl Publisher {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Brings the directory's record up to the last created number.
+    fn record(&mut self) -> Result<()> {
+        if self.recorded != Some(self.epoch) {
+            crate::remote_epoch::write(&*self.storage, &self.dir, self.epoch)?;
+            self.recorded = Some(self.epoch);
+        }
+        Ok(())
     }
 
     fn fenced_error(&self) -> Error {
@@ -284,15 +345,15 @@ impl Publisher {
     }
 
     /// Publishes `state` as the next manifest object when what a manifest object carries
-    /// changed since the last one.
+    /// changed since the last one, then records its number in the directory.
     ///
     /// # Errors
-    /// [`Error::Fenced`] (and every later call fails so); [`Error::Remote`] (the next call
-    /// tries again).
+    /// [`Error::Fenced`] (and every later call fails so); [`Error::Remote`] or
+    /// [`Error::Io`] writing the record (the next call tries again).
     pub fn publish(&mut self, state: &ManifestState) -> Result<()> {
         self.check()?;
         if remote_view(state) == self.published {
-            return Ok(());
+            return self.record();
         }
         self.create(state)
     }
@@ -392,4 +453,42 @@ pub fn collect_garbage(
         report.manifests.push(n);
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use memforest_object::object_store::memory::InMemory;
+
+    use super::*;
+
+    /// An uploader of segment file `id` holding `bytes`, in a directory of its own.
+    fn upload(remote: &Arc<Remote>, id: u64, bytes: &[u8]) -> Result<()> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(memforest_sst::file_name(id)), bytes).unwrap();
+        let uploader = Uploader {
+            remote: Arc::clone(remote),
+            done: Arc::default(),
+        };
+        uploader.upload(&*memforest_io::default_storage(), dir.path(), id)
+    }
+
+    #[test]
+    fn a_segment_object_is_never_replaced() {
+        let remote = Arc::new(Remote::new(Arc::new(InMemory::new()), "db").unwrap());
+        upload(&remote, 7, b"the first writer's file").unwrap();
+        upload(&remote, 7, b"the first writer's file").unwrap();
+        match upload(&remote, 7, b"another writer's file") {
+            Err(Error::SegmentConflict { object }) => {
+                assert!(object.ends_with(&segment_name(7)), "{object}");
+            }
+            other => panic!("expected SegmentConflict, got {other:?}"),
+        }
+        assert_eq!(
+            &remote.get(&segment_name(7)).unwrap()[..],
+            b"the first writer's file"
+        );
+        assert_eq!(free_file_id(&remote).unwrap(), 8);
+    }
 }

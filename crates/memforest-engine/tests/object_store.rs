@@ -257,6 +257,175 @@ fn a_directory_behind_the_object_store_refuses_to_open() {
     }
 }
 
+/// A directory whose local manifest went ahead of its own last publication (here: written
+/// to as a plain local store) publishes what it holds at its next open: the newest
+/// manifest object is the one it created.
+#[test]
+fn a_directory_ahead_of_its_own_publication_publishes_at_open() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    put_range(&db, 0..100);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let local = Options {
+        remote: None,
+        ..store.options()
+    };
+    let db = Db::open(dir.path(), local).unwrap();
+    put_range(&db, 100..300);
+    db.flush().unwrap();
+    db.close().unwrap();
+    open(dir.path(), &store).close().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..300);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+/// A fenced writer's directory that went on allocating file ids (here: written to as a
+/// plain local store) is ahead of the newest manifest in ids but not in content: it must
+/// not publish over the other writer's history, nor name the other writer's objects.
+#[test]
+fn a_fenced_directory_ahead_in_file_ids_refuses_to_open_and_changes_nothing() {
+    let store = Store::new();
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open(a_dir.path(), &store);
+    put_range(&a, 0..100);
+    a.flush().unwrap();
+    a.close().unwrap();
+    let b = open(b_dir.path(), &store);
+    put_range(&b, 100..200);
+    b.flush().unwrap();
+    b.close().unwrap();
+    let local = Options {
+        remote: None,
+        ..store.options()
+    };
+    let a = Db::open(a_dir.path(), local).unwrap();
+    for round in 0..8 {
+        put_range(&a, 1000 + round * 50..1050 + round * 50);
+        a.flush().unwrap();
+    }
+    a.close().unwrap();
+
+    let remote = store.remote();
+    let before = manifest_numbers(&remote).unwrap();
+    match Db::open(a_dir.path(), store.options()) {
+        Err(Error::StaleLocal { object }) => {
+            assert!(object.ends_with(&remote::manifest_name(*before.last().unwrap())));
+        }
+        other => panic!("expected StaleLocal, got {other:?}"),
+    }
+    assert_eq!(
+        manifest_numbers(&remote).unwrap(),
+        before,
+        "nothing published"
+    );
+    let c_dir = tempfile::tempdir().unwrap();
+    let c = open(c_dir.path(), &store);
+    assert_range(&c, 0..200);
+    assert_eq!(c.get(&tenant(), T, b"k01000").unwrap(), None);
+    c.close().unwrap();
+    assert_manifests_complete(&remote);
+}
+
+/// A writer that stopped between uploading a file and publishing it leaves an object no
+/// manifest names. The next writer allocates ids past it and never touches it.
+#[test]
+fn an_object_left_by_a_stopped_writer_is_never_reused_or_replaced() {
+    let store = Store::new();
+    write_elsewhere(&store, 0..100);
+    let remote = store.remote();
+    let newest = manifest_numbers(&remote).unwrap();
+    let next = read_manifest(&remote, *newest.last().unwrap())
+        .unwrap()
+        .next_file_id;
+    let left: Vec<u64> = (next..next + 4).collect();
+    for &id in &left {
+        remote
+            .put(
+                &remote::segment_name(id),
+                b"a stopped writer's upload"[..].into(),
+            )
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    for round in 0..3 {
+        put_range(&db, 100 + round * 100..200 + round * 100);
+        db.flush().unwrap();
+    }
+    db.close().unwrap();
+    for &id in &left {
+        assert_eq!(
+            &remote.get(&remote::segment_name(id)).unwrap()[..],
+            b"a stopped writer's upload"
+        );
+    }
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..400);
+    db.close().unwrap();
+    assert_manifests_complete(&remote);
+}
+
+/// Two writers opening one location at once, each writing and flushing: whichever keeps
+/// its epoch has every write it acknowledged published; the other fails with an error
+/// (fenced, or its upload conflicts) and nothing of the winner's is replaced.
+#[test]
+fn two_writers_starting_at_once_lose_nothing_the_winner_acknowledged() {
+    for _ in 0..12 {
+        let store = Store::new();
+        let barrier = std::sync::Barrier::new(2);
+        let outcomes: Vec<(u32, bool)> = std::thread::scope(|scope| {
+            let runs: Vec<_> = [0u32, 10_000]
+                .into_iter()
+                .map(|base| {
+                    let (store, barrier) = (&store, &barrier);
+                    scope.spawn(move || {
+                        let dir = tempfile::tempdir().unwrap();
+                        barrier.wait();
+                        let Ok(db) = Db::open(dir.path(), store.options()) else {
+                            return (base, false);
+                        };
+                        let mut ok = true;
+                        for round in 0..4 {
+                            let range = base + round * 100..base + round * 100 + 100;
+                            ok &= range.clone().all(|i| {
+                                db.put(
+                                    &tenant(),
+                                    T,
+                                    format!("k{i:05}").as_bytes(),
+                                    format!("v{i}").as_bytes(),
+                                    Durability::Buffered,
+                                )
+                                .is_ok()
+                            });
+                            ok &= db.flush().is_ok();
+                        }
+                        ok &= db.close().is_ok();
+                        (base, ok)
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let winners: Vec<u32> = outcomes.iter().filter(|o| o.1).map(|o| o.0).collect();
+        assert!(winners.len() <= 1, "both writers succeeded: {outcomes:?}");
+        let dir = tempfile::tempdir().unwrap();
+        let Ok(db) = Db::open(dir.path(), store.options()) else {
+            panic!("the location does not open after {outcomes:?}");
+        };
+        for base in winners {
+            assert_range(&db, base..base + 400);
+        }
+        db.close().unwrap();
+        assert_manifests_complete(&store.remote());
+    }
+}
+
 #[test]
 fn a_failed_upload_records_nothing_and_a_reopen_flushes_again() {
     let store = Store::new();
