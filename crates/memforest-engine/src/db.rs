@@ -538,8 +538,13 @@ impl Db {
 }
 
 impl Drop for Db {
+    /// Stops the background threads, then trims a bounded segment cache to its bound: the
+    /// copies that reads held while the store was open may go now.
     fn drop(&mut self) {
         background::shutdown(&self.core, std::mem::take(&mut self.threads));
+        if let Some(cache) = &self.core.cache {
+            cache.shrink();
+        }
     }
 }
 

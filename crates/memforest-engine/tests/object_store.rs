@@ -1061,6 +1061,19 @@ fn a_replica_with_a_bounded_cache_serves_and_follows() {
     assert!(local_segment_bytes(dir.path()) <= bound + largest);
 }
 
+/// Copies that reads held while the store was open are trimmed to the bound when it
+/// closes: a replica with a bound of 0 leaves no segment file behind.
+#[test]
+fn a_closed_store_leaves_its_cache_within_the_bound() {
+    let store = Store::new();
+    write_small_files(&store, 0..1000);
+    let dir = tempfile::tempdir().unwrap();
+    let replica = Db::open_replica(dir.path(), cached(&store, 0)).unwrap();
+    assert_range(&replica, 0..1000);
+    drop(replica);
+    assert_eq!(local_segment_bytes(dir.path()), 0);
+}
+
 /// Repair of a store whose cache evicted files adopts them from the object store instead
 /// of rebuilding a manifest without them.
 #[test]
