@@ -30,20 +30,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "bench"))
 
-from add_search import CITIES, COLORS, THINGS, exchange, percentile  # noqa: E402
+from add_search import exchange, fill, percentile, question  # noqa: E402
 
 
 def workload(add, search, stored, args):
     """Fills to `args.facts` memories (`stored()` counts them), then times one-exchange
     adds and searches; latencies in ms."""
     rng = random.Random(7)
-    i = 0
-    while stored() < args.facts:
-        batch = []
-        for _ in range(50):
-            batch += exchange(rng, i)
-            i += 1
-        add(batch)
+    i = fill(lambda batch, _: add(batch), stored, args.facts, rng)
     adds, searches = [], []
     for _ in range(args.adds):
         msgs = exchange(rng, i)
@@ -52,7 +46,7 @@ def workload(add, search, stored, args):
         add(msgs)
         adds.append((time.perf_counter() - t) * 1000)
     for _ in range(args.searches):
-        q = f"Which {rng.choice(COLORS)} {rng.choice(THINGS)} did Alice buy in {rng.choice(CITIES)}?"
+        q = question(rng)
         t = time.perf_counter()
         search(q)
         searches.append((time.perf_counter() - t) * 1000)

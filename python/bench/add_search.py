@@ -33,6 +33,25 @@ def exchange(rng, i):
             {"role": "assistant", "content": f"Noted receipt r{i}, {rng.choice(PEOPLE)}!"}]
 
 
+def fill(add, stored, target, rng):
+    """Adds batches of 50 exchanges until `stored()` counts `target` memories; `add` gets
+    each batch and the index of the next exchange, which is returned at the end."""
+    i = 0
+    while stored() < target:
+        batch = []
+        for _ in range(50):
+            batch += exchange(rng, i)
+            i += 1
+        add(batch, i)
+    return i
+
+
+def question(rng):
+    """A question about one of the exchanges' purchases."""
+    return (f"Which {rng.choice(COLORS)} {rng.choice(THINGS)} did Alice buy in "
+            f"{rng.choice(CITIES)}?")
+
+
 def percentile(samples, q):
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -58,13 +77,8 @@ def main():
     path = args.dir or os.path.join(tempfile.mkdtemp(prefix="memforest-bench-"), "store")
     with memforest.Memory(path) as m:
         started = time.perf_counter()
-        i = 0
-        while m.stats("alice")["memories"] < args.facts:
-            batch = []
-            for _ in range(50):
-                batch += exchange(rng, i)
-                i += 1
-            m.add(batch, user_id="alice", session_id=f"fill{i // 5000}")
+        i = fill(lambda batch, i: m.add(batch, user_id="alice", session_id=f"fill{i // 5000}"),
+                 lambda: m.stats("alice")["memories"], args.facts, rng)
         m.flush()
         fill_s = time.perf_counter() - started
         stats = m.stats("alice")
@@ -81,8 +95,7 @@ def main():
         report("add (one exchange)", adds)
 
         def search():
-            q = (f"Which {rng.choice(COLORS)} {rng.choice(THINGS)} did Alice buy in "
-                 f"{rng.choice(CITIES)}?")
+            q = question(rng)
             t = time.perf_counter_ns()
             m.search(q, user_id="alice", limit=10)
             return time.perf_counter_ns() - t
