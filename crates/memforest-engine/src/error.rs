@@ -97,8 +97,7 @@ pub enum Error {
     },
     /// The object store's newest manifest is neither one this directory's writer created
     /// last (see [`crate::remote_epoch`]) nor the state this directory holds: another
-    /// writer moved the store on after this directory last published (or the directory
-    /// belongs to another store). Publishing this directory's state would drop what the
+    /// writer moved the store on after this directory last published. Publishing this directory's state would drop what the
     /// other writer published, so the open refuses and changes nothing. Open the URL from
     /// an empty directory to continue from the object store's state.
     #[error(
