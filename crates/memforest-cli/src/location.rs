@@ -65,6 +65,43 @@ fn scheme(db: &str) -> Option<&str> {
     url_like.then_some(scheme)
 }
 
+/// `path` made absolute with `.` and `..` resolved by their names (symbolic links are
+/// not followed: the directories need not exist yet).
+fn lexical_absolute(path: &Path) -> std::io::Result<PathBuf> {
+    let mut out = PathBuf::new();
+    for part in std::path::absolute(path)?.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Ok(out)
+}
+
+/// Refuses a --cache-dir inside a `file://` location (or holding it): the cache deletes
+/// its copies of segment files, and the location's objects are not copies.
+///
+/// # Errors
+/// [`CliError::Usage`] naming both; [`CliError::Io`] when the current directory is gone.
+fn refuse_cache_inside(db: &str, cache_dir: &Path) -> Result<()> {
+    let Some(root) = db.strip_prefix("file://") else {
+        return Ok(());
+    };
+    let absolute = |p: &Path| lexical_absolute(p).map_err(CliError::io("resolve", p));
+    let (root, cache) = (absolute(Path::new(root))?, absolute(cache_dir)?);
+    if cache.starts_with(&root) || root.starts_with(&cache) {
+        return Err(CliError::Usage(format!(
+            "--cache-dir {} and --db {db} overlap: the cache directory must be outside the \
+             store's location (and not hold it)",
+            cache_dir.display()
+        )));
+    }
+    Ok(())
+}
+
 impl StoreArgs {
     /// Where these flags put the store. A URL's object store is opened (nothing is read
     /// yet) with the `AWS_*` environment variables as its settings.
@@ -94,6 +131,7 @@ impl StoreArgs {
                 self.db
             ))
         })?;
+        refuse_cache_inside(&self.db, &cache_dir)?;
         let env = std::env::vars().filter(|(k, _)| k.starts_with(ENV_PREFIX));
         let remote = Arc::new(Remote::open(&self.db, env)?);
         Ok(Location::Remote { remote, cache_dir })
@@ -169,7 +207,7 @@ impl StoreArgs {
     /// engine's defaults (`RemoteGc::default`).
     fn with_remote(&self, mut options: Options, remote: Arc<Remote>) -> Options {
         options.engine.remote = Some(remote);
-        options.engine.remote_cache_bytes = self.cache_max_mib.map(|m| m.saturating_mul(1 << 20));
+        options.engine.remote_cache_bytes = self.cache_bytes();
         options.engine.remote_gc = Some(memforest_engine::remote_gc::RemoteGc::default());
         options
     }
@@ -190,6 +228,38 @@ impl StoreArgs {
                 Ok(open_replica(&cache_dir, self.with_remote(options, remote))?)
             }
         }
+    }
+}
+
+impl StoreArgs {
+    /// The local directory: the store directory, or --cache-dir for a URL.
+    ///
+    /// # Errors
+    /// As [`StoreArgs::location`].
+    pub fn local_dir(&self) -> Result<PathBuf> {
+        Ok(match self.location()? {
+            Location::Dir(dir) => dir,
+            Location::Remote { cache_dir, .. } => cache_dir,
+        })
+    }
+
+    /// The engine options for maintenance on the store itself (`repair`): the defaults,
+    /// with the object store and the --cache-max-mib bound for a URL.
+    ///
+    /// # Errors
+    /// As [`StoreArgs::location`].
+    pub fn engine_options(&self) -> Result<memforest_engine::Options> {
+        let mut options = memforest_engine::Options::default();
+        if let Location::Remote { remote, .. } = self.location()? {
+            options.remote = Some(remote);
+            options.remote_cache_bytes = self.cache_bytes();
+        }
+        Ok(options)
+    }
+
+    /// The --cache-max-mib bound in bytes.
+    fn cache_bytes(&self) -> Option<u64> {
+        self.cache_max_mib.map(|m| m.saturating_mul(1 << 20))
     }
 }
 

@@ -325,9 +325,8 @@ enum Command {
     /// Check every checksum of every file and every tree's invariants (read-only: runs
     /// beside a writer; exits non-zero when anything is damaged).
     Verify {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -336,9 +335,8 @@ enum Command {
     /// quarantined files that read whole (for a lost CURRENT or manifest, quarantined
     /// files, missing WAL segments; see docs/durability.md).
     Repair {
-        /// Store directory.
-        #[arg(long)]
-        db: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -797,21 +795,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             handle.close()?;
             print(json, &s, stats::render)
         }
-        Command::Verify { db, json } => {
-            let r = verify::run(&db)?;
+        Command::Verify { store, json } => {
+            let r = verify::run(&store)?;
             print(json, &r, verify::render)?;
             if !r.store.is_clean() {
                 anyhow::bail!(
                     "{} is damaged: {} quarantined segment files, {} lost WAL segments",
-                    db.display(),
+                    store.db,
                     r.store.quarantined.len(),
                     r.store.wal_missing.len()
                 );
             }
             Ok(())
         }
-        Command::Repair { db, json } => {
-            let r = memforest_engine::Db::repair(&db, memforest_engine::Options::default())?;
+        Command::Repair { store, json } => {
+            let r = memforest_engine::Db::repair(store.local_dir()?, store.engine_options()?)?;
             print(json, &r, repair_text)
         }
         Command::Forget {

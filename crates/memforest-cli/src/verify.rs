@@ -13,7 +13,7 @@ use memforest_sst::SstError;
 use memforest_wal::WalError;
 
 use crate::error::{CliError, Result};
-use crate::store;
+use crate::location::StoreArgs;
 
 fn damage(dir: &Path, e: memforest_engine::Error) -> CliError {
     match e {
@@ -48,20 +48,22 @@ fn damage(dir: &Path, e: memforest_engine::Error) -> CliError {
     }
 }
 
-/// Checks the store in `dir` through a read-only handle: nothing is written, so it runs
-/// beside a writer and never changes what it checks. Damage that does not stop the store
+/// Checks the store `store` names through a read-only handle (on an object store, a
+/// replica in --cache-dir, which fetches what it checks): nothing is written to the store,
+/// so it runs beside a writer and never changes what it checks. Damage that does not stop the store
 /// from opening (quarantined segment files, WAL loss accepted by salvage) is in the report
 /// ([`memforest_engine::VerifyReport::is_clean`]); [`render`] and the exit code of `memforest verify` say so.
 ///
 /// # Errors
 /// [`CliError::Damage`] naming the file and byte offset of the first damage that stops
 /// the store from opening or fails a check; the engine's errors (not a store).
-pub fn run(dir: &Path) -> Result<MemoryVerifyReport> {
+pub fn run(store: &StoreArgs) -> Result<MemoryVerifyReport> {
+    let dir = &store.local_dir()?;
     let located = |e: CliError| match e {
         CliError::Engine(e) | CliError::Memory(MemoryError::Engine(e)) => damage(dir, e),
         other => other,
     };
-    let db = store::open_read_only(dir).map_err(located)?;
+    let db = store.open_read_only().map_err(located)?;
     let report = db.verify().map_err(|e| located(e.into()))?;
     db.close()?;
     Ok(report)

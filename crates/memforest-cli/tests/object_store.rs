@@ -130,7 +130,90 @@ fn object_store_flags_that_do_not_fit_are_refused() {
         dir,
     ]);
     assert!(e.contains("gone when the command exits"), "{e}");
+    // A cache inside the location (or holding it) would delete the location's files.
+    for cache in [
+        format!("{dir}/objects/cache"),
+        format!("{dir}/objects/./"),
+        dir.to_owned(),
+    ] {
+        let e = fails(&[
+            "list",
+            "--user",
+            "alice",
+            "--db",
+            &url,
+            "--cache-dir",
+            &cache,
+        ]);
+        assert!(e.contains("overlap"), "{cache}: {e}");
+    }
     // An object store without a store: nothing to read, nothing to maintain.
-    let e = fails(&["list", "--user", "alice", "--db", &url, "--cache-dir", dir]);
+    let cache = format!("{dir}/cache");
+    let e = fails(&[
+        "list",
+        "--user",
+        "alice",
+        "--db",
+        &url,
+        "--cache-dir",
+        &cache,
+    ]);
     assert!(e.contains("holds no MemForest manifest"), "{e}");
+}
+
+/// The directory of a writer with a bounded cache holds only part of the store: `repair`
+/// on it alone is refused, `repair` and `verify` with the location work, and nothing the
+/// writer added is lost.
+#[test]
+fn repair_and_verify_take_the_location() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/objects", tmp.path().display());
+    let dir = |name: &str| tmp.path().join(name).to_str().unwrap().to_owned();
+    let writer = dir("writer");
+    for (session, text) in [
+        ("s1", "My cat is called Miso."),
+        ("s2", "I moved to Lisbon."),
+    ] {
+        ok(&[
+            "add",
+            "--user",
+            "alice",
+            "--session",
+            session,
+            "--db",
+            &url,
+            "--cache-dir",
+            &writer,
+            "--cache-max-mib",
+            "0",
+            text,
+        ]);
+    }
+    let e = fails(&["repair", "--db", &writer]);
+    assert!(e.contains("belongs to a store on an object store"), "{e}");
+    ok(&[
+        "repair",
+        "--db",
+        &url,
+        "--cache-dir",
+        &writer,
+        "--cache-max-mib",
+        "0",
+    ]);
+    let verified = ok(&["verify", "--db", &url, "--cache-dir", &dir("verifier")]);
+    assert!(verified.starts_with("clean"), "{verified}");
+    let listed = texts(&ok(&[
+        "list",
+        "--user",
+        "alice",
+        "--json",
+        "--db",
+        &url,
+        "--cache-dir",
+        &dir("reader"),
+    ]));
+    assert!(
+        listed.iter().any(|t| t.contains("Miso")) && listed.iter().any(|t| t.contains("Lisbon")),
+        "{listed:?}"
+    );
 }

@@ -38,8 +38,8 @@ pub struct Db {
     report: OpenReport,
     /// `None` for a read-only handle.
     _lock: Option<DirLock>,
-    /// A replica's object store and the number of the manifest object it serves.
-    replica: Option<(Arc<memforest_object::Remote>, Mutex<u64>)>,
+    /// A replica's object store and what it serves.
+    replica: Option<replica::Following>,
     /// A writer's automatic object-store garbage collection ([`Options::remote_gc`]).
     remote_gc: Option<crate::remote_gc::Collector>,
 }
@@ -61,7 +61,10 @@ impl Db {
     /// [`Error::Corrupt`] naming `CURRENT`, the manifest or a missing or short WAL segment
     /// and the offset; [`Error::Sst`] naming a corrupt or missing segment file;
     /// [`Error::Wal`] for WAL damage the recovery mode refuses; [`Error::Io`];
-    /// [`Error::InvalidArgument`] for bad options.
+    /// [`Error::InvalidArgument`] for bad options; [`Error::NeedsLocation`] without
+    /// `options.remote` for the directory of a store on an object store; with it,
+    /// [`Error::ForeignDirectory`], [`Error::StaleLocal`], [`Error::Fenced`] and
+    /// [`Error::Remote`] (see [`crate::remote`]).
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
         options.validate()?;
         let dir = dir.as_ref().to_path_buf();
@@ -130,6 +133,8 @@ impl Db {
     /// # Errors
     /// [`Error::InvalidArgument`] without `options.remote` or for a writer's directory
     /// (one holding a WAL); [`Error::NoRemoteManifest`]; [`Error::Remote`];
+    /// [`Error::ForeignDirectory`] for a directory that cached another store (the
+    /// location emptied and written again since, or another location);
     /// [`Error::Locked`]; as [`Db::open_read_only`].
     pub fn open_replica(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
         options.validate()?;
@@ -144,11 +149,16 @@ impl Db {
             .map_err(Error::io("create dir", &dir))?;
         let lock = DirLock::acquire(&dir)?;
         let (n, state) = replica::newest(&remote)?;
+        let store = crate::remote_binding::bind_replica(&*options.storage, &dir, &remote)?;
         replica::install(&options.storage, &dir, &state)?;
         let recovered = open::recover(&dir, &options, Access::ReadOnly)?;
         let mut db = Self::assemble(dir, options, recovered, Some(lock), true)?;
         db.core.advance_visible(state.flushed_seqno);
-        db.replica = Some((remote, Mutex::new(n)));
+        db.replica = Some(replica::Following {
+            remote,
+            store,
+            serving: Mutex::new(n),
+        });
         Ok(db)
     }
 
@@ -160,12 +170,19 @@ impl Db {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a handle that is not a replica; [`Error::Remote`]
-    /// (the replica keeps serving the manifest it had).
+    /// (the replica keeps serving the manifest it had); [`Error::ForeignDirectory`] once
+    /// the location was emptied and written again (the replica keeps serving what it had;
+    /// open the location with an empty directory to follow the new store).
     pub fn refresh(&self) -> Result<bool> {
-        let Some((remote, serving)) = &self.replica else {
+        let Some(following) = &self.replica else {
             return Err(Error::InvalidArgument("refresh is for replicas"));
         };
-        let mut serving = serving.lock();
+        let remote = &following.remote;
+        let mut serving = following.serving.lock();
+        if let Some(store) = &following.store {
+            let now = crate::remote_binding::store_id(remote)?;
+            crate::remote_binding::check(remote, &self.core.dir, Some(store), now.as_deref())?;
+        }
         let (n, state) = replica::newest(remote)?;
         if n <= *serving {
             return Ok(false);

@@ -96,7 +96,7 @@ pub enum Error {
         epoch: u64,
     },
     /// The object store's newest manifest is neither one this directory's writer created
-    /// last (see [`crate::remote_epoch`]) nor the state this directory holds: another
+    /// last (see [`crate::remote_binding`]) nor the state this directory holds: another
     /// writer moved the store on after this directory last published. Publishing this directory's state would drop what the
     /// other writer published, so the open refuses and changes nothing. Open the URL from
     /// an empty directory to continue from the object store's state.
@@ -107,6 +107,36 @@ pub enum Error {
     StaleLocal {
         /// Full path of the newest manifest object.
         object: String,
+    },
+    /// Directory `dir` belongs to another store than the one at `location` now: the
+    /// location was emptied and written again, or the directory was opened on another
+    /// location ([`crate::remote_binding`]). Its cached files and its state are that
+    /// other store's, so the open (or refresh) refuses and changes nothing: open the
+    /// location with an empty directory.
+    #[error(
+        "directory {} belongs to another store than {location} holds now (the location \
+         was emptied and written again, or the directory was used with another location); \
+         open it with an empty directory",
+        dir.display()
+    )]
+    ForeignDirectory {
+        /// The directory.
+        dir: PathBuf,
+        /// The object-store location.
+        location: String,
+    },
+    /// Directory `dir` is the local directory of a store on an object store
+    /// ([`crate::remote_binding`]): a read-write open or a repair needs its location
+    /// (`Options::remote`), since the directory may hold only some of the store's files
+    /// and what was made of it would be published at the next open on the location.
+    #[error(
+        "directory {} belongs to a store on an object store: open or repair it with its \
+         location (Options::remote; the CLI's --db URL --cache-dir DIR)",
+        dir.display()
+    )]
+    NeedsLocation {
+        /// The directory.
+        dir: PathBuf,
     },
     /// Segment object `object` exists with other bytes than this writer's segment file of
     /// that id: another writer is uploading to the same location. The upload fails, and

@@ -42,7 +42,7 @@ mod options;
 pub mod orphans;
 pub mod range_del;
 pub mod remote;
-pub mod remote_epoch;
+pub mod remote_binding;
 pub mod remote_gc;
 mod repair;
 mod replica;

@@ -601,15 +601,23 @@ pub fn parse_current(data: &[u8]) -> Result<u64, (u64, &'static str)> {
 /// # Errors
 /// [`Error::Io`] on any failure.
 pub fn set_current(storage: &dyn Storage, dir: &Path, id: u64) -> Result<()> {
-    let tmp = dir.join("CURRENT.tmp");
-    let path = dir.join(CURRENT);
+    replace_file(storage, dir, CURRENT, current_contents(id).as_bytes())
+}
+
+/// Replaces file `name` in `dir` with `bytes` atomically: written to `<name>.tmp`,
+/// fsynced, renamed over `name`, and the directory fsynced. A crash leaves the old file or
+/// the new one, never a mix.
+///
+/// # Errors
+/// [`Error::Io`] naming the temporary file; the old file then stands.
+pub fn replace_file(storage: &dyn Storage, dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
     let mut f = storage.create(&tmp).map_err(Error::io("create", &tmp))?;
-    f.write_all(current_contents(id).as_bytes())
-        .map_err(Error::io("write", &tmp))?;
+    f.write_all(bytes).map_err(Error::io("write", &tmp))?;
     f.sync_all().map_err(Error::io("fsync", &tmp))?;
     drop(f);
     storage
-        .rename(&tmp, &path)
+        .rename(&tmp, &dir.join(name))
         .map_err(Error::io("rename", &tmp))?;
     sync_dir(storage, dir)
 }

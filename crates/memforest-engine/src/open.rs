@@ -105,6 +105,10 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         .filter(|_| access == Access::ReadWrite);
     let newest = match remote {
         Some(r) => remote::newest(r)?,
+        None if access == Access::ReadWrite => {
+            crate::remote_binding::refuse_without_location(fs, dir)?;
+            None
+        }
         None => None,
     };
     let mut manifest = match Manifest::load(storage, dir)? {

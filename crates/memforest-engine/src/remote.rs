@@ -13,9 +13,10 @@
 //! same way. A create that finds the object there means another writer claimed the number
 //! first: the writer is fenced ([`Error::Fenced`]) and refuses every further change. Of two
 //! writers, at most one creates each number, so the sequence of manifest objects is one
-//! writer's history at a time. A writer claims only when `N` is its own last creation
-//! ([`crate::remote_epoch`]) or describes the segments its directory holds, so a claim
-//! never publishes over another writer's history.
+//! writer's history at a time. A writer claims only when its directory belongs to the
+//! location's store and `N` is its own last creation ([`crate::remote_binding`]) or
+//! describes the segments its directory holds, so a claim never publishes over another
+//! writer's history.
 //!
 //! Segment objects are immutable: each is uploaded with a conditional create, and one that
 //! exists already is accepted only when it holds the same bytes (a retried upload);
@@ -188,12 +189,14 @@ impl Uploader {
 pub struct Publisher {
     remote: Arc<Remote>,
     uploader: Uploader,
-    /// The directory whose [`crate::remote_epoch`] record follows `epoch`.
+    /// The directory whose [`crate::remote_binding`] record follows `epoch`.
     storage: Arc<dyn Storage>,
     dir: std::path::PathBuf,
     /// The number of the last manifest object this writer created.
     epoch: u64,
-    /// The number the directory's record holds.
+    /// The location's store id.
+    store: String,
+    /// The number the directory's record holds (under `store`).
     recorded: Option<u64>,
     /// What that object describes.
     published: ManifestState,
@@ -229,8 +232,10 @@ impl Publisher {
     /// from at least [`free_file_id`].
     ///
     /// # Errors
-    /// [`Error::StaleLocal`] when the newest manifest object is neither this directory's
-    /// last creation nor a description of `state`'s segments; [`Error::Fenced`] when
+    /// [`Error::ForeignDirectory`] when the directory belongs to another store than the
+    /// location's (and the location holds a manifest); [`Error::StaleLocal`] when the
+    /// newest manifest object is neither this directory's last creation nor a
+    /// description of `state`'s segments; [`Error::Fenced`] when
     /// another writer claimed the number first; [`Error::SegmentConflict`];
     /// [`Error::Remote`]; [`Error::Io`] reading a segment file or the record.
     pub fn claim(
@@ -240,7 +245,13 @@ impl Publisher {
         state: &ManifestState,
         newest: Option<(u64, &ManifestState)>,
     ) -> Result<Self> {
-        let recorded = crate::remote_epoch::read(&**storage, dir)?;
+        let binding = crate::remote_binding::read(&**storage, dir)?;
+        let store = crate::remote_binding::ensure_store_id(&remote)?;
+        if newest.is_some() {
+            crate::remote_binding::check(&remote, dir, binding.as_ref(), Some(&store))?;
+        }
+        // A record of another store (of a location since emptied) says nothing here.
+        let recorded = binding.filter(|b| b.store == store).map(|b| b.epoch);
         if let Some((n, theirs)) = newest {
             if recorded != Some(n) && !holds_same(state, theirs) {
                 return Err(Error::StaleLocal {
@@ -267,10 +278,16 @@ impl Publisher {
             storage: Arc::clone(storage),
             dir: dir.to_path_buf(),
             epoch: newest.map_or(0, |(n, _)| n),
+            store,
             recorded,
             published: ManifestState::default(),
             fenced: None,
         };
+        // Bound to this store before the creation, so that a crash after it leaves no
+        // record of another store's number.
+        if p.recorded.is_none() {
+            p.write_record(0)?;
+        }
         p.create(state)?;
         Ok(p)
     }
@@ -295,9 +312,19 @@ impl Publisher {
     /// Brings the directory's record up to the last created number.
     fn record(&mut self) -> Result<()> {
         if self.recorded != Some(self.epoch) {
-            crate::remote_epoch::write(&*self.storage, &self.dir, self.epoch)?;
-            self.recorded = Some(self.epoch);
+            self.write_record(self.epoch)?;
         }
+        Ok(())
+    }
+
+    /// Replaces the directory's record with this store and `epoch`.
+    fn write_record(&mut self, epoch: u64) -> Result<()> {
+        let binding = crate::remote_binding::Binding {
+            store: self.store.clone(),
+            epoch,
+        };
+        crate::remote_binding::write(&*self.storage, &self.dir, &binding)?;
+        self.recorded = Some(epoch);
         Ok(())
     }
 

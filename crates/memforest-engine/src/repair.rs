@@ -95,7 +95,9 @@ impl Db {
     /// `repair.rs`). Takes the lock: no other handle may be open. Deletes nothing.
     ///
     /// # Errors
-    /// [`Error::Locked`]; [`Error::Io`]; [`Error::InvalidArgument`] for a directory
+    /// [`Error::Locked`]; [`Error::NeedsLocation`] without `options.remote` for the
+    /// directory of a store on an object store; [`Error::Io`];
+    /// [`Error::InvalidArgument`] for a directory
     /// holding no segment file and no WAL (nothing to repair); the open's errors (WAL
     /// damage the recovery mode refuses).
     pub fn repair(dir: impl AsRef<Path>, options: Options) -> Result<RepairReport> {
@@ -106,8 +108,9 @@ impl Db {
         {
             let _lock = DirLock::acquire(dir)?;
             let previous = Manifest::load(&options.storage, dir).ok().flatten();
-            if let Some(r) = &options.remote {
-                fetch_listed(r, fs, dir, previous.as_ref())?;
+            match &options.remote {
+                Some(r) => fetch_listed(r, fs, dir, previous.as_ref())?,
+                None => crate::remote_binding::refuse_without_location(fs, dir)?,
             }
             let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
             if let Some(m) = &previous {

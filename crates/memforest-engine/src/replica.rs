@@ -22,6 +22,15 @@ use crate::orphans::segment_id;
 use crate::remote;
 use crate::version::{Segment, Version};
 
+/// What a replica follows: the object store, its store id when it has one
+/// ([`crate::remote_binding`]), and the number of the manifest object served.
+#[derive(Debug)]
+pub(crate) struct Following {
+    pub remote: Arc<Remote>,
+    pub store: Option<crate::remote_binding::Binding>,
+    pub serving: parking_lot::Mutex<u64>,
+}
+
 /// The newest manifest object of `remote`: its number and state.
 ///
 /// # Errors

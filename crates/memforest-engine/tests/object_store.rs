@@ -17,6 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memforest_engine::remote::{self, manifest_numbers, read_manifest};
+use memforest_engine::remote_binding;
 use memforest_engine::{Db, Durability, Error, Options, Table, TenantId, WriteBatch};
 use memforest_object::object_store::memory::InMemory;
 use memforest_object::{FaultStore, Remote};
@@ -267,14 +268,10 @@ fn a_directory_ahead_of_its_own_publication_publishes_at_open() {
     let db = open(dir.path(), &store);
     put_range(&db, 0..100);
     db.flush().unwrap();
-    db.close().unwrap();
-    let local = Options {
-        remote: None,
-        ..store.options()
-    };
-    let db = Db::open(dir.path(), local).unwrap();
+    // The flush's publication and the retry after it fail; the local manifest holds it.
+    store.faults.fail_puts_under("tenant-db/manifest", 2);
     put_range(&db, 100..300);
-    db.flush().unwrap();
+    assert!(matches!(db.flush(), Err(Error::Remote(_))));
     db.close().unwrap();
     open(dir.path(), &store).close().unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
@@ -284,9 +281,10 @@ fn a_directory_ahead_of_its_own_publication_publishes_at_open() {
     assert_manifests_complete(&store.remote());
 }
 
-/// A fenced writer's directory that went on allocating file ids (here: written to as a
-/// plain local store) is ahead of the newest manifest in ids but not in content: it must
-/// not publish over the other writer's history, nor name the other writer's objects.
+/// A fenced writer's directory that went on allocating file ids (here: flushes tried
+/// after another writer took over) is ahead of the newest manifest in ids but not in
+/// content: it must not publish over the other writer's history, nor name the other
+/// writer's objects.
 #[test]
 fn a_fenced_directory_ahead_in_file_ids_refuses_to_open_and_changes_nothing() {
     let store = Store::new();
@@ -294,21 +292,22 @@ fn a_fenced_directory_ahead_in_file_ids_refuses_to_open_and_changes_nothing() {
     let a = open(a_dir.path(), &store);
     put_range(&a, 0..100);
     a.flush().unwrap();
-    a.close().unwrap();
     let b = open(b_dir.path(), &store);
     put_range(&b, 100..200);
     b.flush().unwrap();
     b.close().unwrap();
-    let local = Options {
-        remote: None,
-        ..store.options()
-    };
-    let a = Db::open(a_dir.path(), local).unwrap();
-    for round in 0..8 {
-        put_range(&a, 1000 + round * 50..1050 + round * 50);
-        a.flush().unwrap();
-    }
-    a.close().unwrap();
+    put_range(&a, 1000..1050);
+    let fenced = format!("{:?}", a.flush());
+    assert!(
+        fenced.contains("Fenced") || fenced.contains("SegmentConflict"),
+        "{fenced}"
+    );
+    let refused = a.put(&tenant(), T, b"k09999", b"v", Durability::Buffered);
+    assert!(
+        matches!(refused, Err(Error::Background(_))),
+        "a fenced writer accepts no more writes: {refused:?}"
+    );
+    drop(a);
 
     let remote = store.remote();
     let before = manifest_numbers(&remote).unwrap();
@@ -562,6 +561,188 @@ fn a_replica_of_an_empty_location_is_refused() {
         Err(Error::NoRemoteManifest { location }) => assert!(location.contains("tenant-db")),
         other => panic!("expected NoRemoteManifest, got {other:?}"),
     }
+}
+
+/// Deletes every object of the location, as an operator emptying the prefix would.
+fn empty_location(store: &Store) {
+    let remote = store.remote();
+    for dir in [remote::SST_DIR, remote::MANIFEST_DIR] {
+        for listed in remote.list(dir).unwrap() {
+            remote.delete(&format!("{dir}/{}", listed.name)).unwrap();
+        }
+    }
+    remote.delete(remote_binding::STORE_ID_OBJECT).unwrap();
+}
+
+/// The newest manifest object's number.
+fn newest_number(store: &Store) -> u64 {
+    *manifest_numbers(&store.remote()).unwrap().last().unwrap()
+}
+
+fn assert_foreign(opened: Result<Db, Error>, dir: &Path) {
+    match opened {
+        Err(Error::ForeignDirectory { dir: named, .. }) => assert_eq!(named, dir),
+        other => panic!("expected ForeignDirectory, got {other:?}"),
+    }
+}
+
+/// A writer's directory kept after its location was emptied and written again from
+/// elsewhere, up to the very manifest number the directory last created: its record
+/// names the old store, so it neither opens nor publishes over the new one.
+#[test]
+fn a_directory_of_an_emptied_and_rewritten_location_refuses_to_open() {
+    let store = Store::new();
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open(a_dir.path(), &store);
+    put_range(&a, 0..100);
+    a.flush().unwrap();
+    a.close().unwrap();
+    let a_epoch = newest_number(&store);
+
+    empty_location(&store);
+    let b = open(b_dir.path(), &store);
+    let mut round = 0;
+    while newest_number(&store) < a_epoch {
+        put_range(&b, 1000 + round * 10..1010 + round * 10);
+        b.flush().unwrap();
+        round += 1;
+    }
+    assert_eq!(newest_number(&store), a_epoch, "the numbers match");
+    b.close().unwrap();
+
+    let before = manifest_numbers(&store.remote()).unwrap();
+    assert_foreign(Db::open(a_dir.path(), store.options()), a_dir.path());
+    assert_eq!(manifest_numbers(&store.remote()).unwrap(), before);
+    let c_dir = tempfile::tempdir().unwrap();
+    let c = open(c_dir.path(), &store);
+    assert_range(&c, 1000..1000 + round * 10);
+    assert_eq!(c.get(&tenant(), T, b"k00000").unwrap(), None);
+    c.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+/// A writer's directory opened on another location that holds a store is refused, as a
+/// writer and as a replica.
+#[test]
+fn a_directory_opened_on_another_location_is_refused() {
+    let (first, second) = (Store::new(), Store::new());
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open(a_dir.path(), &first);
+    put_range(&a, 0..100);
+    a.close().unwrap();
+    let b = open(b_dir.path(), &second);
+    put_range(&b, 100..200);
+    b.flush().unwrap();
+    b.close().unwrap();
+    let before = manifest_numbers(&second.remote()).unwrap();
+    assert_foreign(Db::open(a_dir.path(), second.options()), a_dir.path());
+    assert_eq!(manifest_numbers(&second.remote()).unwrap(), before);
+
+    let r_dir = tempfile::tempdir().unwrap();
+    Db::open_replica(r_dir.path(), first.options()).unwrap();
+    assert_foreign(
+        Db::open_replica(r_dir.path(), second.options()),
+        r_dir.path(),
+    );
+}
+
+/// A location emptied with nothing written since: its writer's directory publishes its
+/// state again, as a new store (nothing there to lose).
+#[test]
+fn a_directory_of_an_emptied_location_publishes_its_state_again() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    put_range(&db, 0..300);
+    db.flush().unwrap();
+    db.close().unwrap();
+    empty_location(&store);
+    open(dir.path(), &store).close().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..300);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+/// A replica of a location emptied and written again keeps serving what it served (its
+/// refresh fails naming the directory), and its directory is refused afterwards: its
+/// cached files, trusted by id, are the old store's.
+#[test]
+fn a_replica_of_an_emptied_and_rewritten_location_stops_following() {
+    let store = Store::new();
+    let (a_dir, b_dir, r_dir) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let a = open(a_dir.path(), &store);
+    put_range(&a, 0..100);
+    a.flush().unwrap();
+    a.close().unwrap();
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    assert_range(&replica, 0..100);
+
+    empty_location(&store);
+    let b = open(b_dir.path(), &store);
+    for round in 0..4 {
+        put_range(&b, 1000 + round * 10..1010 + round * 10);
+        b.flush().unwrap();
+    }
+    b.close().unwrap();
+    match replica.refresh() {
+        Err(Error::ForeignDirectory { dir, .. }) => assert_eq!(dir, r_dir.path()),
+        other => panic!("expected ForeignDirectory, got {other:?}"),
+    }
+    assert_range(&replica, 0..100);
+    drop(replica);
+    assert_foreign(
+        Db::open_replica(r_dir.path(), store.options()),
+        r_dir.path(),
+    );
+    let fresh = tempfile::tempdir().unwrap();
+    let replica = Db::open_replica(fresh.path(), store.options()).unwrap();
+    assert_range(&replica, 1000..1040);
+    assert_eq!(replica.get(&tenant(), T, b"k00000").unwrap(), None);
+}
+
+/// The directory of a store on an object store may hold only part of it: a local
+/// read-write open and a repair without the location are refused and change nothing;
+/// with the location, the repair fetches what it lacks and the store stays whole.
+#[test]
+fn a_directory_of_a_remote_store_needs_its_location_to_open_or_repair() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, 0)).unwrap();
+    put_range(&db, 0..300);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let local = Options {
+        remote: None,
+        ..store.options()
+    };
+    let listing = || {
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+    let needs = |r: Result<(), Error>| match r {
+        Err(Error::NeedsLocation { dir: named }) => assert_eq!(named, dir.path()),
+        other => panic!("expected NeedsLocation, got {other:?}"),
+    };
+    needs(Db::open(dir.path(), local.clone()).map(drop));
+    needs(Db::repair(dir.path(), local).map(drop));
+    assert_eq!(listing(), before, "nothing changed");
+
+    Db::repair(dir.path(), cached(&store, 0)).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..300);
+    db.close().unwrap();
 }
 
 #[test]
@@ -1054,8 +1235,8 @@ fn a_replica_with_a_bounded_cache_serves_and_follows() {
     assert!(replica.refresh().unwrap());
     assert_eq!(
         store.faults.gets(),
-        before + 1,
-        "a refresh reads the manifest object only"
+        before + 2,
+        "a refresh reads the store id and the manifest object only"
     );
     assert_range(&replica, 0..2500);
     assert!(local_segment_bytes(dir.path()) <= bound + largest);

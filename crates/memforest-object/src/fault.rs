@@ -19,6 +19,8 @@ use object_store::{
 struct Op {
     calls: AtomicU64,
     fail_next: AtomicU64,
+    /// When set, only requests for objects under this path fail.
+    only_under: parking_lot::Mutex<Option<String>>,
 }
 
 impl Op {
@@ -28,6 +30,28 @@ impl Op {
         self.fail_next
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
             .is_ok()
+    }
+
+    /// [`Op::call`] for a request on `location`: a failure is consumed only by a request
+    /// under the path set by [`Op::fail`].
+    fn call_on(&self, location: &Path) -> bool {
+        let matches = self
+            .only_under
+            .lock()
+            .as_deref()
+            .is_none_or(|prefix| location.as_ref().starts_with(prefix));
+        if matches {
+            self.call()
+        } else {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            false
+        }
+    }
+
+    /// Makes the next `n` calls (under `prefix`, when given) fail.
+    fn fail(&self, n: u64, prefix: Option<&str>) {
+        *self.only_under.lock() = prefix.map(str::to_owned);
+        self.fail_next.store(n, Ordering::Release);
     }
 }
 
@@ -94,22 +118,28 @@ impl FaultStore {
 
     /// Fails the next `n` puts.
     pub fn fail_puts(&self, n: u64) {
-        self.ops.puts.fail_next.store(n, Ordering::Release);
+        self.ops.puts.fail(n, None);
+    }
+
+    /// Makes the next `n` put requests for objects under `prefix` (a path from the
+    /// store's root, such as `db/manifest`) fail; other puts succeed.
+    pub fn fail_puts_under(&self, prefix: &str, n: u64) {
+        self.ops.puts.fail(n, Some(prefix));
     }
 
     /// Fails the next `n` gets.
     pub fn fail_gets(&self, n: u64) {
-        self.ops.gets.fail_next.store(n, Ordering::Release);
+        self.ops.gets.fail(n, None);
     }
 
     /// Fails the next `n` lists.
     pub fn fail_lists(&self, n: u64) {
-        self.ops.lists.fail_next.store(n, Ordering::Release);
+        self.ops.lists.fail(n, None);
     }
 
     /// Fails the next `n` deletes.
     pub fn fail_deletes(&self, n: u64) {
-        self.ops.deletes.fail_next.store(n, Ordering::Release);
+        self.ops.deletes.fail(n, None);
     }
 }
 
@@ -147,7 +177,7 @@ impl ObjectStore for FaultStore {
         payload: PutPayload,
         opts: PutOptions,
     ) -> object_store::Result<PutResult> {
-        if self.ops.puts.call() {
+        if self.ops.puts.call_on(location) {
             return Err(injected("put"));
         }
         self.inner.put_opts(location, payload, opts).await

@@ -182,6 +182,21 @@ impl Remote {
             .map_err(self.fail("get", name))
     }
 
+    /// Reads object `name` whole; `None` when there is no such object.
+    ///
+    /// # Errors
+    /// [`Error::Store`] for any other failure.
+    pub fn get_if_exists(&self, name: &str) -> Result<Option<Bytes>> {
+        match self.get(name) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(Error::Store {
+                source: object_store::Error::NotFound { .. },
+                ..
+            }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The objects under `dir/` (recursively), in no particular order.
     ///
     /// # Errors
