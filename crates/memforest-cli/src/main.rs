@@ -852,6 +852,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 handle.db().compact_all()?;
                 serde_json::to_value(stats::collect(&handle)?)?
             };
+            // One-shot writers exit before the automatic collection's first run: the
+            // maintenance command collects the object store's garbage itself.
+            let report = if store.is_remote() {
+                let policy = memforest_engine::remote_gc::RemoteGc::default().policy;
+                let gc = handle.db().collect_remote_garbage(&policy)?;
+                let mut report = report;
+                report["remote_gc"] = serde_json::json!({
+                    "manifests_deleted": gc.manifests.len(),
+                    "segments_deleted": gc.segments.len(),
+                });
+                report
+            } else {
+                report
+            };
             store.close(handle)?;
             print(json, &report, |r| format!("compacted: {r}\n"))
         }

@@ -162,8 +162,8 @@ fn object_store_flags_that_do_not_fit_are_refused() {
 }
 
 /// The directory of a writer with a bounded cache holds only part of the store: `repair`
-/// on it alone is refused, `repair` and `verify` with the location work, and nothing the
-/// writer added is lost.
+/// on it alone is refused; `repair`, `compact` (which collects the location's garbage)
+/// and `verify` with the location work, and nothing the writer added is lost.
 #[test]
 fn repair_and_verify_take_the_location() {
     let tmp = tempfile::tempdir().unwrap();
@@ -200,6 +200,21 @@ fn repair_and_verify_take_the_location() {
         "--cache-max-mib",
         "0",
     ]);
+    // compact collects the location's garbage, under the default grace: nothing yet.
+    let compacted: serde_json::Value = serde_json::from_str(&ok(&[
+        "compact",
+        "--json",
+        "--db",
+        &url,
+        "--cache-dir",
+        &writer,
+    ]))
+    .unwrap();
+    assert_eq!(
+        compacted["remote_gc"]["manifests_deleted"], 0,
+        "{compacted}"
+    );
+    assert_eq!(compacted["remote_gc"]["segments_deleted"], 0, "{compacted}");
     let verified = ok(&["verify", "--db", &url, "--cache-dir", &dir("verifier")]);
     assert!(verified.starts_with("clean"), "{verified}");
     let listed = texts(&ok(&[
