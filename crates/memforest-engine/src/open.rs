@@ -123,14 +123,16 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
             })
         }
     };
-    // Ids past every stored segment object: none of this writer's uploads meets one.
-    let free_file_id = match remote {
+    // Ids past every stored segment object (none of this writer's uploads meets one), in
+    // the span its claim reserves (a writer it fences keeps below it).
+    let mut free_file_id = match remote {
         Some(r) => remote::free_file_id(r)?,
         None => 0,
     };
     if let Some(r) = remote {
         let theirs = newest.as_ref().map(|(n, s)| (*n, s));
         let claimed = Publisher::claim(Arc::clone(r), storage, dir, manifest.state(), theirs)?;
+        free_file_id = free_file_id.max(claimed.id_span_start());
         manifest.attach(claimed);
     }
     let current = manifest.id();

@@ -24,7 +24,8 @@
 //! fenced, still flushing before it learns so, can therefore never replace a file that a
 //! manifest names. A claim also moves the writer's next file id past every segment object
 //! stored, so files left by a writer that stopped between upload and publication are never
-//! reused ids.
+//! reused ids, and into a span of ids of its own ([`CLAIM_ID_SPAN`]), so a writer fenced
+//! while it still flushes does not take the ids the new writer allocates.
 
 use std::io::Write;
 use std::path::Path;
@@ -218,6 +219,12 @@ pub fn free_file_id(remote: &Remote) -> Result<u64> {
         .map_or(1, |id| id + 1))
 }
 
+/// File ids a claim reserves: a writer whose claim created manifest object `c` allocates
+/// from `c * CLAIM_ID_SPAN` on, so a writer fenced while it still flushes (its ids below
+/// the next claim's span) never uploads a file under an id the writer that fenced it
+/// allocates.
+pub const CLAIM_ID_SPAN: u64 = 1 << 32;
+
 /// Whether `theirs` describes exactly the segments and flushed seqno of `ours`: publishing
 /// `ours` over it then drops nothing.
 fn holds_same(ours: &ManifestState, theirs: &ManifestState) -> bool {
@@ -389,6 +396,13 @@ impl Publisher {
     #[must_use]
     pub fn epoch(&self) -> u64 {
         self.epoch
+    }
+
+    /// The first file id of this writer's span (see [`CLAIM_ID_SPAN`]), right after its
+    /// claim.
+    #[must_use]
+    pub fn id_span_start(&self) -> u64 {
+        self.epoch.saturating_mul(CLAIM_ID_SPAN)
     }
 
     /// The uploader that works ahead of this publisher's appends.
