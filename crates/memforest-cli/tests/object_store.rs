@@ -130,6 +130,21 @@ fn object_store_flags_that_do_not_fit_are_refused() {
         dir,
     ]);
     assert!(e.contains("gone when the command exits"), "{e}");
+    for relative in ["file://", "file://objects"] {
+        let e = fails(&[
+            "list",
+            "--user",
+            "alice",
+            "--db",
+            relative,
+            "--cache-dir",
+            dir,
+        ]);
+        assert!(
+            e.contains("--db") && e.contains("needs an absolute path"),
+            "{e}"
+        );
+    }
     // An object store without a store: nothing to read, nothing to maintain.
     let e = fails(&["list", "--user", "alice", "--db", &url, "--cache-dir", dir]);
     assert!(e.contains("holds no MemForest manifest"), "{e}");
