@@ -149,9 +149,28 @@ fn sigterm_during_a_burst_of_adds_loses_no_acknowledged_add() {
     }
 }
 
+/// Calls the MCP tool `name` with the JSON object `args`: whether the result is an error,
+/// and its text.
+async fn call_tool(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    name: &'static str,
+    args: serde_json::Value,
+) -> (Option<bool>, String) {
+    let serde_json::Value::Object(args) = args else {
+        panic!("tool arguments must be an object")
+    };
+    let params = rmcp::model::CallToolRequestParams::new(name).with_arguments(args);
+    let result = client.call_tool(params).await.unwrap();
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    (result.is_error, text)
+}
+
 #[test]
 fn mcp_over_stdio_serves_the_tools_for_its_user_with_rmcp_client() {
-    use rmcp::model::CallToolRequestParams;
     use rmcp::transport::TokioChildProcess;
     use rmcp::ServiceExt as _;
 
@@ -167,32 +186,22 @@ fn mcp_over_stdio_serves_the_tools_for_its_user_with_rmcp_client() {
         let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
         let tools = client.list_all_tools().await.unwrap();
         assert_eq!(tools.len(), 8);
-        let call = |name: &'static str, args: serde_json::Value| {
-            let serde_json::Value::Object(args) = args else {
-                panic!("object")
-            };
-            client.call_tool(CallToolRequestParams::new(name).with_arguments(args))
-        };
-        let added = call(
+        let (error, text) = call_tool(
+            &client,
             "add_memory",
             serde_json::json!({"session": "s", "messages": [{"role": "user", "text": "I adopted a cat named Miso."}]}),
         )
-        .await
-        .unwrap();
-        assert_ne!(added.is_error, Some(true));
-        let found = call("search_memory", serde_json::json!({"query": "cat"}))
-            .await
-            .unwrap();
-        let text: String = found
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect();
+        .await;
+        assert_ne!(error, Some(true), "{text}");
+        let (_, text) = call_tool(&client, "search_memory", serde_json::json!({"query": "cat"})).await;
         assert!(text.contains("Miso"), "{text}");
-        let other = call("search_memory", serde_json::json!({"user": "bob", "query": "cat"}))
-            .await
-            .unwrap();
-        assert_eq!(other.is_error, Some(true), "stdio serves only --user");
+        let (error, _) = call_tool(
+            &client,
+            "search_memory",
+            serde_json::json!({"user": "bob", "query": "cat"}),
+        )
+        .await;
+        assert_eq!(error, Some(true), "stdio serves only --user");
         client.cancel().await.unwrap();
     });
     // The server closed the store when the client went away: it opens again.
@@ -219,9 +228,7 @@ fn a_read_only_server_on_an_object_store_follows_its_writer_and_refuses_writes()
     use std::sync::Arc;
 
     let tmp = tempfile::tempdir().unwrap();
-    let objects = tmp.path().join("objects");
-    std::fs::create_dir_all(&objects).unwrap();
-    let url = format!("file://{}", objects.display());
+    let url = common::object_store_url(tmp.path());
     let mut options = memforest::Options::default();
     options.engine.remote = Some(Arc::new(
         memforest_object::Remote::open(&url, std::iter::empty::<(&str, &str)>()).unwrap(),
@@ -322,9 +329,7 @@ fn replica_messages(url: &str, cache_dir: &str, user: &str, session: &str) -> St
 #[test]
 fn a_writer_server_on_an_object_store_publishes_on_its_timer_and_at_sigterm() {
     let tmp = tempfile::tempdir().unwrap();
-    let objects = tmp.path().join("objects");
-    std::fs::create_dir_all(&objects).unwrap();
-    let url = format!("file://{}", objects.display());
+    let url = common::object_store_url(tmp.path());
     let dir = |name: &str| tmp.path().join(name).to_str().unwrap().to_owned();
     let (writer, reader) = (dir("writer"), dir("reader"));
     let agent = http();
@@ -397,14 +402,11 @@ fn a_writer_server_on_an_object_store_publishes_on_its_timer_and_at_sigterm() {
 
 #[test]
 fn mcp_read_only_on_an_object_store_serves_reads_and_refuses_write_tools() {
-    use rmcp::model::CallToolRequestParams;
     use rmcp::transport::TokioChildProcess;
     use rmcp::ServiceExt as _;
 
     let tmp = tempfile::tempdir().unwrap();
-    let objects = tmp.path().join("objects");
-    std::fs::create_dir_all(&objects).unwrap();
-    let url = format!("file://{}", objects.display());
+    let url = common::object_store_url(tmp.path());
     let dir = |name: &str| tmp.path().join(name).to_str().unwrap().to_owned();
     ok(&[
         "add",
@@ -434,30 +436,21 @@ fn mcp_read_only_on_an_object_store_serves_reads_and_refuses_write_tools() {
         ])
         .args(["--db", &url, "--cache-dir", &dir("replica")]);
         let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
-        let call = |name: &'static str, args: serde_json::Value| {
-            let serde_json::Value::Object(args) = args else {
-                panic!("object")
-            };
-            client.call_tool(CallToolRequestParams::new(name).with_arguments(args))
-        };
-        let text = |r: &rmcp::model::CallToolResult| -> String {
-            r.content
-                .iter()
-                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-                .collect()
-        };
-        let found = call("search_memory", serde_json::json!({"query": "cat"}))
-            .await
-            .unwrap();
-        assert!(text(&found).contains("Miso"), "{}", text(&found));
-        let added = call(
+        let (_, text) = call_tool(
+            &client,
+            "search_memory",
+            serde_json::json!({"query": "cat"}),
+        )
+        .await;
+        assert!(text.contains("Miso"), "{text}");
+        let (error, text) = call_tool(
+            &client,
             "add_memory",
             serde_json::json!({"session": "s2", "messages": [{"role": "user", "text": "refused"}]}),
         )
-        .await
-        .unwrap();
-        assert_eq!(added.is_error, Some(true));
-        assert!(text(&added).contains("read-only"), "{}", text(&added));
+        .await;
+        assert_eq!(error, Some(true), "{text}");
+        assert!(text.contains("read-only"), "{text}");
         client.cancel().await.unwrap();
     });
     let e = fails(&[

@@ -121,13 +121,7 @@ impl Server {
         } = self;
         let addr = listener.local_addr()?;
         let mcp_stop = CancellationToken::new();
-        let refresher = refresh.map(|every| {
-            tokio::spawn(crate::refresh::follow(
-                Arc::clone(&shared),
-                every,
-                mcp_stop.child_token(),
-            ))
-        });
+        let refresher = crate::refresh::start(&shared, refresh, &mcp_stop);
         let app = router(&shared, addr, mcp_stop.child_token());
         tracing::info!(%addr, keys = shared.keys.is_some(), "serving");
         let signaled = Arc::new(tokio::sync::Notify::new());
@@ -284,13 +278,7 @@ pub async fn serve_stdio(
         .await
         .map_err(|e| ServeError::Mcp(e.to_string()))?;
     let stop = CancellationToken::new();
-    let refresher = refresh.map(|every| {
-        tokio::spawn(crate::refresh::follow(
-            Arc::clone(&shared),
-            every,
-            stop.child_token(),
-        ))
-    });
+    let refresher = crate::refresh::start(&shared, refresh, &stop);
     let ended = running.waiting().await;
     stop.cancel();
     if let Some(task) = refresher {
