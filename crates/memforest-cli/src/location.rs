@@ -108,7 +108,8 @@ impl StoreArgs {
     ///
     /// # Errors
     /// [`CliError::Usage`] for a URL without --cache-dir, --cache-dir without a URL, a
-    /// `memory://` URL (gone when the command exits); [`CliError::Remote`] for a URL the
+    /// `memory://` URL (gone when the command exits), a `file://` URL whose path is empty
+    /// or relative; [`CliError::Remote`] for a URL the
     /// object store refuses (a scheme this build lacks: `s3://` needs the `s3` feature).
     pub fn location(&self) -> Result<Location> {
         let Some(scheme) = scheme(&self.db) else {
@@ -124,6 +125,13 @@ impl StoreArgs {
             return Err(CliError::Usage(
                 "--db memory:// is an in-memory store, gone when the command exits".into(),
             ));
+        }
+        let path = self.db.split_once("://").map_or("", |(_, rest)| rest);
+        if scheme.eq_ignore_ascii_case("file") && !path.starts_with('/') {
+            return Err(CliError::Usage(format!(
+                "--db {}: a file:// URL needs an absolute path, three slashes: file:///abs/dir",
+                self.db
+            )));
         }
         let cache_dir = self.cache_dir.clone().ok_or_else(|| {
             CliError::Usage(format!(
@@ -144,7 +152,9 @@ impl StoreArgs {
     }
 
     /// Opens the store for writing with `options`, creating it when absent
-    /// ([`store::open`]; on an object store, continuing from its newest manifest).
+    /// ([`store::open`]; on an object store, continuing from its newest manifest). On an
+    /// object store, [`Memory::close`] flushes and publishes what the command wrote, so
+    /// replicas and other machines see it.
     ///
     /// # Errors
     /// As [`StoreArgs::location`] and [`store::open`]; on an object store also
@@ -178,20 +188,6 @@ impl StoreArgs {
                 store::open(&cache_dir, self.with_remote(store::small_pools(), remote))
             }
         }
-    }
-
-    /// Closes `memory`, opened by one of these flags' opens. A writer on an object store
-    /// first flushes ([`memforest_engine::Db::flush`]), so what the command wrote is on
-    /// the object store, where replicas and other machines see it, and not only in the
-    /// WAL of --cache-dir.
-    ///
-    /// # Errors
-    /// The flush's errors (object-store errors, `Fenced`); [`Memory::close`]'s.
-    pub fn close(&self, memory: Memory) -> Result<()> {
-        if self.is_remote() && !memory.is_read_only() {
-            memory.db().flush()?;
-        }
-        Ok(memory.close()?)
     }
 
     /// Opens the store for reading only, with the default embedder.

@@ -391,13 +391,15 @@ enum Command {
         models: ModelArgs,
     },
     /// Serve one user's memory as an MCP server over stdin/stdout (for Claude Desktop,
-    /// Cursor, Zed, ...); logs go to stderr.
+    /// Cursor, Zed, ...); logs go to stderr. Stops when the client closes stdin.
     Mcp {
         #[command(flatten)]
         store: StoreArgs,
         /// The user every tool call acts for.
         #[arg(long, visible_alias = "tenant")]
         user: String,
+        #[command(flatten)]
+        role: serve::RoleArgs,
         #[command(flatten)]
         models: ModelArgs,
     },
@@ -546,7 +548,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let handle = store.open(models.options()?)?;
             let stored = add::run(&handle, &user, &session, agent, &messages)?;
-            store.close(handle)?;
+            handle.close()?;
             print(json, &stored, add::render)?;
             // A conflict is a message the caller asked for that was not stored.
             if !stored.conflicts.is_empty() {
@@ -649,7 +651,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let handle = store.open_existing()?;
             let new = handle.update(&user, old, &text.join(" "))?;
             let record = handle.get(&user, new)?;
-            store.close(handle)?;
+            handle.close()?;
             let new = record.with_context(|| format!("memory {new} vanished after its update"))?;
             let updated = versions::Updated { user, old, new };
             print(json, &updated, versions::render_updated)
@@ -715,7 +717,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let data = load(format, &file, limit)?;
             let handle = store.open(options)?;
             let s = ingest::run(&handle, &data, is_tty())?;
-            store.close(handle)?;
+            handle.close()?;
             print(json, &s, ingest::render)
         }
         Command::Query {
@@ -833,7 +835,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             tenant(&user)?;
             let handle = store.open_existing()?;
             let result = forget::run(&handle, &user, &target);
-            store.close(handle)?;
+            handle.close()?;
             print(json, &result?, forget::render)
         }
         Command::Compact { store, purge, json } => {
@@ -866,7 +868,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 report
             };
-            store.close(handle)?;
+            handle.close()?;
             print(json, &report, |r| format!("compacted: {r}\n"))
         }
         Command::Serve {
@@ -876,15 +878,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             serve::init_logs();
             let config = serve.config(&store)?;
-            Ok(serve::serve(serve.open(&store, &models)?, config)?)
+            Ok(serve::serve(serve.role.open(&store, &models)?, config)?)
         }
         Command::Mcp {
             store,
             user,
+            role,
             models,
         } => {
             serve::init_logs();
-            Ok(serve::mcp(store.open(models.options()?)?, &user)?)
+            let memory = role.open(&store, &models)?;
+            Ok(serve::mcp(memory, &user, role.refresh(&store))?)
         }
         Command::Keys {
             action:

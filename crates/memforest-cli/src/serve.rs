@@ -33,15 +33,76 @@ pub struct ServeArgs {
     /// Requests one key may have in flight (more get 429).
     #[arg(long, default_value_t = Limits::default().max_in_flight_per_key)]
     pub max_in_flight: usize,
-    /// Serve reads only: every write route and MCP write tool is refused (403). With a URL
-    /// --db the server is a read replica of the store's writer, following what it
-    /// publishes every --refresh-interval; with a directory it serves the state at start.
+    /// Writer or read replica, and how each follows the object store.
+    #[command(flatten)]
+    pub role: RoleArgs,
+}
+
+/// Seconds between a URL writer's timed publications when --publish-interval is not given.
+const DEFAULT_PUBLISH_SECS: u64 = 5;
+
+/// How a long-running server (`serve`, `mcp`) holds its store: as its writer, publishing
+/// to an object store every --publish-interval, or read-only, following the writer every
+/// --refresh-interval.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RoleArgs {
+    /// Serve reads only: every write route and MCP write tool is refused. With a URL --db
+    /// the server is a read replica of the store's writer, following what it publishes
+    /// every --refresh-interval; with a directory it serves the state at start.
     #[arg(long)]
     pub read_only: bool,
     /// Seconds between a read replica's refreshes from the object store.
     #[arg(long, value_name = "SECS", default_value_t = 5, requires = "read_only",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub refresh_interval: u64,
+    /// With a URL --db, as the store's writer: writes are flushed and published to the
+    /// object store once they are this many seconds old (default 5), so a replica sees
+    /// them within about that long and the loss of this machine loses at most about that
+    /// much; a clean stop (SIGTERM, Ctrl-C, end of the MCP session) publishes everything.
+    #[arg(long, value_name = "SECS", conflicts_with = "read_only",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub publish_interval: Option<u64>,
+}
+
+impl RoleArgs {
+    /// Opens the store `store` names: read-only (a read replica for a URL) with
+    /// --read-only, else for writing with `models`' settings and, on an object store, the
+    /// timed publication of --publish-interval.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] for --publish-interval with a directory --db; as
+    /// [`StoreArgs::open_read_only_with`] and [`StoreArgs::open`].
+    pub fn open(&self, store: &StoreArgs, models: &ModelArgs) -> Result<Memory> {
+        if self.read_only {
+            return store.open_read_only_with(&models.embed);
+        }
+        let mut options = models.options()?;
+        options.engine.remote_flush_interval = self.publish_interval(store)?;
+        store.open(options)
+    }
+
+    /// How often a read replica follows the writer: --refresh-interval with --read-only
+    /// and a URL --db; `None` otherwise.
+    #[must_use]
+    pub fn refresh(&self, store: &StoreArgs) -> Option<Duration> {
+        (self.read_only && store.is_remote()).then(|| Duration::from_secs(self.refresh_interval))
+    }
+
+    /// A writer's publication interval: --publish-interval (default 5 s) with a URL --db,
+    /// `None` for a directory.
+    fn publish_interval(&self, store: &StoreArgs) -> Result<Option<Duration>> {
+        match (store.is_remote(), self.publish_interval) {
+            (true, secs) => Ok(Some(Duration::from_secs(
+                secs.unwrap_or(DEFAULT_PUBLISH_SECS),
+            ))),
+            (false, None) => Ok(None),
+            (false, Some(_)) => Err(CliError::Usage(
+                "--publish-interval is for a writer on an object store (--db URL); a local \
+                 store's writes are in its directory's WAL"
+                    .into(),
+            )),
+        }
+    }
 }
 
 /// The address `--listen` names: an `IP:PORT`, or a `HOST:PORT` resolved to the host's
@@ -68,19 +129,6 @@ impl ServeArgs {
         }
     }
 
-    /// Opens the store `store` names: read-only (a read replica for a URL) with
-    /// --read-only, else for writing with `models`' settings.
-    ///
-    /// # Errors
-    /// As [`StoreArgs::open_read_only_with`] and [`StoreArgs::open`].
-    pub fn open(&self, store: &StoreArgs, models: &ModelArgs) -> Result<Memory> {
-        if self.read_only {
-            store.open_read_only_with(&models.embed)
-        } else {
-            store.open(models.options()?)
-        }
-    }
-
     /// The server configuration for the store `store` names, reading the keys file; a
     /// read replica refreshes every --refresh-interval.
     ///
@@ -97,8 +145,7 @@ impl ServeArgs {
             listen: self.listen,
             keys,
             limits: self.limits(),
-            refresh: (self.read_only && store.is_remote())
-                .then(|| Duration::from_secs(self.refresh_interval)),
+            refresh: self.role.refresh(store),
         })
     }
 }
@@ -151,16 +198,18 @@ pub fn serve(memory: Memory, config: ServeConfig) -> Result<()> {
     })
 }
 
-/// Serves `memory` as an MCP server over stdio for `user` until the client closes it.
+/// Serves `memory` as an MCP server over stdio for `user` until the client closes it; a
+/// read replica follows its writer every `refresh`.
 ///
 /// # Errors
 /// The session's errors; the store's close error.
-pub fn mcp(memory: Memory, user: &str) -> Result<()> {
+pub fn mcp(memory: Memory, user: &str, refresh: Option<Duration>) -> Result<()> {
     runtime()?
         .block_on(memforest_server::serve_stdio(
             memory,
             user,
             Limits::default(),
+            refresh,
         ))
         .map_err(served)
 }

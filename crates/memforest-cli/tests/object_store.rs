@@ -26,9 +26,7 @@ fn texts(out: &str) -> Vec<String> {
 #[test]
 fn a_store_on_an_object_store_is_written_and_read_through_the_cli() {
     let tmp = tempfile::tempdir().unwrap();
-    let objects = tmp.path().join("objects");
-    std::fs::create_dir_all(&objects).unwrap();
-    let url = format!("file://{}", objects.display());
+    let url = common::object_store_url(tmp.path());
     let cache = |name: &str| tmp.path().join(name).to_str().unwrap().to_owned();
     let (writer, reader, other_writer) = (cache("writer"), cache("reader"), cache("writer2"));
 
@@ -146,6 +144,21 @@ fn object_store_flags_that_do_not_fit_are_refused() {
             &cache,
         ]);
         assert!(e.contains("overlap"), "{cache}: {e}");
+    }
+    for relative in ["file://", "file://objects"] {
+        let e = fails(&[
+            "list",
+            "--user",
+            "alice",
+            "--db",
+            relative,
+            "--cache-dir",
+            dir,
+        ]);
+        assert!(
+            e.contains("--db") && e.contains("needs an absolute path"),
+            "{e}"
+        );
     }
     // An object store without a store: nothing to read, nothing to maintain.
     let cache = format!("{dir}/cache");

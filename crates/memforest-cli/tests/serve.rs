@@ -1,6 +1,7 @@
 //! `memforest serve`, `memforest mcp` and `memforest keys add` as processes: keys from the
 //! command, the loopback rule, SIGTERM during a burst of adds, MCP over stdio with rmcp's
-//! client.
+//! client, a writer on an object store publishing on its timer and at SIGTERM, read-only
+//! servers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -148,9 +149,28 @@ fn sigterm_during_a_burst_of_adds_loses_no_acknowledged_add() {
     }
 }
 
+/// Calls the MCP tool `name` with the JSON object `args`: whether the result is an error,
+/// and its text.
+async fn call_tool(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    name: &'static str,
+    args: serde_json::Value,
+) -> (Option<bool>, String) {
+    let serde_json::Value::Object(args) = args else {
+        panic!("tool arguments must be an object")
+    };
+    let params = rmcp::model::CallToolRequestParams::new(name).with_arguments(args);
+    let result = client.call_tool(params).await.unwrap();
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    (result.is_error, text)
+}
+
 #[test]
 fn mcp_over_stdio_serves_the_tools_for_its_user_with_rmcp_client() {
-    use rmcp::model::CallToolRequestParams;
     use rmcp::transport::TokioChildProcess;
     use rmcp::ServiceExt as _;
 
@@ -166,32 +186,22 @@ fn mcp_over_stdio_serves_the_tools_for_its_user_with_rmcp_client() {
         let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
         let tools = client.list_all_tools().await.unwrap();
         assert_eq!(tools.len(), 8);
-        let call = |name: &'static str, args: serde_json::Value| {
-            let serde_json::Value::Object(args) = args else {
-                panic!("object")
-            };
-            client.call_tool(CallToolRequestParams::new(name).with_arguments(args))
-        };
-        let added = call(
+        let (error, text) = call_tool(
+            &client,
             "add_memory",
             serde_json::json!({"session": "s", "messages": [{"role": "user", "text": "I adopted a cat named Miso."}]}),
         )
-        .await
-        .unwrap();
-        assert_ne!(added.is_error, Some(true));
-        let found = call("search_memory", serde_json::json!({"query": "cat"}))
-            .await
-            .unwrap();
-        let text: String = found
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect();
+        .await;
+        assert_ne!(error, Some(true), "{text}");
+        let (_, text) = call_tool(&client, "search_memory", serde_json::json!({"query": "cat"})).await;
         assert!(text.contains("Miso"), "{text}");
-        let other = call("search_memory", serde_json::json!({"user": "bob", "query": "cat"}))
-            .await
-            .unwrap();
-        assert_eq!(other.is_error, Some(true), "stdio serves only --user");
+        let (error, _) = call_tool(
+            &client,
+            "search_memory",
+            serde_json::json!({"user": "bob", "query": "cat"}),
+        )
+        .await;
+        assert_eq!(error, Some(true), "stdio serves only --user");
         client.cancel().await.unwrap();
     });
     // The server closed the store when the client went away: it opens again.
@@ -218,9 +228,7 @@ fn a_read_only_server_on_an_object_store_follows_its_writer_and_refuses_writes()
     use std::sync::Arc;
 
     let tmp = tempfile::tempdir().unwrap();
-    let objects = tmp.path().join("objects");
-    std::fs::create_dir_all(&objects).unwrap();
-    let url = format!("file://{}", objects.display());
+    let url = common::object_store_url(tmp.path());
     let mut options = memforest::Options::default();
     options.engine.remote = Some(Arc::new(
         memforest_object::Remote::open(&url, std::iter::empty::<(&str, &str)>()).unwrap(),
@@ -292,4 +300,171 @@ fn a_read_only_server_on_an_object_store_follows_its_writer_and_refuses_writes()
     sigterm(&s.child);
     assert!(s.child.wait().unwrap().success());
     writer.close().unwrap();
+}
+
+/// The messages a replica in `cache_dir` sees in `user`'s session `session` of the store
+/// at `url` (a fresh `memforest messages` process), as JSON; empty while the replica has
+/// no such session.
+fn replica_messages(url: &str, cache_dir: &str, user: &str, session: &str) -> String {
+    let out = common::memforest(&[
+        "messages",
+        "--db",
+        url,
+        "--cache-dir",
+        cache_dir,
+        "--user",
+        user,
+        "--session",
+        session,
+        "--json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("no session") {
+        return String::new();
+    }
+    assert!(out.status.success(), "messages failed: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_writer_server_on_an_object_store_publishes_on_its_timer_and_at_sigterm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = common::object_store_url(tmp.path());
+    let dir = |name: &str| tmp.path().join(name).to_str().unwrap().to_owned();
+    let (writer, reader) = (dir("writer"), dir("reader"));
+    let agent = http();
+    let add = |s: &Serve, session: &str, text: &str| {
+        let body = format!(r#"{{"messages":[{{"role":"user","text":"{text}"}}]}}"#);
+        let url = format!(
+            "http://{}/v1/users/alice/sessions/{session}/messages",
+            s.addr
+        );
+        assert_eq!(post(&agent, &url, None, &body), 200);
+    };
+
+    // The timer publishes while the server runs.
+    let mut s = serve(&[
+        "--db",
+        &url,
+        "--cache-dir",
+        &writer,
+        "--publish-interval",
+        "1",
+    ]);
+    add(&s, "s1", "My cat is called Miso.");
+    // Polled, not timed: the deadline only ends a hang.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !replica_messages(&url, &reader, "alice", "s1").contains("Miso") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the running writer never published"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    sigterm(&s.child);
+    assert!(s.child.wait().unwrap().success());
+
+    // A clean stop publishes what the timer has not yet.
+    let mut s = serve(&[
+        "--db",
+        &url,
+        "--cache-dir",
+        &writer,
+        "--publish-interval",
+        "3600",
+    ]);
+    add(&s, "s2", "I moved to Lisbon.");
+    assert!(
+        !replica_messages(&url, &reader, "alice", "s2").contains("Lisbon"),
+        "published before the stop"
+    );
+    sigterm(&s.child);
+    assert!(s.child.wait().unwrap().success());
+    assert!(replica_messages(&url, &reader, "alice", "s2").contains("Lisbon"));
+    assert!(replica_messages(&url, &reader, "alice", "s1").contains("Miso"));
+
+    let e = fails(&["serve", "--db", &dir("local"), "--publish-interval", "5"]);
+    assert!(
+        e.contains("--publish-interval is for a writer on an object store"),
+        "{e}"
+    );
+    let e = fails(&[
+        "serve",
+        "--db",
+        &url,
+        "--cache-dir",
+        &writer,
+        "--publish-interval",
+        "0",
+    ]);
+    assert!(e.contains("--publish-interval"), "{e}");
+}
+
+#[test]
+fn mcp_read_only_on_an_object_store_serves_reads_and_refuses_write_tools() {
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt as _;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let url = common::object_store_url(tmp.path());
+    let dir = |name: &str| tmp.path().join(name).to_str().unwrap().to_owned();
+    ok(&[
+        "add",
+        "--db",
+        &url,
+        "--cache-dir",
+        &dir("writer"),
+        "--user",
+        "alice",
+        "--session",
+        "s1",
+        "My cat is called Miso.",
+    ]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_memforest"));
+        cmd.args([
+            "mcp",
+            "--read-only",
+            "--refresh-interval",
+            "1",
+            "--user",
+            "alice",
+        ])
+        .args(["--db", &url, "--cache-dir", &dir("replica")]);
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let (_, text) = call_tool(
+            &client,
+            "search_memory",
+            serde_json::json!({"query": "cat"}),
+        )
+        .await;
+        assert!(text.contains("Miso"), "{text}");
+        let (error, text) = call_tool(
+            &client,
+            "add_memory",
+            serde_json::json!({"session": "s2", "messages": [{"role": "user", "text": "refused"}]}),
+        )
+        .await;
+        assert_eq!(error, Some(true), "{text}");
+        assert!(text.contains("read-only"), "{text}");
+        client.cancel().await.unwrap();
+    });
+    let e = fails(&[
+        "mcp",
+        "--publish-interval",
+        "5",
+        "--read-only",
+        "--user",
+        "a",
+        "--db",
+        &url,
+    ]);
+    assert!(
+        e.contains("--publish-interval") && e.contains("--read-only"),
+        "{e}"
+    );
 }

@@ -27,9 +27,10 @@ use crate::stats::Stats;
 /// readable at snapshots, compacted in the background. `Send + Sync`: share it (e.g. in an
 /// `Arc`) between threads.
 ///
-/// Dropping it stops the background threads without syncing anything (a crash, as far as
-/// unsynced data goes: `Buffered` writes stay in the OS page cache and survive a process
-/// exit); [`Db::close`] also syncs the WAL and reports background errors.
+/// Dropping it stops the background threads without syncing or publishing anything (a
+/// crash, as far as unsynced data goes: `Buffered` writes stay in the OS page cache and
+/// survive a process exit); [`Db::close`] also syncs the WAL, publishes a writer's writes
+/// to its object store, and reports background errors.
 #[derive(Debug)]
 pub struct Db {
     core: Arc<Core>,
@@ -42,6 +43,8 @@ pub struct Db {
     replica: Option<replica::Following>,
     /// A writer's automatic object-store garbage collection ([`Options::remote_gc`]).
     remote_gc: Option<crate::remote_gc::Collector>,
+    /// A writer's timed publication ([`Options::remote_flush_interval`]).
+    remote_flush: Option<crate::remote_flush::FlushTimer>,
 }
 
 impl Db {
@@ -84,6 +87,12 @@ impl Db {
         db.threads = background::spawn(&db.core)?;
         if let (Some(remote), Some(gc)) = (&db.core.options.remote, db.core.options.remote_gc) {
             db.remote_gc = Some(crate::remote_gc::Collector::spawn(Arc::clone(remote), gc)?);
+        }
+        if let (Some(_), Some(every)) = (
+            &db.core.options.remote,
+            db.core.options.remote_flush_interval,
+        ) {
+            db.remote_flush = Some(crate::remote_flush::FlushTimer::spawn(&db.core, every)?);
         }
         Ok(db)
     }
@@ -244,6 +253,7 @@ impl Db {
             _lock: lock,
             replica: None,
             remote_gc: None,
+            remote_flush: None,
         })
     }
 
@@ -536,13 +546,50 @@ impl Db {
         Ok(())
     }
 
-    /// Stops the background threads (letting a running flush or compaction finish), syncs
-    /// the WAL, and releases the lock.
+    /// True for a writer with an object-storage tier ([`Options::remote`]; not a replica
+    /// or a read-only handle): its flushes publish to the object store.
+    #[must_use]
+    pub fn publishes(&self) -> bool {
+        self.core.options.remote.is_some() && !self.core.read_only
+    }
+
+    /// Leaves every write acknowledged so far as durable as [`Db::close`] does, without
+    /// stopping: a writer with an object-storage tier ([`Db::publishes`]) flushes and
+    /// publishes ([`Db::flush`]), any other handle syncs the WAL ([`Db::sync`]). For a
+    /// handle that others still share when its owner stops.
     ///
     /// # Errors
-    /// A background error recorded earlier; the WAL sync's error.
+    /// As [`Db::flush`] or [`Db::sync`].
+    pub fn persist(&self) -> Result<()> {
+        if self.publishes() {
+            self.flush()
+        } else {
+            self.sync()
+        }
+    }
+
+    /// Stops the background threads (letting a running flush or compaction finish), syncs
+    /// the WAL, and releases the lock. A writer with an object-storage tier
+    /// ([`Db::publishes`]) first flushes its memtables and publishes the manifest
+    /// ([`Db::flush`]), so everything it acknowledged is on the object store, where
+    /// replicas and other machines see it, and survives the loss of this machine. When
+    /// that fails, the close goes on (stops, syncs the WAL) and returns the error: the
+    /// writes stay in the local WAL, and the next open of the directory replays and
+    /// publishes them. A local store does not flush (RocksDB
+    /// `avoid_flush_during_shutdown`): its WAL is as durable as a segment file, and the
+    /// next open replays it.
+    ///
+    /// # Errors
+    /// A background error recorded earlier; the flush's or publication's error
+    /// ([`Error::Remote`], [`Error::Fenced`]); the WAL sync's error.
     pub fn close(mut self) -> Result<()> {
+        drop(self.remote_flush.take());
         drop(self.remote_gc.take());
+        let published = if self.publishes() {
+            self.flush()
+        } else {
+            Ok(())
+        };
         background::shutdown(&self.core, std::mem::take(&mut self.threads));
         if let Some(e) = self.core.bg_error() {
             return Err(Error::Background(e));
@@ -550,7 +597,7 @@ impl Db {
         if !self.core.read_only {
             self.core.wal.sync()?;
         }
-        Ok(())
+        published
     }
 }
 
@@ -558,6 +605,8 @@ impl Drop for Db {
     /// Stops the background threads, then trims a bounded segment cache to its bound: the
     /// copies that reads held while the store was open may go now.
     fn drop(&mut self) {
+        // First the timer, whose flush waits for the flush thread.
+        drop(self.remote_flush.take());
         background::shutdown(&self.core, std::mem::take(&mut self.threads));
         if let Some(cache) = &self.core.cache {
             cache.shrink();

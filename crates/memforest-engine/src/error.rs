@@ -97,12 +97,20 @@ pub enum Error {
     },
     /// The object store's newest manifest is neither one this directory's writer created
     /// last (see [`crate::remote_binding`]) nor the state this directory holds: another
-    /// writer moved the store on after this directory last published. Publishing this directory's state would drop what the
-    /// other writer published, so the open refuses and changes nothing. Open the URL from
-    /// an empty directory to continue from the object store's state.
+    /// writer moved the store on after this directory last published. The directory may
+    /// be behind the location (it missed the other writer's writes) or ahead of it too
+    /// (it went on writing after it was fenced): either way publishing its state would
+    /// drop what the other writer published, so the open refuses and changes nothing. To
+    /// continue from the object store's state, open the location from a new, empty
+    /// directory. Writes only this directory holds stay in it: open it read-only
+    /// ([`crate::Db::open_read_only`], without the object store) to read them, and write
+    /// them again through the new writer.
     #[error(
-        "the object store's manifest {object} is ahead of this directory's manifest \
-         (another writer took over); open it from an empty directory"
+        "the object store's newest manifest {object} was written by another writer after \
+         this directory last published (this directory is behind it, or went on writing \
+         after it was fenced); nothing was changed. To continue from the object store's \
+         state, open the location from a new, empty directory; writes only this directory \
+         holds can be read by opening it read-only as a local directory, then written again"
     )]
     StaleLocal {
         /// Full path of the newest manifest object.

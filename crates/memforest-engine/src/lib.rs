@@ -43,6 +43,7 @@ pub mod orphans;
 pub mod range_del;
 pub mod remote;
 pub mod remote_binding;
+pub mod remote_flush;
 pub mod remote_gc;
 mod repair;
 mod replica;

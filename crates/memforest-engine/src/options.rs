@@ -108,6 +108,16 @@ pub struct Options {
     /// `None` (default): only [`crate::Db::collect_remote_garbage`] deletes. Replicas and
     /// read-only handles never collect.
     pub remote_gc: Option<crate::remote_gc::RemoteGc>,
+    /// With [`Options::remote`], a writer's timed publication ([`crate::remote_flush`]):
+    /// once the memtable has held unflushed writes for this long, a thread of its own
+    /// flushes it and publishes the manifest, as [`crate::Db::flush`] does. It bounds how
+    /// far behind the writer a replica can be (this interval and a quarter, plus the
+    /// flush, the upload and the replica's own refresh interval) and what the loss of the
+    /// writer's disk can lose (the writes acknowledged within about that long before it).
+    /// A store without new writes is never flushed. `None` (default): publication only
+    /// when a memtable fills, at [`crate::Db::flush`] and at [`crate::Db::close`]. Must
+    /// not be zero. Replicas and read-only handles ignore it.
+    pub remote_flush_interval: Option<std::time::Duration>,
 }
 
 impl Default for Options {
@@ -133,6 +143,7 @@ impl Default for Options {
             remote: None,
             remote_cache_bytes: None,
             remote_gc: None,
+            remote_flush_interval: None,
         }
     }
 }
@@ -150,7 +161,8 @@ impl Options {
     ///
     /// # Errors
     /// [`crate::Error::InvalidArgument`] for a zero size or trigger, fewer than 2 levels, a
-    /// stop trigger below the compaction trigger, a multiplier below 2, or a segment format
+    /// stop trigger below the compaction trigger, a multiplier below 2, a zero
+    /// `remote_flush_interval`, or a segment format
     /// version outside [`memforest_sst::MIN_FORMAT_VERSION`]..=[`memforest_sst::FORMAT_VERSION`]
     /// (caught at open rather than by the first flush).
     pub fn validate(&self) -> crate::Result<()> {
@@ -169,6 +181,9 @@ impl Options {
         }
         if self.level_size_multiplier < 2 {
             return bad("level_size_multiplier must be at least 2");
+        }
+        if self.remote_flush_interval.is_some_and(|i| i.is_zero()) {
+            return bad("remote_flush_interval must be > 0");
         }
         // The check `SstBuilder::new` makes, so a flush cannot fail on it later.
         if memforest_sst::bloom::FilterLayout::for_format_version(self.sst.format_version).is_none()
@@ -202,6 +217,7 @@ mod tests {
         }
         assert!(with(|o| o.level_size_multiplier = 1).is_err());
         assert!(with(|o| o.num_levels = 1).is_err());
+        assert!(with(|o| o.remote_flush_interval = Some(std::time::Duration::ZERO)).is_err());
         assert!(with(|o| o.l0_stop_writes_trigger = o.l0_compaction_trigger - 1).is_err());
     }
 }

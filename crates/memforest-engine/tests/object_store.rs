@@ -558,6 +558,84 @@ fn a_replica_serves_the_published_state_and_follows_newer_manifests() {
     assert_range(&replica, 300..600);
 }
 
+/// `Db::close` of a writer flushes and publishes: a replica sees what it wrote without any
+/// flush call, and so does a new machine.
+#[test]
+fn a_writer_closed_without_a_flush_publishes_its_writes() {
+    let store = Store::new();
+    let (w_dir, r_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let writer = open(w_dir.path(), &store);
+    put_range(&writer, 0..50);
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    assert_eq!(
+        replica.get(&tenant(), T, b"k00000").unwrap(),
+        None,
+        "the writes are in the writer's memtable only"
+    );
+    writer.close().unwrap();
+    assert!(replica.refresh().unwrap());
+    assert_range(&replica, 0..50);
+    drop(replica);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), &store);
+    assert_range(&db, 0..50);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+/// A close whose upload fails returns the error and loses nothing: the writes stay in the
+/// WAL, and the next open of the directory publishes them.
+#[test]
+fn a_close_that_cannot_publish_keeps_the_writes_in_the_wal() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), &store);
+    put_range(&db, 0..50);
+    let published = manifest_numbers(&store.remote()).unwrap();
+    store.faults.fail_puts(1);
+    assert!(db.close().is_err());
+    assert_eq!(manifest_numbers(&store.remote()).unwrap(), published);
+
+    open(dir.path(), &store).close().unwrap();
+    let r_dir = tempfile::tempdir().unwrap();
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    assert_range(&replica, 0..50);
+}
+
+/// `Options::remote_flush_interval` publishes a writer's writes without any flush or
+/// close, and publishes nothing while there is nothing new.
+#[test]
+fn the_flush_interval_publishes_without_a_flush_call() {
+    let store = Store::new();
+    let (w_dir, r_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let every = std::time::Duration::from_millis(50);
+    let options = Options {
+        remote_flush_interval: Some(every),
+        ..store.options()
+    };
+    let writer = Db::open(w_dir.path(), options).unwrap();
+    let replica = Db::open_replica(r_dir.path(), store.options()).unwrap();
+    put_range(&writer, 0..50);
+    // Polled, not timed: the deadline only ends a hang.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while replica.get(&tenant(), T, b"k00049").unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writes were never published"
+        );
+        std::thread::sleep(every);
+        replica.refresh().unwrap();
+    }
+    assert_range(&replica, 0..50);
+    assert!(writer.stats().levels.iter().any(|l| l.files > 0));
+
+    // Nothing new: no flush, no publication.
+    let numbers = manifest_numbers(&store.remote()).unwrap();
+    std::thread::sleep(every * 6);
+    assert_eq!(manifest_numbers(&store.remote()).unwrap(), numbers);
+    writer.close().unwrap();
+}
+
 #[test]
 fn a_replica_refuses_a_writers_directory() {
     let store = Store::new();

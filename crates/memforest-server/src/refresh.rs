@@ -5,9 +5,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::state::Shared;
+
+/// Starts [`follow`] on its own task when `every` is set; it ends when `stop` is
+/// cancelled (await it before closing the store: it holds the store until then).
+pub fn start(
+    shared: &Arc<Shared>,
+    every: Option<Duration>,
+    stop: &CancellationToken,
+) -> Option<JoinHandle<()>> {
+    every.map(|every| tokio::spawn(follow(Arc::clone(shared), every, stop.child_token())))
+}
 
 /// Refreshes `shared`'s store every `every` until `stop` is cancelled.
 pub async fn follow(shared: Arc<Shared>, every: Duration, stop: CancellationToken) {

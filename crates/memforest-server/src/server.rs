@@ -121,13 +121,7 @@ impl Server {
         } = self;
         let addr = listener.local_addr()?;
         let mcp_stop = CancellationToken::new();
-        let refresher = refresh.map(|every| {
-            tokio::spawn(crate::refresh::follow(
-                Arc::clone(&shared),
-                every,
-                mcp_stop.child_token(),
-            ))
-        });
+        let refresher = crate::refresh::start(&shared, refresh, &mcp_stop);
         let app = router(&shared, addr, mcp_stop.child_token());
         tracing::info!(%addr, keys = shared.keys.is_some(), "serving");
         let signaled = Arc::new(tokio::sync::Notify::new());
@@ -191,7 +185,9 @@ fn router(shared: &Arc<Shared>, addr: SocketAddr, stop: CancellationToken) -> Ro
 }
 
 /// Closes the store once every request and session has let go of it (store calls of
-/// clients that went away run to their end); after `drain` it syncs the WAL instead.
+/// clients that went away run to their end); after `drain` it makes the store as durable
+/// as a close would (`Db::persist`: syncs the WAL, or a writer on an object store flushes
+/// and publishes) without closing it.
 async fn close(shared: Arc<Shared>, drain: Duration) -> Result<(), ServeError> {
     let mut memory = Arc::clone(&shared.memory);
     drop(shared);
@@ -206,10 +202,12 @@ async fn close(shared: Arc<Shared>, drain: Duration) -> Result<(), ServeError> {
                 return Ok(());
             }
             Err(still_shared) if started.elapsed() >= drain => {
-                tracing::warn!("store still in use after the drain; syncing without closing");
+                tracing::warn!(
+                    "store still in use after the drain; syncing (and publishing) without closing"
+                );
                 still_shared
                     .db()
-                    .sync()
+                    .persist()
                     .map_err(memforest::MemoryError::from)?;
                 return Ok(());
             }
@@ -260,11 +258,17 @@ async fn wait_signal() {
 }
 
 /// Serves MCP over stdin/stdout for `user` until the client closes the stream, then
-/// closes the store.
+/// closes the store. On a read-only store every write tool is refused; a read replica
+/// ([`Memory::open_replica`]) follows its writer every `refresh` (`None`: never).
 ///
 /// # Errors
 /// The MCP session's errors; the store's close error.
-pub async fn serve_stdio(memory: Memory, user: &str, limits: Limits) -> Result<(), ServeError> {
+pub async fn serve_stdio(
+    memory: Memory,
+    user: &str,
+    limits: Limits,
+    refresh: Option<Duration>,
+) -> Result<(), ServeError> {
     memforest_engine::TenantId::new(user).map_err(|e| ServeError::Mcp(e.to_string()))?;
     let shared = Arc::new(Shared::new(Arc::new(memory), None, limits));
     let access = Access::single_user(user).on_store(shared.memory.is_read_only());
@@ -273,7 +277,14 @@ pub async fn serve_stdio(memory: Memory, user: &str, limits: Limits) -> Result<(
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServeError::Mcp(e.to_string()))?;
+    let stop = CancellationToken::new();
+    let refresher = crate::refresh::start(&shared, refresh, &stop);
     let ended = running.waiting().await;
+    stop.cancel();
+    if let Some(task) = refresher {
+        // It lets go of the store before it closes.
+        let _ = task.await;
+    }
     let closed = close(shared, DRAIN).await;
     ended.map_err(|e| ServeError::Mcp(e.to_string()))?;
     closed

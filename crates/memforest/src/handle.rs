@@ -38,7 +38,8 @@ impl Options {
 ///
 /// Dropping it stops the background work without syncing (a crash, as far as unsynced
 /// data goes); [`Memory::close`] also regenerates dirty summaries (when
-/// `MemoryOptions::summarize_on_shutdown`), syncs the WAL and reports background errors.
+/// `MemoryOptions::summarize_on_shutdown`), syncs the WAL, publishes a writer's writes to
+/// its object store ([`Db::close`]) and reports background errors.
 #[derive(Debug)]
 pub struct Memory {
     pub(crate) db: Arc<Db>,
@@ -172,10 +173,14 @@ impl Memory {
     }
 
     /// Stops the memory layer (regenerating dirty summaries first when
-    /// `MemoryOptions::summarize_on_shutdown`), then closes the engine ([`Db::close`]).
+    /// `MemoryOptions::summarize_on_shutdown`), then closes the engine ([`Db::close`]: a
+    /// writer on an object store flushes and publishes first). When a memory-layer handle
+    /// is still held elsewhere the engine is left running and made as durable as a close
+    /// makes it ([`Db::persist`]).
     ///
     /// # Errors
-    /// A background error recorded earlier; the WAL sync's error.
+    /// A background error recorded earlier; the flush's or publication's error (the writes
+    /// stay in the WAL); the WAL sync's error.
     pub fn close(mut self) -> Result<(), MemoryError> {
         if let Some(mut r) = self.runtime.take() {
             r.stop(true);
@@ -186,7 +191,7 @@ impl Memory {
             Ok(db) => Ok(db.close()?),
             // A memory-layer handle still held elsewhere (a worker finishing a job): make
             // everything durable now; the engine's threads stop with the last handle.
-            Err(shared) => Ok(shared.sync()?),
+            Err(shared) => Ok(shared.persist()?),
         }
     }
 }

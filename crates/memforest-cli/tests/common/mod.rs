@@ -14,6 +14,13 @@ pub fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A `file://` object-store location in the folder `objects` of `tmp` (created): its URL.
+pub fn object_store_url(tmp: &Path) -> String {
+    let objects = tmp.join("objects");
+    std::fs::create_dir_all(&objects).unwrap();
+    format!("file://{}", objects.display())
+}
+
 /// Runs `memforest args`.
 pub fn memforest(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_memforest"))
