@@ -169,12 +169,16 @@ impl TenantVectors {
         // In -127..=127: each component is at most `max` in magnitude.
         #[allow(clippy::cast_possible_truncation)]
         let q8: Vec<i16> = q.iter().map(|x| (x / q_scale).round() as i16).collect();
-        let mut scored: Vec<(f32, u32)> = self
-            .rows
-            .chunks_exact(self.dims)
+        let dots = pulp::Arch::new().dispatch(RowDots {
+            q8: &q8,
+            rows: &self.rows,
+            dims: self.dims,
+        });
+        let mut scored: Vec<(f32, u32)> = dots
+            .iter()
             .zip(&self.scales)
             .zip(0u32..)
-            .map(|((row, &scale), i)| (dot(&q8, row) as f32 * scale * q_scale, i))
+            .map(|((&d, &scale), i)| (d as f32 * scale * q_scale, i))
             .collect();
         if scored.len() > n {
             scored.select_nth_unstable_by(n, |a, b| b.0.total_cmp(&a.0));
@@ -189,12 +193,42 @@ impl TenantVectors {
     }
 }
 
+/// Every row's integer dot product with the quantized query, in row order. Run through
+/// [`pulp::Arch::dispatch`], which compiles this body (and [`dot`], inlined into it) once
+/// per instruction set and picks the widest the CPU has at run time (AVX2 or AVX-512
+/// where present, the baseline elsewhere), so the scan vectorizes to the machine without
+/// `unsafe` here. The loop writes into a buffer sized up front: a call out of the
+/// dispatched body per row (an iterator adapter's closure, a growing `Vec`) would run at
+/// the baseline instruction set.
+struct RowDots<'a> {
+    /// The query, each component in -127..=127.
+    q8: &'a [i16],
+    /// Row-major int8 components, `dims` per row.
+    rows: &'a [i8],
+    dims: usize,
+}
+
+impl pulp::WithSimd for RowDots<'_> {
+    type Output = Vec<i32>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        let mut out = vec![0i32; self.rows.len() / self.dims.max(1)];
+        for (slot, row) in out.iter_mut().zip(self.rows.chunks_exact(self.dims)) {
+            *slot = dot(self.q8, row);
+        }
+        out
+    }
+}
+
 /// Lanes of [`dot`]'s accumulator: independent sums the compiler keeps in vector
 /// registers (a single running sum serialises every addition).
 const LANES: usize = 16;
 
 /// The integer dot product of `q` and `row` (equal lengths; a tail shorter than
-/// [`LANES`] is added one by one).
+/// [`LANES`] is added one by one). Always inlined, so that it is compiled for the
+/// instruction set [`RowDots`] runs under.
+#[inline(always)]
 fn dot(q: &[i16], row: &[i8]) -> i32 {
     let mut acc = [0i32; LANES];
     let (q_body, q_tail) = q.split_at(q.len() - q.len() % LANES);
