@@ -1,5 +1,6 @@
-//! A mapped segment file: its path, its bytes, and checked block loading (through the
-//! mapping, or with `pread` through a [`crate::DescriptorTable`] for point lookups).
+//! A segment file: its path, its bytes, and checked block loading (through the mapping,
+//! with `pread` through a [`crate::DescriptorTable`] for point lookups, or by range from a
+//! [`RangeRead`] source).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,14 +12,24 @@ use crate::block::{compression, Block};
 use crate::block_handle::BlockHandle;
 use crate::descriptors::Descriptor;
 use crate::error::{Result, SstError};
+use crate::range_read::RangeRead;
 use crate::residency::Tracked;
 use crate::table_block::TableBlockIter;
 
-/// The bytes of one finished segment file (a read-only mapping shared through [`Bytes`]).
+/// Where a file's bytes are.
+#[derive(Debug)]
+pub enum Backing {
+    /// All of them: a read-only mapping shared through [`Bytes`], or an image in memory.
+    Whole(Bytes),
+    /// A source read by range, block by block.
+    Ranged(Arc<dyn RangeRead>),
+}
+
+/// The bytes of one finished segment file.
 #[derive(Debug)]
 pub struct TableFile {
     path: PathBuf,
-    data: Bytes,
+    data: Backing,
     /// Offset of the footer: every block (payload and trailer) lies before it.
     blocks_end: u64,
     /// The charge state of a mapping under a [`crate::Residency`] budget.
@@ -50,13 +61,14 @@ pub struct Payload {
 }
 
 impl TableFile {
-    /// Wraps the mapped bytes of `path`; `blocks_end` is where the footer starts.
-    /// `tracked` charges its mapped reads to a [`crate::Residency`] budget (None:
-    /// untracked); `descriptor` serves its [`Access::Point`] reads (None: the mapping).
+    /// Wraps the bytes of `path`; `blocks_end` is where the footer starts. `tracked`
+    /// charges its mapped reads to a [`crate::Residency`] budget (None: untracked);
+    /// `descriptor` serves its [`Access::Point`] reads (None: the mapping). Both apply to a
+    /// [`Backing::Whole`] file only.
     #[must_use]
     pub fn new(
         path: PathBuf,
-        data: Bytes,
+        data: Backing,
         blocks_end: u64,
         tracked: Option<Arc<Tracked>>,
         descriptor: Option<Arc<Descriptor>>,
@@ -88,10 +100,27 @@ impl TableFile {
         &self.path
     }
 
-    /// All bytes of the file.
+    /// The file's length in bytes.
     #[must_use]
-    pub fn bytes(&self) -> &Bytes {
-        &self.data
+    pub fn size(&self) -> u64 {
+        match &self.data {
+            Backing::Whole(data) => data.len() as u64,
+            Backing::Ranged(source) => source.size(),
+        }
+    }
+
+    /// All bytes of the file (one read of the whole file when it is ranged).
+    ///
+    /// # Errors
+    /// [`SstError::Fetch`] when the ranged read fails.
+    pub fn all(&self) -> Result<Bytes> {
+        match &self.data {
+            Backing::Whole(data) => Ok(data.clone()),
+            Backing::Ranged(source) => {
+                let len = usize::try_from(source.size()).unwrap_or(usize::MAX);
+                fetched(&self.path, source.read_once(0, len), 0, len)
+            }
+        }
     }
 
     /// A [`SstError::Corrupt`] for this file at absolute `offset`.
@@ -109,7 +138,7 @@ impl TableFile {
     ///
     /// # Errors
     /// [`SstError::Corrupt`] naming the block's offset (or its trailer's) on any failure;
-    /// [`SstError::Io`] when a `pread` fails.
+    /// [`SstError::Io`] when a `pread` fails; [`SstError::Fetch`] when a ranged read does.
     pub fn read_payload(&self, handle: BlockHandle, access: Access) -> Result<Payload> {
         let out_of_file = || self.corrupt(handle.offset, "block handle points outside the file");
         let end = handle.end_with_trailer().ok_or_else(out_of_file)?;
@@ -118,13 +147,21 @@ impl TableFile {
         }
         let start = usize::try_from(handle.offset).map_err(|_| out_of_file())?;
         let len = usize::try_from(end - handle.offset).map_err(|_| out_of_file())?;
-        let with_trailer = match self.copied(handle.offset, len, access) {
-            Some(copy) => copy?,
-            None => {
-                self.touch_block(handle);
-                // In range: `end <= blocks_end`, which lies inside the mapping.
-                self.data.slice(start..start + len)
-            }
+        let with_trailer = match &self.data {
+            Backing::Whole(data) => match self.copied(handle.offset, len, access) {
+                Some(copy) => copy?,
+                None => {
+                    self.touch_block(handle);
+                    // In range: `end <= blocks_end`, which lies inside the mapping.
+                    data.slice(start..start + len)
+                }
+            },
+            Backing::Ranged(source) => fetched(
+                &self.path,
+                source.read_block(handle.offset, len),
+                handle.offset,
+                len,
+            )?,
         };
         let trailer_at = len.checked_sub(TRAILER_LEN).ok_or_else(out_of_file)?;
         let stored = with_trailer.slice(..trailer_at);
@@ -193,4 +230,31 @@ impl TableFile {
             )),
         }
     }
+}
+
+/// `read`, a ranged read of `len` bytes at `offset` of the file at `path`, checked for its
+/// length.
+///
+/// # Errors
+/// [`SstError::Fetch`] when it failed or returned another length.
+pub(crate) fn fetched(
+    path: &Path,
+    read: std::io::Result<Bytes>,
+    offset: u64,
+    len: usize,
+) -> Result<Bytes> {
+    let fail = |source| SstError::Fetch {
+        path: path.to_path_buf(),
+        offset,
+        len: len as u64,
+        source,
+    };
+    let bytes = read.map_err(fail)?;
+    if bytes.len() != len {
+        return Err(fail(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the source returned {} bytes", bytes.len()),
+        )));
+    }
+    Ok(bytes)
 }
