@@ -1,0 +1,79 @@
+//! [`RemoteFile`]: a segment object read by range ([`memforest_sst::RangeRead`]), its
+//! blocks kept in the store's [`crate::cache::SegmentCache`].
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use memforest_object::Remote;
+use parking_lot::Mutex;
+
+use crate::cache::SegmentCache;
+use crate::remote::segment_name;
+
+/// Segment file `id` in the object store, read one range (one GET) per block not in the
+/// cache. Blocks missing from the cache are fetched one at a time per file, so readers
+/// racing for one block make one request; a block is kept only when its CRC verifies (a
+/// damaged read is not served again from memory).
+#[derive(Debug)]
+pub struct RemoteFile {
+    remote: Arc<Remote>,
+    cache: Arc<SegmentCache>,
+    id: u64,
+    /// The file's length as the manifest records it.
+    size: u64,
+    /// Held while a missing block is fetched.
+    fetching: Mutex<()>,
+}
+
+impl RemoteFile {
+    /// Segment file `id` of `size` bytes in `remote`, its blocks kept in `cache`.
+    #[must_use]
+    pub fn new(remote: Arc<Remote>, cache: Arc<SegmentCache>, id: u64, size: u64) -> Self {
+        Self {
+            remote,
+            cache,
+            id,
+            size,
+            fetching: Mutex::new(()),
+        }
+    }
+
+    /// The object's full name, to label errors.
+    #[must_use]
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.remote, segment_name(self.id))
+    }
+
+    fn get(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
+        let end = offset.saturating_add(len as u64);
+        self.remote
+            .get_range(&segment_name(self.id), offset..end)
+            .map_err(std::io::Error::other)
+    }
+}
+
+impl memforest_sst::RangeRead for RemoteFile {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_block(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
+        let blocks = self.cache.blocks();
+        if let Some(hit) = blocks.get(self.id, offset, len) {
+            return Ok(hit);
+        }
+        let _one_at_a_time = self.fetching.lock();
+        if let Some(hit) = blocks.get(self.id, offset, len) {
+            return Ok(hit);
+        }
+        let bytes = self.get(offset, len)?;
+        if memforest_sst::block::trailer::verifies(&bytes) {
+            self.cache.cache_block(self.id, offset, bytes.clone());
+        }
+        Ok(bytes)
+    }
+
+    fn read_once(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
+        self.get(offset, len)
+    }
+}
