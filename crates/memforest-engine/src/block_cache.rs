@@ -1,5 +1,6 @@
-//! [`BlockCache`]: blocks of segment files read by range from the object store, kept in
-//! memory and dropped least recently read first. Its bytes count towards the same bound as
+//! [`BlockCache`]: blocks of segment files read by range from the object store (one at a
+//! time, or several read ahead by a scan), kept in memory and dropped least recently read
+//! first. Its bytes count towards the same bound as
 //! the local file copies ([`crate::cache::SegmentCache`], which decides how much of the
 //! bound it may use).
 
@@ -49,25 +50,41 @@ impl BlockCache {
         self.inner.lock().bytes
     }
 
-    /// The `len` bytes at `offset` of segment `id` if they are held (as one block), marked
-    /// read now.
+    /// The `len` bytes at `offset` of segment `id` if the range held nearest below them
+    /// (one block, or blocks read ahead) covers them; that range is marked read now.
     #[must_use]
     pub fn get(&self, id: u64, offset: u64, len: usize) -> Option<Bytes> {
         let mut inner = self.inner.lock();
         let now = inner.stamp();
-        let (bytes, used) = inner.blocks.get_mut(&(id, offset))?;
-        if bytes.len() != len {
+        let Inner { blocks, by_use, .. } = &mut *inner;
+        let (&key, (bytes, used)) = blocks.range_mut(..=(id, offset)).next_back()?;
+        if key.0 != id {
             return None;
         }
-        let (bytes, old) = (bytes.clone(), std::mem::replace(used, now));
-        inner.by_use.remove(&old);
-        inner.by_use.insert(now, (id, offset));
-        Some(bytes)
+        let from = usize::try_from(offset.checked_sub(key.1)?).ok()?;
+        if bytes.len() < from.checked_add(len)? {
+            return None;
+        }
+        let hit = bytes.slice(from..from + len);
+        by_use.remove(&std::mem::replace(used, now));
+        by_use.insert(now, key);
+        Some(hit)
     }
 
-    /// Holds `bytes`, the block at `offset` of segment `id`, read now.
+    /// Holds `bytes`, the bytes at `offset` of segment `id` (one block or several), read
+    /// now, in place of the ranges held inside them.
     pub fn insert(&self, id: u64, offset: u64, bytes: Bytes) {
         let mut inner = self.inner.lock();
+        let end = offset.saturating_add(bytes.len() as u64);
+        let inside: Vec<Key> = inner
+            .blocks
+            .range((id, offset)..(id, end))
+            .filter(|(k, (b, _))| k.1 + b.len() as u64 <= end)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in inside {
+            inner.remove(key);
+        }
         inner.remove((id, offset));
         let now = inner.stamp();
         inner.bytes += bytes.len() as u64;
@@ -122,9 +139,11 @@ mod tests {
         assert!(cache.get(1, 100, 100).is_none(), "least recently read");
         assert!(cache.get(1, 0, 100).is_some());
         assert!(cache.get(2, 0, 100).is_some());
-        assert!(
-            cache.get(2, 0, 99).is_none(),
-            "another length is not this block"
+        assert!(cache.get(2, 0, 101).is_none(), "past the block held");
+        assert_eq!(
+            cache.get(2, 10, 20).unwrap().len(),
+            20,
+            "inside the block held"
         );
 
         cache.forget(2);
@@ -137,5 +156,18 @@ mod tests {
         );
         cache.shrink_to(0);
         assert_eq!(cache.bytes(), 0);
+    }
+
+    #[test]
+    fn blocks_read_ahead_serve_the_blocks_inside_them() {
+        let cache = BlockCache::default();
+        cache.insert(1, 4096, block(100));
+        cache.insert(1, 0, block(10_000));
+        assert_eq!(cache.bytes(), 10_000, "the block inside was replaced");
+        for offset in [0, 4096, 9_000] {
+            assert!(cache.get(1, offset, 1_000).is_some(), "{offset}");
+        }
+        assert!(cache.get(1, 9_500, 1_000).is_none());
+        assert!(cache.get(2, 100, 10).is_none(), "another segment");
     }
 }

@@ -84,6 +84,12 @@ impl SegmentCache {
         &self.remote
     }
 
+    /// Bytes a scan's block read fetches from its block on (an eighth of the bound, at most
+    /// 1 MiB), so a cold scan makes one request per range rather than per block.
+    pub(crate) fn read_ahead(&self) -> u64 {
+        (self.bound / 8).min(1 << 20)
+    }
+
     /// The blocks read by range.
     pub(crate) fn blocks(&self) -> &BlockCache {
         &self.blocks

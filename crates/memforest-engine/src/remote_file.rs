@@ -11,9 +11,10 @@ use crate::cache::SegmentCache;
 use crate::remote::segment_name;
 
 /// Segment file `id` in the object store, read one range (one GET) per block not in the
-/// cache. Blocks missing from the cache are fetched one at a time per file, so readers
-/// racing for one block make one request; a block is kept only when its CRC verifies (a
-/// damaged read is not served again from memory).
+/// cache; a scan's block read also fetches the bytes after it, up to
+/// [`SegmentCache::read_ahead`]. Blocks missing from the cache are fetched one at a time
+/// per file, so readers racing for one block make one request; a range is kept only when
+/// the block asked for verifies (the blocks read ahead are checked when they are read).
 #[derive(Debug)]
 pub struct RemoteFile {
     remote: Arc<Remote>,
@@ -57,7 +58,7 @@ impl memforest_sst::RangeRead for RemoteFile {
         self.size
     }
 
-    fn read_block(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
+    fn read_block(&self, offset: u64, len: usize, scan: bool) -> std::io::Result<Bytes> {
         let blocks = self.cache.blocks();
         if let Some(hit) = blocks.get(self.id, offset, len) {
             return Ok(hit);
@@ -66,11 +67,16 @@ impl memforest_sst::RangeRead for RemoteFile {
         if let Some(hit) = blocks.get(self.id, offset, len) {
             return Ok(hit);
         }
-        let bytes = self.get(offset, len)?;
-        if memforest_sst::block::trailer::verifies(&bytes) {
-            self.cache.cache_block(self.id, offset, bytes.clone());
+        let ahead = if scan { self.cache.read_ahead() } else { 0 };
+        let want = ahead.min(self.size.saturating_sub(offset)).max(len as u64);
+        let bytes = self.get(offset, usize::try_from(want).unwrap_or(len))?;
+        let Some(block) = bytes.get(..len).map(|_| bytes.slice(..len)) else {
+            return Ok(bytes);
+        };
+        if memforest_sst::block::trailer::verifies(&block) {
+            self.cache.cache_block(self.id, offset, bytes);
         }
-        Ok(bytes)
+        Ok(block)
     }
 
     fn read_once(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {

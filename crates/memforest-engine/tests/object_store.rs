@@ -1253,3 +1253,22 @@ fn compaction_reads_inputs_that_reads_only_ranged() {
     db.close().unwrap();
     assert_manifests_complete(&store.remote());
 }
+
+/// A cold scan reads ahead: one GET per range of blocks, not one per block.
+#[test]
+fn a_cold_scan_reads_ahead() {
+    let store = Store::new();
+    let (live, _) = write_large_files(&store, 8_000);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, 8 << 20)).unwrap();
+    let gets = store.faults.gets();
+    let scan = db.scan_prefix(&tenant(), T, b"big", None).unwrap();
+    assert_eq!(scan.map(Result::unwrap).count(), 8_000);
+    let made = store.faults.gets() - gets;
+    let blocks = live / 4096;
+    assert!(
+        made < blocks / 50,
+        "{made} GETs to scan {live} bytes ({blocks} blocks)"
+    );
+    db.close().unwrap();
+}

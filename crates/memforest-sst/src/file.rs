@@ -41,9 +41,13 @@ pub struct TableFile {
 /// How a block is about to be read, which decides how its bytes are fetched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Through the mapping: iterators (the next blocks share its pages and readahead),
-    /// index partitions (remembered as views of it) and the metadata blocks read at open.
+    /// Through the mapping: index partitions (remembered as views of it) and the
+    /// metadata blocks read at open.
     Mapped,
+    /// An iterator's next data block: through the mapping (the next blocks share its pages
+    /// and the kernel's readahead); from a ranged source, with the source free to fetch
+    /// the blocks after it in the same request.
+    Scan,
     /// One scattered block (a point lookup's data block): through the mapping when the
     /// residency budget admits it (its pages are charged already, or the budget has never
     /// had to release and has room for them), else copied with `pread` when the file has a
@@ -158,7 +162,7 @@ impl TableFile {
             },
             Backing::Ranged(source) => fetched(
                 &self.path,
-                source.read_block(handle.offset, len),
+                source.read_block(handle.offset, len, access == Access::Scan),
                 handle.offset,
                 len,
             )?,

@@ -16,12 +16,13 @@ pub trait RangeRead: Send + Sync + std::fmt::Debug {
     fn size(&self) -> u64;
 
     /// The `len` bytes at byte `offset`: one block with its trailer, which the source may
-    /// keep to serve again.
+    /// keep to serve again. `scan`: an iterator reads it, and will likely read the blocks
+    /// after it next (the source may fetch them in the same request).
     ///
     /// # Errors
     /// The source's error (a failed GET); the reader reports it as
     /// [`crate::SstError::Fetch`] naming the file, offset and length.
-    fn read_block(&self, offset: u64, len: usize) -> std::io::Result<Bytes>;
+    fn read_block(&self, offset: u64, len: usize, scan: bool) -> std::io::Result<Bytes>;
 
     /// The `len` bytes at byte `offset`, read once (the metadata at open): not worth
     /// keeping.
@@ -54,10 +55,10 @@ impl RangeRead for Prefetched {
         self.source.size()
     }
 
-    fn read_block(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
+    fn read_block(&self, offset: u64, len: usize, scan: bool) -> std::io::Result<Bytes> {
         match self.held(offset, len) {
             Some(bytes) => Ok(bytes),
-            None => self.source.read_block(offset, len),
+            None => self.source.read_block(offset, len, scan),
         }
     }
 
@@ -75,7 +76,7 @@ impl RangeRead for Bytes {
         self.len() as u64
     }
 
-    fn read_block(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
+    fn read_block(&self, offset: u64, len: usize, _scan: bool) -> std::io::Result<Bytes> {
         let start = usize::try_from(offset).map_err(std::io::Error::other)?;
         let end = start.saturating_add(len);
         if self.get(start..end).is_none() {
@@ -88,6 +89,6 @@ impl RangeRead for Bytes {
     }
 
     fn read_once(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
-        self.read_block(offset, len)
+        self.read_block(offset, len, false)
     }
 }

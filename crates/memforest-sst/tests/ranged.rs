@@ -47,7 +47,7 @@ impl Counting {
             return Err(std::io::Error::other("injected"));
         }
         self.bytes.fetch_add(len as u64, Ordering::Relaxed);
-        self.image.read_block(offset, len)
+        self.image.read_block(offset, len, false)
     }
 
     fn counts(&self) -> (u64, u64, u64) {
@@ -64,7 +64,7 @@ impl RangeRead for Counting {
         self.image.len() as u64
     }
 
-    fn read_block(&self, offset: u64, len: usize) -> std::io::Result<Bytes> {
+    fn read_block(&self, offset: u64, len: usize, _scan: bool) -> std::io::Result<Bytes> {
         self.blocks.fetch_add(1, Ordering::Relaxed);
         self.serve(offset, len)
     }
