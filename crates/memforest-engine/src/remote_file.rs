@@ -27,11 +27,12 @@ pub struct RemoteFile {
 }
 
 impl RemoteFile {
-    /// Segment file `id` of `size` bytes in `remote`, its blocks kept in `cache`.
+    /// Segment file `id` of `size` bytes in the object store `cache` keeps, its blocks kept
+    /// in `cache`.
     #[must_use]
-    pub fn new(remote: Arc<Remote>, cache: Arc<SegmentCache>, id: u64, size: u64) -> Self {
+    pub fn new(cache: Arc<SegmentCache>, id: u64, size: u64) -> Self {
         Self {
-            remote,
+            remote: Arc::clone(cache.remote()),
             cache,
             id,
             size,

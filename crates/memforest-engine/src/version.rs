@@ -261,12 +261,7 @@ impl Segment {
         if let Some(reader) = &*slot {
             return Ok(reader.clone());
         }
-        let file = RemoteFile::new(
-            Arc::clone(cache.remote()),
-            Arc::clone(cache),
-            self.info.id,
-            self.info.file_size,
-        );
+        let file = RemoteFile::new(Arc::clone(cache), self.info.id, self.info.file_size);
         let reader = SstReader::open_ranged(PathBuf::from(file.label()), Arc::new(file))?
             .with_filter_scope(self.scope.clone());
         *slot = Some(reader.clone());

@@ -12,6 +12,7 @@ use crate::block::{compression, Block};
 use crate::block_handle::BlockHandle;
 use crate::descriptors::Descriptor;
 use crate::error::{Result, SstError};
+use crate::footer::FOOTER_LEN;
 use crate::range_read::RangeRead;
 use crate::residency::Tracked;
 use crate::table_block::TableBlockIter;
@@ -84,6 +85,13 @@ impl TableFile {
             tracked,
             descriptor,
         }
+    }
+
+    /// A file of `path` (a label for errors) read by range from `source`.
+    #[must_use]
+    pub fn ranged(path: PathBuf, source: Arc<dyn RangeRead>) -> Self {
+        let blocks_end = source.size().saturating_sub(FOOTER_LEN as u64);
+        Self::new(path, Backing::Ranged(source), blocks_end, None, None)
     }
 
     /// Charges a read of `len` bytes at `offset` to the residency budget, if any.

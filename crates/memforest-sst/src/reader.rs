@@ -203,26 +203,13 @@ impl SstReader {
         } else {
             (tail_at, tail)
         };
-        let blocks_end = size.saturating_sub(FOOTER_LEN as u64);
         let prefetched = Prefetched {
             source: Arc::clone(&source),
             at,
             bytes,
         };
-        let meta = Arc::new(TableFile::new(
-            path.clone(),
-            Backing::Ranged(Arc::new(prefetched)),
-            blocks_end,
-            None,
-            None,
-        ));
-        let file = Arc::new(TableFile::new(
-            path,
-            Backing::Ranged(source),
-            blocks_end,
-            None,
-            None,
-        ));
+        let meta = Arc::new(TableFile::ranged(path.clone(), Arc::new(prefetched)));
+        let file = Arc::new(TableFile::ranged(path, source));
         Self::from_file(&meta, file, &footer, true)
     }
 
