@@ -31,7 +31,7 @@ use crate::level_targets::LevelTargets;
 use crate::options::Options;
 use crate::range_del::RangeTombstones;
 use crate::retention::Retention;
-use crate::version::{Segment, Version};
+use crate::version::{Fetch, Segment, Version};
 
 /// Which file of a level `i >= 1` over its target is compacted next (RocksDB
 /// `compaction_pri`).
@@ -222,7 +222,7 @@ pub fn run(
     let sources: Vec<LevelCursor> = task
         .runs
         .iter()
-        .map(|run| LevelCursor::new(run.clone()))
+        .map(|run| LevelCursor::new(run.clone(), Fetch::Whole))
         .collect();
     outputs.bytes_read += task.inputs().map(|s| s.info.file_size).sum::<u64>();
     let mut merge = CursorMerge::new(sources)?;

@@ -11,12 +11,14 @@ use std::sync::Arc;
 
 use memforest_sst::{Entry, EntryCursor, EntryRef, EntrySource, SstIterator};
 
-use crate::version::Segment;
+use crate::version::{Fetch, Segment};
 
 /// A cursor over `files`, which are in key order and share no user key.
 #[derive(Debug)]
 pub struct LevelCursor {
     files: Vec<Arc<Segment>>,
+    /// How a cached file without a local copy is read.
+    fetch: Fetch,
     /// Index of the file after the open one.
     next: usize,
     open: Option<SstIterator>,
@@ -24,11 +26,13 @@ pub struct LevelCursor {
 
 impl LevelCursor {
     /// A cursor over `files` (key order, no shared user key), positioned before the first
-    /// entry; opens nothing yet.
+    /// entry; opens nothing yet. `fetch`: how a cached file without a local copy is read
+    /// (by range for reads, whole for compaction).
     #[must_use]
-    pub fn new(files: Vec<Arc<Segment>>) -> Self {
+    pub fn new(files: Vec<Arc<Segment>>, fetch: Fetch) -> Self {
         Self {
             files,
+            fetch,
             next: 0,
             open: None,
         }
@@ -54,7 +58,7 @@ impl LevelCursor {
                 self.open = None;
                 return Ok(None);
             };
-            self.open = Some(seg.reader()?.iter()?);
+            self.open = Some(seg.reader_for(self.fetch)?.iter()?);
             self.next += 1;
         }
     }
@@ -73,7 +77,7 @@ impl EntrySource for LevelCursor {
             .partition_point(|s| s.info.largest.as_slice() < user_key);
         self.open = match self.files.get(at) {
             Some(seg) => {
-                let mut it = seg.reader()?.iter()?;
+                let mut it = seg.reader_for(self.fetch)?.iter()?;
                 it.seek(user_key, seqno)?;
                 Some(it)
             }
@@ -134,7 +138,7 @@ mod tests {
     #[test]
     fn walks_the_files_in_order_and_seeks_into_the_right_one() {
         let dir = tempfile::tempdir().unwrap();
-        let mut c = LevelCursor::new(level(dir.path()));
+        let mut c = LevelCursor::new(level(dir.path()), Fetch::Blocks);
         let all = rest(&mut c);
         assert_eq!(all.len(), 31);
         assert!(all.windows(2).all(|w| w[0].0 < w[1].0 || w[0].1 > w[1].1));
@@ -157,8 +161,8 @@ mod tests {
     fn peek_and_skip_walk_the_files_as_next_entry_does() {
         let dir = tempfile::tempdir().unwrap();
         let files = level(dir.path());
-        let all = rest(&mut LevelCursor::new(files.clone()));
-        let mut c = LevelCursor::new(files);
+        let all = rest(&mut LevelCursor::new(files.clone(), Fetch::Blocks));
+        let mut c = LevelCursor::new(files, Fetch::Blocks);
         let mut walked = Vec::new();
         while let Some(e) = c.peek().unwrap() {
             walked.push((String::from_utf8(e.user_key.to_vec()).unwrap(), e.seqno));

@@ -24,6 +24,7 @@
 
 mod background;
 pub mod batch;
+pub mod block_cache;
 pub mod cache;
 pub mod compaction;
 mod core;
@@ -43,6 +44,7 @@ pub mod orphans;
 pub mod range_del;
 pub mod remote;
 pub mod remote_binding;
+pub mod remote_file;
 pub mod remote_flush;
 pub mod remote_gc;
 mod repair;

@@ -96,8 +96,9 @@ pub struct Options {
     /// `remote_cache_bytes`). An empty directory opened with a tier that holds a manifest
     /// continues from it. `Remote::open` selects it by URL.
     pub remote: Option<Arc<memforest_object::Remote>>,
-    /// With `remote`: the bytes of segment-file copies the directory keeps, least recently
-    /// read deleted first, a file not local fetched whole on its first read (see
+    /// With `remote`: the bytes of segment-file copies the directory keeps plus blocks
+    /// read by range kept in memory, least recently read dropped first; a file not local is
+    /// read by range on its first read, or fetched whole for compaction and `verify` (see
     /// [`crate::cache`]). Files a read holds, or that a flush or compaction wrote and has
     /// not uploaded yet, may exceed it. `None` (the default): a copy of every live file,
     /// each fetched when the store opens or a replica refreshes. Ignored without `remote`.

@@ -2,8 +2,9 @@
 //! manifest and follows newer ones ([`crate::Db::open_replica`], [`crate::Db::refresh`]).
 //!
 //! The replica's directory is its own: it holds a local manifest copied from the manifest
-//! object it serves and copies of segment files that manifest names (fetched whole, when
-//! opened; all of them, or a bounded cache: [`crate::cache`]), nothing else. A refresh fetches the files a newer manifest object adds and
+//! object it serves and copies of segment files that manifest names (fetched whole when
+//! opened; all of them, or under a bound, where reads fetch blocks by range instead:
+//! [`crate::cache`]), nothing else. A refresh fetches the files a newer manifest object adds and
 //! deletes the cached files it drops once no reader holds them.
 
 use std::collections::HashMap;

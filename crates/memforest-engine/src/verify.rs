@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::manifest::{self, ManifestState};
 use crate::open::WAL_DIR;
 use crate::orphans::QUARANTINE_SUFFIX;
-use crate::version::{Segment, Version};
+use crate::version::{Fetch, Segment, Version};
 
 /// What a clean [`Db::verify`] checked (counts), and the unlisted files it saw.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -256,9 +256,9 @@ fn check_segment(
     r: &mut VerifyReport,
 ) -> Result<()> {
     let info = &seg.info;
-    // Opens the file (fetching a cached store's evicted copy) and keeps the copy while
-    // it is checked.
-    let _pinned = seg.reader()?;
+    // Opens the file (fetching a cached store's evicted copy whole) and keeps the copy
+    // while it is checked.
+    let _pinned = seg.reader_for(Fetch::Whole)?;
     let path = dir.join(memforest_sst::file_name(info.id));
     let len = storage.file_len(&path).map_err(Error::io("stat", &path))?;
     let mismatch = |offset: u64, reason: String| Error::corrupt(&path, offset, reason);

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::SegmentCache;
 use crate::error::Result;
 use crate::level_cursor::LevelCursor;
+use crate::remote_file::RemoteFile;
 
 /// What the manifest records about one segment file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,10 +76,20 @@ impl SegmentInfo {
     }
 }
 
+/// How a read of a cached segment whose directory has no copy reaches the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    /// By range, block by block (point reads and scans).
+    Blocks,
+    /// Whole, into a local copy (compaction and `verify`, which read every byte).
+    Whole,
+}
+
 /// A live segment file: its manifest record and, once opened, its reader. A store without
 /// a [`SegmentCache`] opens every file when it lists it; a store with one opens a file on
-/// its first read, fetching it from the object store when the directory has no copy, and
-/// the cache may later close it and delete the copy (see [`crate::cache`]).
+/// its first read: its local copy, or when the directory has none, the object by range
+/// (or fetched whole, for a read of every byte: [`Fetch::Whole`]); the cache may later
+/// close the copy and delete it (see [`crate::cache`]).
 #[derive(Debug)]
 pub struct Segment {
     /// Its manifest record.
@@ -86,9 +97,12 @@ pub struct Segment {
     /// Its reader for good: a segment of a store without a cache, opened when listed
     /// (reads borrow it, with no lock on the read path).
     fixed: Option<SstReader>,
-    /// A cached segment's reader while the file is open; the lock is held through a
+    /// A cached segment's reader while its local copy is open; the lock is held through a
     /// fetch, so one read fetches and the others racing it wait.
     reader: Mutex<Option<SstReader>>,
+    /// A cached segment's reader of the object by range, once a read needed it while the
+    /// directory had no copy (kept for the segment's life: its metadata is on the heap).
+    ranged: Mutex<Option<SstReader>>,
     obsolete: AtomicBool,
     /// Whether the object store holds the file (a cached copy may then be deleted).
     uploaded: AtomicBool,
@@ -168,6 +182,7 @@ impl Segment {
             info,
             fixed: None,
             reader: Mutex::new(None),
+            ranged: Mutex::new(None),
             obsolete: AtomicBool::new(false),
             uploaded: AtomicBool::new(uploaded),
             last_use: AtomicU64::new(0),
@@ -185,15 +200,26 @@ impl Segment {
         )
     }
 
-    /// The file's reader, opened (and first fetched from the object store, when the
-    /// directory has no copy) if it is not open. The copy stays while the returned reader
-    /// or an iterator over it lives.
+    /// The file's reader for a read of some of its blocks (point reads and scans): the
+    /// local copy's when it is open, else a reader of the object by range (opened on
+    /// first need; see [`crate::cache`]), or for a file no larger than
+    /// [`memforest_sst::OPEN_TAIL_LEN`] a local copy fetched whole.
     ///
     /// # Errors
-    /// [`memforest_sst::SstError::Io`] (operation `"fetch"`) when the download fails:
-    /// nothing changes, and a later read tries again; [`memforest_sst::SstError`] when
-    /// the file does not open.
+    /// [`memforest_sst::SstError::Fetch`] when a ranged read fails: nothing changes, and a
+    /// later read tries again; [`memforest_sst::SstError`] when the file does not open.
     pub fn reader(&self) -> memforest_sst::Result<Cow<'_, SstReader>> {
+        self.reader_for(Fetch::Blocks)
+    }
+
+    /// The file's reader, `fetch` deciding how a cached segment whose directory has no
+    /// copy is read. A local copy fetched whole stays while the returned reader or an
+    /// iterator over it lives.
+    ///
+    /// # Errors
+    /// As [`Segment::reader`]; [`memforest_sst::SstError::Io`] (operation `"fetch"`) when
+    /// a whole download fails.
+    pub fn reader_for(&self, fetch: Fetch) -> memforest_sst::Result<Cow<'_, SstReader>> {
         if let Some(reader) = &self.fixed {
             return Ok(Cow::Borrowed(reader));
         }
@@ -205,6 +231,12 @@ impl Segment {
             return Ok(Cow::Owned(reader.clone()));
         }
         if let Some(cache) = &self.cache {
+            // A file no larger than the tail a ranged open reads is fetched whole: the same
+            // bytes in one request, and no request for its blocks after.
+            if fetch == Fetch::Blocks && self.info.file_size > memforest_sst::OPEN_TAIL_LEN {
+                drop(slot);
+                return self.ranged_reader(cache).map(Cow::Owned);
+            }
             let dir = self.path.parent().unwrap_or_else(|| Path::new(""));
             cache
                 .fetch(&*self.storage, dir, self.info.id)
@@ -221,6 +253,19 @@ impl Segment {
             cache.opened(self.info.file_size);
         }
         Ok(Cow::Owned(reader))
+    }
+
+    /// The reader of the object by range, opened if it is not.
+    fn ranged_reader(&self, cache: &Arc<SegmentCache>) -> memforest_sst::Result<SstReader> {
+        let mut slot = self.ranged.lock();
+        if let Some(reader) = &*slot {
+            return Ok(reader.clone());
+        }
+        let file = RemoteFile::new(Arc::clone(cache), self.info.id, self.info.file_size);
+        let reader = SstReader::open_ranged(PathBuf::from(file.label()), Arc::new(file))?
+            .with_filter_scope(self.scope.clone());
+        *slot = Some(reader.clone());
+        Ok(reader)
     }
 
     /// Records that the object store holds the file.
@@ -264,8 +309,11 @@ impl LastUse for Segment {
 impl Drop for Segment {
     fn drop(&mut self) {
         let open = self.reader.get_mut().take().is_some();
-        if let (true, Some(cache)) = (open, &self.cache) {
-            cache.closed(self.info.file_size);
+        if let Some(cache) = &self.cache {
+            if open {
+                cache.closed(self.info.file_size);
+            }
+            cache.blocks().forget(self.info.id);
         }
         if self.obsolete.load(Ordering::Acquire) {
             // Best effort: a file left behind is an orphan, removed at the next open.
@@ -413,7 +461,7 @@ impl Version {
                 .cloned()
                 .collect();
             if !files.is_empty() {
-                out.push(Box::new(LevelCursor::new(files)));
+                out.push(Box::new(LevelCursor::new(files, Fetch::Blocks)));
             }
         }
         Ok(out)

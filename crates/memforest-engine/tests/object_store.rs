@@ -1403,3 +1403,160 @@ fn racing_reads_of_an_evicted_file_fetch_it_once() {
     assert_eq!(store.faults.gets(), before + 1, "one GET for eight readers");
     db.close().unwrap();
 }
+
+/// Writes `count` keys with values of 1 KiB on a machine of its own, in files of about
+/// 4 MiB, compacted and closed; returns the live files' total and largest sizes.
+fn write_large_files(store: &Store, count: u32) -> (u64, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        memtable_size: 8 << 20,
+        target_file_size: 4 << 20,
+        ..store.options()
+    };
+    let db = Db::open(dir.path(), options).unwrap();
+    let mut batch = WriteBatch::new();
+    for i in 0..count {
+        batch.put(&tenant(), T, &large_key(i), &large_value(i));
+        if batch.len() == 1000 {
+            db.write(&batch, Durability::Buffered).unwrap();
+            batch = WriteBatch::new();
+        }
+    }
+    db.write(&batch, Durability::Buffered).unwrap();
+    db.compact_all().unwrap();
+    db.close().unwrap();
+    live_sizes(&store.remote())
+}
+
+fn large_key(i: u32) -> Vec<u8> {
+    format!("big{i:06}").into_bytes()
+}
+
+fn large_value(i: u32) -> Vec<u8> {
+    format!("{i:08}").repeat(128).into_bytes()
+}
+
+fn assert_large(db: &Db, i: u32) {
+    let got = db.get(&tenant(), T, &large_key(i)).unwrap();
+    assert_eq!(got.as_deref(), Some(&large_value(i)[..]), "key {i}");
+}
+
+/// A cold point read of a file not in the directory fetches its metadata tail and one
+/// block by range, not the file; a second key of the same file one block; a hot key no
+/// request; nothing is written to the directory; blocks beyond the bound are dropped and
+/// fetched again.
+#[test]
+fn cold_point_reads_fetch_ranges_not_files() {
+    let store = Store::new();
+    let (_, largest) = write_large_files(&store, 16_000);
+    assert!(
+        largest > 8 * memforest_sst::OPEN_TAIL_LEN,
+        "{largest} bytes"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, 64 << 10)).unwrap();
+
+    let (gets, bytes) = (store.faults.gets(), store.faults.got_bytes());
+    assert_large(&db, 5_000);
+    let cold = store.faults.got_bytes() - bytes;
+    assert_eq!(store.faults.gets() - gets, 2, "the tail, then one block");
+    assert!(
+        cold < memforest_sst::OPEN_TAIL_LEN + (16 << 10),
+        "{cold} bytes for one cold read of a {largest}-byte file"
+    );
+
+    let (gets, bytes) = (store.faults.gets(), store.faults.got_bytes());
+    assert_large(&db, 5_500);
+    assert_eq!(store.faults.gets() - gets, 1, "one block of an open file");
+    assert!(store.faults.got_bytes() - bytes < 16 << 10);
+
+    let gets = store.faults.gets();
+    for _ in 0..5 {
+        assert_large(&db, 5_000);
+        assert_large(&db, 5_500);
+    }
+    assert_eq!(store.faults.gets(), gets, "hot reads make no request");
+    assert_eq!(local_segment_bytes(dir.path()), 0, "no copy was written");
+
+    for i in (0..16_000).step_by(50) {
+        assert_large(&db, i);
+    }
+    let gets = store.faults.gets();
+    assert_large(&db, 5_000);
+    assert_eq!(
+        store.faults.gets() - gets,
+        1,
+        "the block was dropped to stay within the bound, and fetched again"
+    );
+    db.close().unwrap();
+}
+
+/// A failed ranged GET (opening a file, or reading a block of an open one) fails that
+/// read only, naming the object; the next read succeeds.
+#[test]
+fn a_failed_range_read_fails_the_read_and_a_retry_succeeds() {
+    let store = Store::new();
+    write_large_files(&store, 8_000);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, 1 << 20)).unwrap();
+    for i in [100, 7_000] {
+        store.faults.fail_gets(1);
+        let err = db.get(&tenant(), T, &large_key(i)).unwrap_err().to_string();
+        assert!(err.contains("get range") && err.contains("/sst/"), "{err}");
+        assert_large(&db, i);
+    }
+    assert_large(&db, 200);
+    store.faults.fail_gets(1);
+    assert!(
+        db.get(&tenant(), T, &large_key(300)).is_err(),
+        "a block read failed"
+    );
+    assert_large(&db, 300);
+    db.close().unwrap();
+}
+
+/// A writer whose inputs are not local compacts them (fetched whole) and loses nothing.
+#[test]
+fn compaction_reads_inputs_that_reads_only_ranged() {
+    let store = Store::new();
+    write_large_files(&store, 8_000);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, 64 << 10)).unwrap();
+    assert_large(&db, 10);
+    let mut overwrite = WriteBatch::new();
+    for i in (0..8_000u32).step_by(9) {
+        overwrite.put(&tenant(), T, &large_key(i), b"new");
+    }
+    db.write(&overwrite, Durability::Buffered).unwrap();
+    db.compact_all().unwrap();
+    for i in (0..8_000u32).step_by(3) {
+        let got = db.get(&tenant(), T, &large_key(i)).unwrap();
+        let want = if i % 9 == 0 {
+            b"new".to_vec()
+        } else {
+            large_value(i)
+        };
+        assert_eq!(got.as_deref(), Some(&want[..]), "key {i}");
+    }
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
+/// A cold scan reads ahead: one GET per range of blocks, not one per block.
+#[test]
+fn a_cold_scan_reads_ahead() {
+    let store = Store::new();
+    let (live, _) = write_large_files(&store, 8_000);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), cached(&store, 8 << 20)).unwrap();
+    let gets = store.faults.gets();
+    let scan = db.scan_prefix(&tenant(), T, b"big", None).unwrap();
+    assert_eq!(scan.map(Result::unwrap).count(), 8_000);
+    let made = store.faults.gets() - gets;
+    let blocks = live / 4096;
+    assert!(
+        made < blocks / 50,
+        "{made} GETs to scan {live} bytes ({blocks} blocks)"
+    );
+    db.close().unwrap();
+}

@@ -21,7 +21,7 @@ pub enum Error {
     /// The store refused or failed a request.
     #[error("{op} {object}: {source}")]
     Store {
-        /// `put`, `create`, `get`, `list` or `delete`.
+        /// `put`, `create`, `get`, `get range`, `list` or `delete`.
         op: &'static str,
         /// Full object path (or listed prefix).
         object: String,

@@ -64,6 +64,8 @@ impl Op {
 pub struct FaultStore {
     inner: Arc<dyn ObjectStore>,
     ops: Arc<Ops>,
+    /// Bytes that gets returned.
+    got_bytes: AtomicU64,
 }
 
 /// The counters of each kind of request.
@@ -89,6 +91,7 @@ impl FaultStore {
         Self {
             inner,
             ops: Arc::default(),
+            got_bytes: AtomicU64::new(0),
         }
     }
 
@@ -102,6 +105,12 @@ impl FaultStore {
     #[must_use]
     pub fn gets(&self) -> u64 {
         self.ops.gets.calls.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of object data that gets (whole or ranged) returned so far.
+    #[must_use]
+    pub fn got_bytes(&self) -> u64 {
+        self.got_bytes.load(Ordering::Relaxed)
     }
 
     /// Lists so far.
@@ -205,7 +214,13 @@ impl ObjectStore for FaultStore {
         if self.ops.gets.call() {
             return Err(injected("get"));
         }
-        self.inner.get_opts(location, options).await
+        let head = options.head;
+        let result = self.inner.get_opts(location, options).await?;
+        if !head {
+            let served = result.range.end.saturating_sub(result.range.start);
+            self.got_bytes.fetch_add(served, Ordering::Relaxed);
+        }
+        Ok(result)
     }
 
     async fn get_ranges(
@@ -216,7 +231,10 @@ impl ObjectStore for FaultStore {
         if self.ops.gets.call() {
             return Err(injected("get"));
         }
-        self.inner.get_ranges(location, ranges).await
+        let got = self.inner.get_ranges(location, ranges).await?;
+        let served: usize = got.iter().map(Bytes::len).sum();
+        self.got_bytes.fetch_add(served as u64, Ordering::Relaxed);
+        Ok(got)
     }
 
     fn delete_stream(

@@ -1,6 +1,7 @@
 //! [`Remote`]: one object-store location and the blocking calls the engine makes on it.
 
 use std::future::Future;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -195,6 +196,18 @@ impl Remote {
             }) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// Reads bytes `range` of object `name` (one ranged GET).
+    ///
+    /// # Errors
+    /// [`Error::Store`] (its source is `object_store::Error::NotFound` for a missing object,
+    /// and a range error for a range past the object's end).
+    pub fn get_range(&self, name: &str, range: Range<u64>) -> Result<Bytes> {
+        let store = Arc::clone(&self.store);
+        let path = self.path(name);
+        self.block(async move { store.get_range(&path, range).await })
+            .map_err(self.fail("get range", name))
     }
 
     /// The objects under `dir/` (recursively), in no particular order.

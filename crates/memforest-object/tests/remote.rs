@@ -118,3 +118,28 @@ fn calls_and_drops_are_safe_from_another_runtime() {
     let (_, last) = faulty();
     other.block_on(async move { drop(last) });
 }
+
+#[test]
+fn a_range_get_returns_and_counts_only_the_range() {
+    let (store, remote) = faulty();
+    let data: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+    remote.put("sst/f", Bytes::from(data.clone())).unwrap();
+    assert_eq!(
+        remote.get_range("sst/f", 4_000..4_100).unwrap(),
+        Bytes::copy_from_slice(&data[4_000..4_100])
+    );
+    assert_eq!((store.gets(), store.got_bytes()), (1, 100));
+    remote.get("sst/f").unwrap();
+    assert_eq!((store.gets(), store.got_bytes()), (2, 10_100));
+
+    store.fail_gets(1);
+    assert!(matches!(
+        remote.get_range("sst/f", 0..10),
+        Err(Error::Store {
+            op: "get range",
+            ..
+        })
+    ));
+    assert_eq!(store.got_bytes(), 10_100);
+    assert!(remote.get_range("sst/f", 9_990..10_000).is_ok());
+}

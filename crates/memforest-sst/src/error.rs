@@ -21,6 +21,20 @@ pub enum SstError {
         #[source]
         source: std::io::Error,
     },
+    /// A read of a file opened by range ([`crate::SstReader::open_ranged`]) failed, or
+    /// returned another length than asked.
+    #[error("read of {len} bytes at byte offset {offset} of {path}: {source}")]
+    Fetch {
+        /// The file (for an object: its name in the store).
+        path: PathBuf,
+        /// Absolute byte offset of the read.
+        offset: u64,
+        /// Bytes asked for.
+        len: u64,
+        /// The source's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The file's bytes are not a valid segment file: a checksum mismatch, a bad magic or
     /// version, a handle outside the file, or a block that does not decode.
     #[error("corrupt segment file {path} at byte offset {offset}: {reason}")]

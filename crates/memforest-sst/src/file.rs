@@ -1,5 +1,6 @@
-//! A mapped segment file: its path, its bytes, and checked block loading (through the
-//! mapping, or with `pread` through a [`crate::DescriptorTable`] for point lookups).
+//! A segment file: its path, its bytes, and checked block loading (through the mapping,
+//! with `pread` through a [`crate::DescriptorTable`] for point lookups, or by range from a
+//! [`RangeRead`] source).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,14 +12,25 @@ use crate::block::{compression, Block};
 use crate::block_handle::BlockHandle;
 use crate::descriptors::Descriptor;
 use crate::error::{Result, SstError};
+use crate::footer::FOOTER_LEN;
+use crate::range_read::RangeRead;
 use crate::residency::Tracked;
 use crate::table_block::TableBlockIter;
 
-/// The bytes of one finished segment file (a read-only mapping shared through [`Bytes`]).
+/// Where a file's bytes are.
+#[derive(Debug)]
+pub enum Backing {
+    /// All of them: a read-only mapping shared through [`Bytes`], or an image in memory.
+    Whole(Bytes),
+    /// A source read by range, block by block.
+    Ranged(Arc<dyn RangeRead>),
+}
+
+/// The bytes of one finished segment file.
 #[derive(Debug)]
 pub struct TableFile {
     path: PathBuf,
-    data: Bytes,
+    data: Backing,
     /// Offset of the footer: every block (payload and trailer) lies before it.
     blocks_end: u64,
     /// The charge state of a mapping under a [`crate::Residency`] budget.
@@ -30,9 +42,13 @@ pub struct TableFile {
 /// How a block is about to be read, which decides how its bytes are fetched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Through the mapping: iterators (the next blocks share its pages and readahead),
-    /// index partitions (remembered as views of it) and the metadata blocks read at open.
+    /// Through the mapping: index partitions (remembered as views of it) and the
+    /// metadata blocks read at open.
     Mapped,
+    /// An iterator's next data block: through the mapping (the next blocks share its pages
+    /// and the kernel's readahead); from a ranged source, with the source free to fetch
+    /// the blocks after it in the same request.
+    Scan,
     /// One scattered block (a point lookup's data block): through the mapping when the
     /// residency budget admits it (its pages are charged already, or the budget has never
     /// had to release and has room for them), else copied with `pread` when the file has a
@@ -50,13 +66,14 @@ pub struct Payload {
 }
 
 impl TableFile {
-    /// Wraps the mapped bytes of `path`; `blocks_end` is where the footer starts.
-    /// `tracked` charges its mapped reads to a [`crate::Residency`] budget (None:
-    /// untracked); `descriptor` serves its [`Access::Point`] reads (None: the mapping).
+    /// Wraps the bytes of `path`; `blocks_end` is where the footer starts. `tracked`
+    /// charges its mapped reads to a [`crate::Residency`] budget (None: untracked);
+    /// `descriptor` serves its [`Access::Point`] reads (None: the mapping). Both apply to a
+    /// [`Backing::Whole`] file only.
     #[must_use]
     pub fn new(
         path: PathBuf,
-        data: Bytes,
+        data: Backing,
         blocks_end: u64,
         tracked: Option<Arc<Tracked>>,
         descriptor: Option<Arc<Descriptor>>,
@@ -68,6 +85,13 @@ impl TableFile {
             tracked,
             descriptor,
         }
+    }
+
+    /// A file of `path` (a label for errors) read by range from `source`.
+    #[must_use]
+    pub fn ranged(path: PathBuf, source: Arc<dyn RangeRead>) -> Self {
+        let blocks_end = source.size().saturating_sub(FOOTER_LEN as u64);
+        Self::new(path, Backing::Ranged(source), blocks_end, None, None)
     }
 
     /// Charges a read of `len` bytes at `offset` to the residency budget, if any.
@@ -88,10 +112,27 @@ impl TableFile {
         &self.path
     }
 
-    /// All bytes of the file.
+    /// The file's length in bytes.
     #[must_use]
-    pub fn bytes(&self) -> &Bytes {
-        &self.data
+    pub fn size(&self) -> u64 {
+        match &self.data {
+            Backing::Whole(data) => data.len() as u64,
+            Backing::Ranged(source) => source.size(),
+        }
+    }
+
+    /// All bytes of the file (one read of the whole file when it is ranged).
+    ///
+    /// # Errors
+    /// [`SstError::Fetch`] when the ranged read fails.
+    pub fn all(&self) -> Result<Bytes> {
+        match &self.data {
+            Backing::Whole(data) => Ok(data.clone()),
+            Backing::Ranged(source) => {
+                let len = usize::try_from(source.size()).unwrap_or(usize::MAX);
+                fetched(&self.path, source.read_once(0, len), 0, len)
+            }
+        }
     }
 
     /// A [`SstError::Corrupt`] for this file at absolute `offset`.
@@ -109,7 +150,7 @@ impl TableFile {
     ///
     /// # Errors
     /// [`SstError::Corrupt`] naming the block's offset (or its trailer's) on any failure;
-    /// [`SstError::Io`] when a `pread` fails.
+    /// [`SstError::Io`] when a `pread` fails; [`SstError::Fetch`] when a ranged read does.
     pub fn read_payload(&self, handle: BlockHandle, access: Access) -> Result<Payload> {
         let out_of_file = || self.corrupt(handle.offset, "block handle points outside the file");
         let end = handle.end_with_trailer().ok_or_else(out_of_file)?;
@@ -118,13 +159,21 @@ impl TableFile {
         }
         let start = usize::try_from(handle.offset).map_err(|_| out_of_file())?;
         let len = usize::try_from(end - handle.offset).map_err(|_| out_of_file())?;
-        let with_trailer = match self.copied(handle.offset, len, access) {
-            Some(copy) => copy?,
-            None => {
-                self.touch_block(handle);
-                // In range: `end <= blocks_end`, which lies inside the mapping.
-                self.data.slice(start..start + len)
-            }
+        let with_trailer = match &self.data {
+            Backing::Whole(data) => match self.copied(handle.offset, len, access) {
+                Some(copy) => copy?,
+                None => {
+                    self.touch_block(handle);
+                    // In range: `end <= blocks_end`, which lies inside the mapping.
+                    data.slice(start..start + len)
+                }
+            },
+            Backing::Ranged(source) => fetched(
+                &self.path,
+                source.read_block(handle.offset, len, access == Access::Scan),
+                handle.offset,
+                len,
+            )?,
         };
         let trailer_at = len.checked_sub(TRAILER_LEN).ok_or_else(out_of_file)?;
         let stored = with_trailer.slice(..trailer_at);
@@ -193,4 +242,31 @@ impl TableFile {
             )),
         }
     }
+}
+
+/// `read`, a ranged read of `len` bytes at `offset` of the file at `path`, checked for its
+/// length.
+///
+/// # Errors
+/// [`SstError::Fetch`] when it failed or returned another length.
+pub(crate) fn fetched(
+    path: &Path,
+    read: std::io::Result<Bytes>,
+    offset: u64,
+    len: usize,
+) -> Result<Bytes> {
+    let fail = |source| SstError::Fetch {
+        path: path.to_path_buf(),
+        offset,
+        len: len as u64,
+        source,
+    };
+    let bytes = read.map_err(fail)?;
+    if bytes.len() != len {
+        return Err(fail(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the source returned {} bytes", bytes.len()),
+        )));
+    }
+    Ok(bytes)
 }

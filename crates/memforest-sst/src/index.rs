@@ -113,12 +113,18 @@ struct IndexInner {
 }
 
 impl Index {
-    /// Loads, verifies and decodes the top-level index block.
+    /// Loads, verifies and decodes the top-level index block through `meta` (`file`, or
+    /// a view of it holding its metadata in memory), then reads partitions from `file`.
     ///
     /// # Errors
     /// [`SstError::Corrupt`] when it does not verify or decode.
-    pub fn open(file: &Arc<TableFile>, handle: BlockHandle, levels: u8) -> Result<Self> {
-        let mut block = file.load_block(handle, Access::Mapped)?;
+    pub fn open(
+        meta: &Arc<TableFile>,
+        file: &Arc<TableFile>,
+        handle: BlockHandle,
+        levels: u8,
+    ) -> Result<Self> {
+        let mut block = meta.load_block(handle, Access::Mapped)?;
         block.seek_to_first()?;
         let mut top = Vec::new();
         while block.valid() {

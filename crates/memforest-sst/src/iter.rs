@@ -36,7 +36,7 @@ impl SstIterator {
         if !self.index.valid() {
             return Ok(());
         }
-        let mut block = self.file.load_block(self.index.handle()?, Access::Mapped)?;
+        let mut block = self.file.load_block(self.index.handle()?, Access::Scan)?;
         match target {
             Some(t) => block.seek(t)?,
             None => block.seek_to_first()?,

@@ -19,7 +19,10 @@
 //! reader clone, iterator or value does. A reader opened under [`ReadBudgets`] reads a point
 //! lookup's data block with `pread` through a bounded [`DescriptorTable`] instead once its
 //! [`Residency`] budget has had to release pages and the block's are not charged (the
-//! value is then a slice of that block's copy). **Deletion:** a file must never be written or
+//! value is then a slice of that block's copy). A file kept elsewhere (an object in an
+//! object store) opens by range instead ([`SstReader::open_ranged`] over a [`RangeRead`]):
+//! its metadata in one or two reads at open, then one read per block used, each block's
+//! CRC checked on every read. **Deletion:** a file must never be written or
 //! truncated once finished; the engine unlinks an obsolete file only after dropping its
 //! `SstReader` from every version that referenced it (its version refcount reaches zero).
 //! **Memory:** a mapped page counts in the process's resident set once read; readers
@@ -49,6 +52,7 @@ mod merge;
 mod mmap;
 mod options;
 pub mod properties;
+mod range_read;
 mod reader;
 mod recency;
 mod residency;
@@ -71,7 +75,8 @@ pub use iter::SstIterator;
 pub use merge::{BoxedSource, MergeIterator};
 pub use options::{Compression, SstOptions};
 pub use properties::Properties;
-pub use reader::{Lookup, SstReader};
+pub use range_read::RangeRead;
+pub use reader::{Lookup, SstReader, OPEN_TAIL_LEN};
 pub use recency::{LastUse, Recency};
 pub use residency::{Residency, WINDOW as RESIDENCY_WINDOW};
 pub use run::SortedRun;

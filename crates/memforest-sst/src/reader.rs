@@ -12,7 +12,7 @@ use crate::bloom::{BloomFilter, FilterLayout};
 use crate::budgets::ReadBudgets;
 use crate::descriptors::Descriptor;
 use crate::error::{Result, SstError};
-use crate::file::{Access, TableFile};
+use crate::file::{fetched, Access, Backing, TableFile};
 use crate::filter_scope::{self, FilterScope};
 use crate::footer::{Footer, FOOTER_LEN};
 use crate::index::Index;
@@ -20,9 +20,14 @@ use crate::internal_key::{self, Kind};
 use crate::iter::SstIterator;
 use crate::mmap;
 use crate::properties::Properties;
+use crate::range_read::{Prefetched, RangeRead};
 use crate::residency::Tracked;
 use crate::scan::{ScanIterator, ScanOptions};
 use crate::source::EntrySource;
+
+/// Bytes [`SstReader::open_ranged`] reads from the end of a file at open: enough for the
+/// footer, properties, filter and top-level index of most files in one request.
+pub const OPEN_TAIL_LEN: u64 = 256 << 10;
 
 /// What a point lookup found: the newest version of the key at the snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,54 +158,97 @@ impl SstReader {
         tracked: Option<Arc<Tracked>>,
         descriptor: Option<Arc<Descriptor>>,
     ) -> Result<Self> {
-        let corrupt = |offset: u64, reason| SstError::Corrupt {
-            path: path.clone(),
-            offset,
-            reason,
-        };
-        let footer_at = data
-            .len()
-            .checked_sub(FOOTER_LEN)
-            .ok_or_else(|| corrupt(0, "file shorter than the footer"))?;
-        let blocks_end = footer_at as u64;
-        let footer = Footer::decode(data.get(footer_at..).unwrap_or_default())
-            .map_err(|e| corrupt(blocks_end + e.offset as u64, e.reason))?;
-        if footer.properties.end_with_trailer() != Some(blocks_end) {
-            return Err(corrupt(
-                blocks_end,
-                "properties block does not end at the footer",
-            ));
-        }
+        let footer = footer_of(&path, &data, 0)?;
         let releasable = tracked.is_some();
+        let blocks_end = data.len().saturating_sub(FOOTER_LEN) as u64;
         let file = Arc::new(TableFile::new(
-            path.clone(),
-            data,
+            path,
+            Backing::Whole(data),
             blocks_end,
             tracked,
             descriptor,
         ));
+        Self::from_file(&file, Arc::clone(&file), &footer, releasable)
+    }
+
+    /// Opens a file read by range from `source` (an object in an object store); `path`
+    /// labels errors. The open reads the file's tail (the last [`OPEN_TAIL_LEN`] bytes, and the
+    /// bytes before them down to the first metadata block when the metadata is larger) with
+    /// at most two [`RangeRead::read_once`] calls, and verifies the footer, properties,
+    /// filter and top-level index from it; the filter and index are then held on the heap
+    /// and the tail dropped. Every later block (index partitions, data blocks) is one
+    /// [`RangeRead::read_block`] call, its CRC checked each time.
+    ///
+    /// # Errors
+    /// [`SstError::Fetch`] naming the offset when a read fails; [`SstError::Corrupt`]
+    /// naming the offset when any check fails.
+    pub fn open_ranged(path: PathBuf, source: Arc<dyn RangeRead>) -> Result<Self> {
+        let size = source.size();
+        let tail_at = size.saturating_sub(OPEN_TAIL_LEN);
+        let read = |at: u64, until: u64| {
+            let len = usize::try_from(until - at).unwrap_or(usize::MAX);
+            fetched(&path, source.read_once(at, len), at, len)
+        };
+        let tail = read(tail_at, size)?;
+        let footer = footer_of(&path, &tail, tail_at)?;
+        let meta_at = footer
+            .index
+            .offset
+            .min(footer.filter.offset)
+            .min(footer.properties.offset);
+        let (at, bytes) = if meta_at < tail_at {
+            let mut whole = bytes::BytesMut::from(read(meta_at, tail_at)?);
+            whole.extend_from_slice(&tail);
+            (meta_at, whole.freeze())
+        } else {
+            (tail_at, tail)
+        };
+        let prefetched = Prefetched {
+            source: Arc::clone(&source),
+            at,
+            bytes,
+        };
+        let meta = Arc::new(TableFile::ranged(path.clone(), Arc::new(prefetched)));
+        let file = Arc::new(TableFile::ranged(path, source));
+        Self::from_file(&meta, file, &footer, true)
+    }
+
+    /// Verifies and loads the metadata of `file` (read through `meta`, `file` or a view of
+    /// it holding the metadata) that `footer` describes. `copy_filter`: hold the filter in
+    /// an allocation of its own rather than a view of the bytes it was read from.
+    fn from_file(
+        meta: &Arc<TableFile>,
+        file: Arc<TableFile>,
+        footer: &Footer,
+        copy_filter: bool,
+    ) -> Result<Self> {
+        let blocks_end = file.size().saturating_sub(FOOTER_LEN as u64);
+        if footer.properties.end_with_trailer() != Some(blocks_end) {
+            return Err(file.corrupt(blocks_end, "properties block does not end at the footer"));
+        }
         let properties: Properties =
-            serde_codec::decode(&file.read_payload(footer.properties, Access::Mapped)?.bytes)
-                .map_err(|e| corrupt(footer.properties.offset + e.offset as u64, e.reason))?;
+            serde_codec::decode(&meta.read_payload(footer.properties, Access::Mapped)?.bytes)
+                .map_err(|e| file.corrupt(footer.properties.offset + e.offset as u64, e.reason))?;
         if properties.format_version != footer.version {
-            return Err(corrupt(
+            return Err(file.corrupt(
                 footer.properties.offset,
                 "properties format version differs from the footer's",
             ));
         }
-        let layout = FilterLayout::for_format_version(footer.version)
-            .ok_or_else(|| corrupt(blocks_end + 37, "no filter layout for the format version"))?;
-        let stored = file.read_payload(footer.filter, Access::Mapped)?;
+        let layout = FilterLayout::for_format_version(footer.version).ok_or_else(|| {
+            file.corrupt(blocks_end + 37, "no filter layout for the format version")
+        })?;
+        let stored = meta.read_payload(footer.filter, Access::Mapped)?;
         let (filter_scope, stored_bits) = filter_scope::decode(stored.bytes, footer.version)
-            .map_err(|reason| corrupt(footer.filter.offset, reason))?;
-        let bits = if releasable && !stored.compressed {
+            .map_err(|reason| file.corrupt(footer.filter.offset, reason))?;
+        let bits = if copy_filter && !stored.compressed {
             Bytes::copy_from_slice(&stored_bits)
         } else {
             stored_bits
         };
         let filter = BloomFilter::new(bits, layout)
-            .map_err(|reason| corrupt(footer.filter.offset, reason))?;
-        let index = Index::open(&file, footer.index, footer.index_levels)?;
+            .map_err(|reason| file.corrupt(footer.filter.offset, reason))?;
+        let index = Index::open(meta, &file, footer.index, footer.index_levels)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 file,
@@ -244,7 +292,7 @@ impl SstReader {
     /// The file's size in bytes.
     #[must_use]
     pub fn file_size(&self) -> u64 {
-        self.inner.file.bytes().len() as u64
+        self.inner.file.size()
     }
 
     /// Whether anything besides this handle reads the file: another clone of this reader,
@@ -268,11 +316,13 @@ impl SstReader {
     }
 
     /// CRC-32 of the whole file, to compare with [`crate::SstMeta::file_crc32`] when
-    /// scrubbing (reads every page of the file).
-    #[must_use]
-    pub fn file_crc32(&self) -> u32 {
+    /// scrubbing (reads every page of the file; a ranged file is read whole).
+    ///
+    /// # Errors
+    /// [`SstError::Fetch`] when a ranged file's read fails.
+    pub fn file_crc32(&self) -> Result<u32> {
         self.inner.file.touch(0, self.file_size());
-        crc32(self.inner.file.bytes())
+        Ok(crc32(&self.inner.file.all()?))
     }
 
     /// The newest version of `user_key` with `seqno <= snapshot_seqno`: the bloom filter
@@ -325,4 +375,20 @@ impl SstReader {
     pub fn scan(&self, options: ScanOptions) -> Result<ScanIterator<SstIterator>> {
         ScanIterator::new(self.iter()?, options)
     }
+}
+
+/// The footer at the end of `tail`, the bytes of a file from byte `at` to its end.
+fn footer_of(path: &Path, tail: &[u8], at: u64) -> Result<Footer> {
+    let corrupt = |offset: u64, reason| SstError::Corrupt {
+        path: path.to_path_buf(),
+        offset,
+        reason,
+    };
+    let footer_at = tail
+        .len()
+        .checked_sub(FOOTER_LEN)
+        .ok_or_else(|| corrupt(0, "file shorter than the footer"))?;
+    let abs = at + footer_at as u64;
+    Footer::decode(tail.get(footer_at..).unwrap_or_default())
+        .map_err(|e| corrupt(abs + e.offset as u64, e.reason))
 }

@@ -24,6 +24,19 @@ pub fn encode(payload: &[u8], kind: CompressionType) -> [u8; TRAILER_LEN] {
     [kind as u8, c0, c1, c2, c3]
 }
 
+/// Whether `block`, a stored payload followed by its trailer, verifies (for a reader
+/// deciding whether to keep a copy of it; the block is checked again when it is read).
+#[must_use]
+pub fn verifies(block: &[u8]) -> bool {
+    let Some(split) = block.len().checked_sub(TRAILER_LEN) else {
+        return false;
+    };
+    let (payload, trailer) = block.split_at(split);
+    trailer
+        .try_into()
+        .is_ok_and(|t: [u8; TRAILER_LEN]| verify(payload, t).is_ok())
+}
+
 /// Checks `trailer` against `payload` and returns the compression type.
 ///
 /// # Errors
