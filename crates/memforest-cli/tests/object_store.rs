@@ -104,29 +104,19 @@ fn object_store_flags_that_do_not_fit_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_str().unwrap();
     let url = format!("file://{dir}/objects");
-    let e = fails(&["list", "--user", "alice", "--db", &url]);
+    // `memforest list --user alice --db DB` and `flags`: its error.
+    let list = |db: &str, flags: &[&str]| {
+        let mut args = vec!["list", "--user", "alice", "--db", db];
+        args.extend(flags);
+        fails(&args)
+    };
+    let e = list(&url, &[]);
     assert!(e.contains("needs --cache-dir"), "{e}");
-    let e = fails(&["list", "--user", "alice", "--db", dir, "--cache-dir", dir]);
+    let e = list(dir, &["--cache-dir", dir]);
     assert!(e.contains("are for a store on an object store"), "{e}");
-    let e = fails(&[
-        "list",
-        "--user",
-        "alice",
-        "--db",
-        dir,
-        "--cache-max-mib",
-        "8",
-    ]);
+    let e = list(dir, &["--cache-max-mib", "8"]);
     assert!(e.contains("are for a store on an object store"), "{e}");
-    let e = fails(&[
-        "list",
-        "--user",
-        "alice",
-        "--db",
-        "memory://",
-        "--cache-dir",
-        dir,
-    ]);
+    let e = list("memory://", &["--cache-dir", dir]);
     assert!(e.contains("gone when the command exits"), "{e}");
     // A cache inside the location (or holding it) would delete the location's files.
     for cache in [
@@ -134,43 +124,18 @@ fn object_store_flags_that_do_not_fit_are_refused() {
         format!("{dir}/objects/./"),
         dir.to_owned(),
     ] {
-        let e = fails(&[
-            "list",
-            "--user",
-            "alice",
-            "--db",
-            &url,
-            "--cache-dir",
-            &cache,
-        ]);
+        let e = list(&url, &["--cache-dir", &cache]);
         assert!(e.contains("overlap"), "{cache}: {e}");
     }
     for relative in ["file://", "file://objects"] {
-        let e = fails(&[
-            "list",
-            "--user",
-            "alice",
-            "--db",
-            relative,
-            "--cache-dir",
-            dir,
-        ]);
+        let e = list(relative, &["--cache-dir", dir]);
         assert!(
             e.contains("--db") && e.contains("needs an absolute path"),
             "{e}"
         );
     }
     // An object store without a store: nothing to read, nothing to maintain.
-    let cache = format!("{dir}/cache");
-    let e = fails(&[
-        "list",
-        "--user",
-        "alice",
-        "--db",
-        &url,
-        "--cache-dir",
-        &cache,
-    ]);
+    let e = list(&url, &["--cache-dir", &format!("{dir}/cache")]);
     assert!(e.contains("holds no MemForest manifest"), "{e}");
 }
 

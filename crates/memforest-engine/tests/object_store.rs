@@ -102,6 +102,16 @@ fn assert_manifests_complete(remote: &Remote) {
     }
 }
 
+/// Opens the store from a new directory (another machine), checks it holds `range`, and
+/// that every manifest names only stored objects.
+fn assert_store_holds(store: &Store, range: std::ops::Range<u32>) {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let db = open(elsewhere.path(), store);
+    assert_range(&db, range);
+    db.close().unwrap();
+    assert_manifests_complete(&store.remote());
+}
+
 fn open(dir: &Path, store: &Store) -> Db {
     Db::open(dir, store.options()).unwrap()
 }
@@ -274,11 +284,7 @@ fn a_directory_ahead_of_its_own_publication_publishes_at_open() {
     assert!(matches!(db.flush(), Err(Error::Remote(_))));
     db.close().unwrap();
     open(dir.path(), &store).close().unwrap();
-    let elsewhere = tempfile::tempdir().unwrap();
-    let db = open(elsewhere.path(), &store);
-    assert_range(&db, 0..300);
-    db.close().unwrap();
-    assert_manifests_complete(&store.remote());
+    assert_store_holds(&store, 0..300);
 }
 
 /// A fenced writer's directory that went on allocating file ids (here: flushes tried
@@ -352,11 +358,7 @@ fn a_fenced_writer_still_flushing_never_stops_the_new_writer() {
     }
     b.close().unwrap();
     drop(a);
-    let c_dir = tempfile::tempdir().unwrap();
-    let c = open(c_dir.path(), &store);
-    assert_range(&c, 0..500);
-    c.close().unwrap();
-    assert_manifests_complete(&store.remote());
+    assert_store_holds(&store, 0..500);
 }
 
 /// A writer that stopped between uploading a file and publishing it leaves an object no
@@ -480,11 +482,7 @@ fn a_failed_upload_records_nothing_and_a_reopen_flushes_again() {
     assert_range(&db, 0..400);
     db.flush().unwrap();
     db.close().unwrap();
-    let elsewhere = tempfile::tempdir().unwrap();
-    let db = open(elsewhere.path(), &store);
-    assert_range(&db, 0..400);
-    db.close().unwrap();
-    assert_manifests_complete(&store.remote());
+    assert_store_holds(&store, 0..400);
 }
 
 #[test]
@@ -576,11 +574,7 @@ fn a_writer_closed_without_a_flush_publishes_its_writes() {
     assert!(replica.refresh().unwrap());
     assert_range(&replica, 0..50);
     drop(replica);
-    let elsewhere = tempfile::tempdir().unwrap();
-    let db = open(elsewhere.path(), &store);
-    assert_range(&db, 0..50);
-    db.close().unwrap();
-    assert_manifests_complete(&store.remote());
+    assert_store_holds(&store, 0..50);
 }
 
 /// A close whose upload fails returns the error and loses nothing: the writes stay in the
@@ -765,11 +759,7 @@ fn a_directory_of_an_emptied_location_publishes_its_state_again() {
     db.close().unwrap();
     empty_location(&store);
     open(dir.path(), &store).close().unwrap();
-    let elsewhere = tempfile::tempdir().unwrap();
-    let db = open(elsewhere.path(), &store);
-    assert_range(&db, 0..300);
-    db.close().unwrap();
-    assert_manifests_complete(&store.remote());
+    assert_store_holds(&store, 0..300);
 }
 
 /// A replica of a location emptied and written again keeps serving what it served (its
