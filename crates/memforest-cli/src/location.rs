@@ -65,33 +65,61 @@ fn scheme(db: &str) -> Option<&str> {
     url_like.then_some(scheme)
 }
 
-/// `path` made absolute with `.` and `..` resolved by their names (symbolic links are
-/// not followed: the directories need not exist yet).
-fn lexical_absolute(path: &Path) -> std::io::Result<PathBuf> {
-    let mut out = PathBuf::new();
+/// The scheme of `db` when it reads as a URL missing the `//` after its colon
+/// (`file:/abs`, `s3:bucket`): a word of two or more letters, digits, `+`, `-` or `.`,
+/// starting with a letter, then `:`.
+fn url_like(db: &str) -> Option<&str> {
+    let (scheme, _) = db.split_once(':')?;
+    let word = scheme.len() >= 2
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    word.then_some(scheme)
+}
+
+/// `path` made absolute, through symbolic links: its deepest existing ancestor
+/// canonicalized, the rest appended with `.` and `..` resolved by their names (the
+/// directories need not exist yet).
+fn resolved(path: &Path) -> std::io::Result<PathBuf> {
+    let mut lexical = PathBuf::new();
     for part in std::path::absolute(path)?.components() {
         match part {
             std::path::Component::ParentDir => {
-                out.pop();
+                lexical.pop();
             }
             std::path::Component::CurDir => {}
-            other => out.push(other),
+            other => lexical.push(other),
         }
     }
-    Ok(out)
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return Ok(rest.iter().rev().fold(real, |p, part| p.join(part)));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return Ok(lexical),
+        }
+    }
 }
 
-/// Refuses a --cache-dir inside a `file://` location (or holding it): the cache deletes
-/// its copies of segment files, and the location's objects are not copies.
+/// Refuses a --cache-dir inside a `file://` location (or holding it), symbolic links and
+/// percent-escapes resolved: the cache deletes its copies of segment files, and the
+/// location's objects are not copies.
 ///
 /// # Errors
 /// [`CliError::Usage`] naming both; [`CliError::Io`] when the current directory is gone.
 fn refuse_cache_inside(db: &str, cache_dir: &Path) -> Result<()> {
-    let Some(root) = db.strip_prefix("file://") else {
+    let Some(root) = memforest_object::file_url_path(db) else {
         return Ok(());
     };
-    let absolute = |p: &Path| lexical_absolute(p).map_err(CliError::io("resolve", p));
-    let (root, cache) = (absolute(Path::new(root))?, absolute(cache_dir)?);
+    let resolve = |p: &Path| resolved(p).map_err(CliError::io("resolve", p));
+    let (root, cache) = (resolve(&root)?, resolve(cache_dir)?);
     if cache.starts_with(&root) || root.starts_with(&cache) {
         return Err(CliError::Usage(format!(
             "--cache-dir {} and --db {db} overlap: the cache directory must be outside the \
@@ -113,6 +141,13 @@ impl StoreArgs {
     /// object store refuses (a scheme this build lacks: `s3://` needs the `s3` feature).
     pub fn location(&self) -> Result<Location> {
         let Some(scheme) = scheme(&self.db) else {
+            if let Some(like) = url_like(&self.db) {
+                return Err(CliError::Usage(format!(
+                    "--db {}: looks like a {like}: URL without its two slashes (file:///abs/dir, \
+                     s3://bucket/prefix); a directory path would not start with {like}:",
+                    self.db
+                )));
+            }
             if self.cache_dir.is_some() || self.cache_max_mib.is_some() {
                 return Err(CliError::Usage(
                     "--cache-dir and --cache-max-mib are for a store on an object store (--db URL)"

@@ -198,20 +198,25 @@ pub fn serve(memory: Memory, config: ServeConfig) -> Result<()> {
     })
 }
 
-/// Serves `memory` as an MCP server over stdio for `user` until the client closes it; a
-/// read replica follows its writer every `refresh`.
+/// Serves `memory` as an MCP server over stdio for `user` until the client closes it or
+/// a SIGTERM or SIGINT arrives (the store is closed either way); a read replica follows
+/// its writer every `refresh`.
 ///
 /// # Errors
 /// The session's errors; the store's close error.
 pub fn mcp(memory: Memory, user: &str, refresh: Option<Duration>) -> Result<()> {
-    runtime()?
+    let rt = runtime()?;
+    let served_out = rt
         .block_on(memforest_server::serve_stdio(
             memory,
             user,
             Limits::default(),
             refresh,
         ))
-        .map_err(served)
+        .map_err(served);
+    // A read of stdin still blocked on its thread must not hold up the exit after a signal.
+    rt.shutdown_background();
+    served_out
 }
 
 /// Parses `USER=RIGHT` (`read`, `read-write`, `r`, `rw`).

@@ -118,14 +118,26 @@ fn object_store_flags_that_do_not_fit_are_refused() {
     assert!(e.contains("are for a store on an object store"), "{e}");
     let e = list("memory://", &["--cache-dir", dir]);
     assert!(e.contains("gone when the command exits"), "{e}");
-    // A cache inside the location (or holding it) would delete the location's files.
-    for cache in [
-        format!("{dir}/objects/cache"),
-        format!("{dir}/objects/./"),
-        dir.to_owned(),
+    // A cache inside the location (or holding it) would delete the location's files,
+    // however the two are spelled: through a symbolic link, with percent-escapes.
+    std::fs::create_dir_all(format!("{dir}/objects/sst")).unwrap();
+    std::os::unix::fs::symlink(format!("{dir}/objects"), format!("{dir}/link")).unwrap();
+    for (db, cache) in [
+        (url.clone(), format!("{dir}/objects/cache")),
+        (url.clone(), format!("{dir}/objects/./")),
+        (url.clone(), dir.to_owned()),
+        (url.clone(), format!("{dir}/link/sst")),
+        (
+            format!("file://{dir}/obj%65cts"),
+            format!("{dir}/objects/sst"),
+        ),
     ] {
-        let e = list(&url, &["--cache-dir", &cache]);
-        assert!(e.contains("overlap"), "{cache}: {e}");
+        let e = list(&db, &["--cache-dir", &cache]);
+        assert!(e.contains("overlap"), "{db} {cache}: {e}");
+    }
+    for one_slash in ["file:/abs/dir", "s3:/bucket/x", "file:relative"] {
+        let e = list(one_slash, &[]);
+        assert!(e.contains("two slashes"), "{one_slash}: {e}");
     }
     for relative in ["file://", "file://objects"] {
         let e = list(relative, &["--cache-dir", dir]);

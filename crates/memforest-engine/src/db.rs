@@ -140,8 +140,9 @@ impl Db {
     /// (in tokio, `spawn_blocking`).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] without `options.remote` or for a writer's directory
-    /// (one holding a WAL); [`Error::NoRemoteManifest`]; [`Error::Remote`];
+    /// [`Error::InvalidArgument`] without `options.remote`, for a writer's directory
+    /// (one holding a WAL) or for a directory holding files but no store;
+    /// [`Error::NoRemoteManifest`]; [`Error::Remote`];
     /// [`Error::ForeignDirectory`] for a directory that cached another store (the
     /// location emptied and written again since, or another location);
     /// [`Error::Locked`]; as [`Db::open_read_only`].
@@ -158,8 +159,12 @@ impl Db {
             .map_err(Error::io("create dir", &dir))?;
         let lock = DirLock::acquire(&dir)?;
         let (n, state) = replica::newest(&remote)?;
-        let store = crate::remote_binding::bind_replica(&*options.storage, &dir, &remote)?;
+        replica::check_dir(&*options.storage, &dir)?;
+        let (store, new) = crate::remote_binding::check_replica(&*options.storage, &dir, &remote)?;
         replica::install(&options.storage, &dir, &state)?;
+        if let Some(binding) = store.as_ref().filter(|_| new) {
+            crate::remote_binding::write(&*options.storage, &dir, binding)?;
+        }
         let recovered = open::recover(&dir, &options, Access::ReadOnly)?;
         let mut db = Self::assemble(dir, options, recovered, Some(lock), true)?;
         db.core.advance_visible(state.flushed_seqno);

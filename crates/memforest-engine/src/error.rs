@@ -82,15 +82,19 @@ pub enum Error {
     /// The object store failed a request (an upload, a download, a listing).
     #[error(transparent)]
     Remote(#[from] memforest_object::Error),
-    /// Another writer took the store over: it created manifest object `object`, which this
-    /// writer (epoch `epoch`) needed next. This handle refuses every further change;
-    /// writes it acknowledged since its last publication live only in its local WAL.
+    /// Another writer took the store over (it created manifest object `object`, which
+    /// this writer, epoch `epoch`, needed next), or the location was emptied while this
+    /// writer ran (`object` is then the store-id object, gone or naming another store).
+    /// This handle refuses every further change; writes it acknowledged since its last
+    /// publication live only in its local directory.
     #[error(
-        "fenced: another writer created manifest object {object} first (this writer's \
-         epoch is {epoch}); this handle accepts no more changes"
+        "fenced: {object} is not this writer's (another writer took the store over, or the \
+         location was emptied; this writer's epoch is {epoch}); this handle accepts no more \
+         changes"
     )]
     Fenced {
-        /// Full path of the manifest object another writer created.
+        /// Full path of the manifest object another writer created, or of the store-id
+        /// object.
         object: String,
         /// The number of the last manifest object this writer created.
         epoch: u64,

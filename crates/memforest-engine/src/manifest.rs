@@ -456,7 +456,7 @@ impl Manifest {
             next.apply(edit)
                 .map_err(|reason| Error::corrupt(&path, self.len, reason))?;
         }
-        if let Some(p) = &self.publisher {
+        if let Some(p) = &mut self.publisher {
             let dir = self.dir.clone();
             p.upload_added(&*self.storage, &dir, &self.state, edits)?;
         }

@@ -359,7 +359,7 @@ impl Publisher {
     /// # Errors
     /// [`Error::Fenced`]; [`Error::Io`] reading a file; [`Error::Remote`].
     pub fn upload_added(
-        &self,
+        &mut self,
         storage: &dyn Storage,
         dir: &Path,
         state: &ManifestState,
@@ -372,10 +372,34 @@ impl Publisher {
             Edit::Compaction { outputs, .. } => outputs.iter().map(|(_, s)| s.id).collect(),
             _ => Vec::new(),
         });
-        for id in added.filter(|&id| !live(id)) {
+        let mut added = added.filter(|&id| !live(id)).peekable();
+        if added.peek().is_some() {
+            self.check_store()?;
+        }
+        for id in added {
             self.uploader.ensure(storage, dir, id)?;
         }
         Ok(())
+    }
+
+    /// Fences this writer when the location's store id is no longer the one it claimed
+    /// under: the location was emptied (and perhaps written again by another writer)
+    /// while it ran, so what it would upload or publish would name objects that are gone
+    /// or another store's. Its writes stay in its directory.
+    ///
+    /// # Errors
+    /// [`Error::Fenced`] naming the store-id object; [`Error::Remote`].
+    fn check_store(&mut self) -> Result<()> {
+        let now = crate::remote_binding::store_id(&self.remote)?;
+        if now.as_deref() == Some(self.store.as_str()) {
+            return Ok(());
+        }
+        self.fenced = Some(format!(
+            "{}/{}",
+            self.remote,
+            crate::remote_binding::STORE_ID_OBJECT
+        ));
+        Err(self.fenced_error())
     }
 
     /// Publishes `state` as the next manifest object when what a manifest object carries
@@ -389,6 +413,7 @@ impl Publisher {
         if remote_view(state) == self.published {
             return self.record();
         }
+        self.check_store()?;
         self.create(state)
     }
 

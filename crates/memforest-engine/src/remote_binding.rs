@@ -176,22 +176,43 @@ pub fn refuse_without_location(storage: &dyn Storage, dir: &Path) -> Result<()> 
     }
 }
 
-/// Binds a replica's directory to the location: refuses it when its record names another
-/// store, records the location's id when it has none. The record then held, if any.
+/// Checks a replica's directory against the location, changing nothing: refused when its
+/// record names another store. The binding the replica follows (the record, or a new one
+/// naming the location's store id when the directory has none; `None` for a location
+/// without an id), and whether it is new (to be recorded once the directory is installed).
 ///
 /// # Errors
-/// [`Error::ForeignDirectory`]; as [`store_id`], [`read`] and [`write`].
-pub fn bind_replica(storage: &dyn Storage, dir: &Path, remote: &Remote) -> Result<Option<Binding>> {
+/// [`Error::ForeignDirectory`]; as [`store_id`] and [`read`].
+pub fn check_replica(
+    storage: &dyn Storage,
+    dir: &Path,
+    remote: &Remote,
+) -> Result<(Option<Binding>, bool)> {
     let recorded = read(storage, dir)?;
     let store = store_id(remote)?;
     check(remote, dir, recorded.as_ref(), store.as_deref())?;
-    match (recorded, store) {
-        (None, Some(store)) => {
-            let binding = Binding { store, epoch: 0 };
-            write(storage, dir, &binding)?;
-            Ok(Some(binding))
-        }
-        (recorded, _) => Ok(recorded),
+    Ok(match (recorded, store) {
+        (None, Some(store)) => (Some(Binding { store, epoch: 0 }), true),
+        (recorded, _) => (recorded, false),
+    })
+}
+
+/// Refuses `dir` when its record names another store than the location's (and the
+/// location holds a manifest), changing nothing: the check a repair makes before it
+/// touches the directory.
+///
+/// # Errors
+/// [`Error::ForeignDirectory`]; as [`store_id`] and [`read`]; [`Error::Remote`] listing.
+pub fn check_writer(storage: &dyn Storage, dir: &Path, remote: &Remote) -> Result<()> {
+    if crate::remote::manifest_numbers(remote)?.is_empty() {
+        return Ok(());
+    }
+    let recorded = read(storage, dir)?;
+    let store = store_id(remote)?;
+    match (&recorded, &store) {
+        // A location whose id is gone: the claim decides (see `Publisher::claim`).
+        (_, None) => Ok(()),
+        _ => check(remote, dir, recorded.as_ref(), store.as_deref()),
     }
 }
 

@@ -96,7 +96,8 @@ impl Db {
     ///
     /// # Errors
     /// [`Error::Locked`]; [`Error::NeedsLocation`] without `options.remote` for the
-    /// directory of a store on an object store; [`Error::Io`];
+    /// directory of a store on an object store, [`Error::ForeignDirectory`] with it for a
+    /// directory of another store (both before anything changes); [`Error::Io`];
     /// [`Error::InvalidArgument`] for a directory
     /// holding no segment file and no WAL (nothing to repair); the open's errors (WAL
     /// damage the recovery mode refuses).
@@ -109,7 +110,11 @@ impl Db {
             let _lock = DirLock::acquire(dir)?;
             let previous = Manifest::load(&options.storage, dir).ok().flatten();
             match &options.remote {
-                Some(r) => fetch_listed(r, fs, dir, previous.as_ref())?,
+                Some(r) => {
+                    // Before anything changes: the open at the end would refuse it too.
+                    crate::remote_binding::check_writer(fs, dir, r)?;
+                    fetch_listed(r, fs, dir, previous.as_ref())?;
+                }
                 None => crate::remote_binding::refuse_without_location(fs, dir)?,
             }
             let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;

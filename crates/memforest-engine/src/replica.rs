@@ -42,20 +42,42 @@ pub(crate) fn newest(remote: &Remote) -> Result<(u64, ManifestState)> {
     })
 }
 
-/// Makes `dir` describe `state`: a local manifest holding it (`CURRENT` naming it) in
-/// place of any earlier one, and no cached segment file it does not name. A directory
-/// holding a WAL belongs to a writer and is refused before anything changes.
+/// Refuses a directory a replica may not take, changing nothing: one holding a WAL (a
+/// writer's) and one holding files but neither a store nor a replica's record (a user's
+/// directory: the install deletes files named like segment files).
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for a writer's directory; [`Error::Io`].
-pub(crate) fn install(storage: &Arc<dyn Storage>, dir: &Path, state: &ManifestState) -> Result<()> {
-    let fs = &**storage;
+/// [`Error::InvalidArgument`]; [`Error::Io`] listing it.
+pub(crate) fn check_dir(fs: &dyn Storage, dir: &Path) -> Result<()> {
     let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
     if names.iter().any(|n| n == WAL_DIR) {
         return Err(Error::InvalidArgument(
             "a replica needs a directory of its own: this one holds a writer's WAL",
         ));
     }
+    let ours = |n: &str| {
+        n == crate::lock::LOCK_FILE
+            || n == manifest::CURRENT
+            || n == crate::remote_binding::BINDING_FILE
+    };
+    let foreign = !names.iter().any(|n| n == manifest::CURRENT) && !names.iter().all(|n| ours(n));
+    if foreign {
+        return Err(Error::InvalidArgument(
+            "a replica needs an empty directory or one it used before: this one holds other files",
+        ));
+    }
+    Ok(())
+}
+
+/// Makes `dir` (one [`check_dir`] accepted) describe `state`: a local manifest holding it
+/// (`CURRENT` naming it) in place of any earlier one, and no cached segment file it does
+/// not name.
+///
+/// # Errors
+/// [`Error::Io`].
+pub(crate) fn install(storage: &Arc<dyn Storage>, dir: &Path, state: &ManifestState) -> Result<()> {
+    let fs = &**storage;
+    let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
     let live = |id: u64| state.segments.iter().any(|(_, s)| s.id == id);
     for name in names {
         let stale = manifest::parse_file_name(&name).is_some()

@@ -637,18 +637,12 @@ fn a_replica_refuses_a_writers_directory() {
     let db = open(dir.path(), &store);
     put_range(&db, 0..10);
     db.close().unwrap();
-    let listing = || -> BTreeSet<_> {
-        std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect()
-    };
-    let before = listing();
+    let before = listing(dir.path());
     match Db::open_replica(dir.path(), store.options()) {
         Err(Error::InvalidArgument(reason)) => assert!(reason.contains("WAL"), "{reason}"),
         other => panic!("expected InvalidArgument, got {other:?}"),
     }
-    assert_eq!(before, listing(), "nothing changed");
+    assert_eq!(before, listing(dir.path()), "nothing changed");
     let db = open(dir.path(), &store);
     assert_range(&db, 0..10);
     db.close().unwrap();
@@ -680,7 +674,7 @@ fn newest_number(store: &Store) -> u64 {
     *manifest_numbers(&store.remote()).unwrap().last().unwrap()
 }
 
-fn assert_foreign(opened: Result<Db, Error>, dir: &Path) {
+fn assert_foreign<T: std::fmt::Debug>(opened: Result<T, Error>, dir: &Path) {
     match opened {
         Err(Error::ForeignDirectory { dir: named, .. }) => assert_eq!(named, dir),
         other => panic!("expected ForeignDirectory, got {other:?}"),
@@ -720,6 +714,79 @@ fn a_directory_of_an_emptied_and_rewritten_location_refuses_to_open() {
     assert_eq!(c.get(&tenant(), T, b"k00000").unwrap(), None);
     c.close().unwrap();
     assert_manifests_complete(&store.remote());
+}
+
+/// The directory's file names, sorted, but the lock file.
+fn listing(dir: &Path) -> Vec<std::ffi::OsString> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "LOCK")
+        .collect();
+    names.sort();
+    names
+}
+
+/// A writer still running while its location is emptied, and written again by another
+/// writer, uploads and publishes nothing more: its next flush finds the store id changed
+/// and fences it, and the new store stays whole.
+#[test]
+fn a_running_writer_stops_when_its_location_is_emptied() {
+    let store = Store::new();
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open(a_dir.path(), &store);
+    put_range(&a, 0..100);
+    a.flush().unwrap();
+    empty_location(&store);
+    put_range(&a, 100..150);
+    let flushed = format!("{:?}", a.flush());
+    assert!(
+        flushed.contains("Fenced") && flushed.contains("store-id"),
+        "{flushed}"
+    );
+    assert!(
+        manifest_numbers(&store.remote()).unwrap().is_empty(),
+        "nothing published"
+    );
+
+    let b = open(b_dir.path(), &store);
+    put_range(&b, 1000..1100);
+    b.flush().unwrap();
+    b.close().unwrap();
+    drop(a);
+    assert_store_holds(&store, 1000..1100);
+    // Its repair is refused before anything in its directory changes.
+    let before = listing(a_dir.path());
+    assert_foreign(Db::repair(a_dir.path(), store.options()), a_dir.path());
+    assert_eq!(listing(a_dir.path()), before);
+}
+
+/// A replica refuses, before it writes anything, a local store's directory and a
+/// directory holding someone's files.
+#[test]
+fn a_replica_refuses_a_directory_that_is_not_its_own_and_changes_nothing() {
+    let store = Store::new();
+    write_elsewhere(&store, 0..10);
+    let local = tempfile::tempdir().unwrap();
+    Db::open(local.path(), Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
+    let users = tempfile::tempdir().unwrap();
+    std::fs::write(users.path().join(memforest_sst::file_name(1)), b"mine").unwrap();
+    std::fs::write(users.path().join("notes.txt"), b"mine").unwrap();
+    for dir in [local.path(), users.path()] {
+        let before = listing(dir);
+        match Db::open_replica(dir, store.options()) {
+            Err(Error::InvalidArgument(_)) => {}
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+        assert_eq!(listing(dir), before, "{}", dir.display());
+    }
+    Db::open(local.path(), Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
 }
 
 /// A writer's directory opened on another location that holds a store is refused, as a
@@ -818,22 +885,14 @@ fn a_directory_of_a_remote_store_needs_its_location_to_open_or_repair() {
         remote: None,
         ..store.options()
     };
-    let listing = || {
-        let mut names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        names.sort();
-        names
-    };
-    let before = listing();
+    let before = listing(dir.path());
     let needs = |r: Result<(), Error>| match r {
         Err(Error::NeedsLocation { dir: named }) => assert_eq!(named, dir.path()),
         other => panic!("expected NeedsLocation, got {other:?}"),
     };
     needs(Db::open(dir.path(), local.clone()).map(drop));
     needs(Db::repair(dir.path(), local).map(drop));
-    assert_eq!(listing(), before, "nothing changed");
+    assert_eq!(listing(dir.path()), before, "nothing changed");
 
     Db::repair(dir.path(), cached(&store, 0)).unwrap();
     let elsewhere = tempfile::tempdir().unwrap();

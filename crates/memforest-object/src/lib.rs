@@ -18,4 +18,4 @@ mod remote;
 pub use error::{Error, Result};
 pub use fault::FaultStore;
 pub use object_store;
-pub use remote::{Listed, Remote};
+pub use remote::{file_url_path, Listed, Remote};

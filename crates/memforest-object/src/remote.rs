@@ -38,6 +38,18 @@ pub struct Remote {
     runtime: Option<tokio::runtime::Runtime>,
 }
 
+/// The local directory a `file://` URL names, its percent-escapes decoded (as the store
+/// opened from it resolves it); `None` for another scheme or a URL without an absolute
+/// path.
+#[must_use]
+pub fn file_url_path(url: &str) -> Option<std::path::PathBuf> {
+    let parsed = url::Url::parse(url).ok()?;
+    if parsed.scheme() != "file" {
+        return None;
+    }
+    parsed.to_file_path().ok()
+}
+
 impl Remote {
     /// Opens the location a URL names: `memory://` (a new empty in-memory store),
     /// `file:///abs/path` (a directory), and with the `s3` feature `s3://bucket/prefix`. `options` are the store's

@@ -257,8 +257,8 @@ async fn wait_signal() {
     }
 }
 
-/// Serves MCP over stdin/stdout for `user` until the client closes the stream, then
-/// closes the store. On a read-only store every write tool is refused; a read replica
+/// Serves MCP over stdin/stdout for `user` until the client closes the stream or the
+/// process gets SIGTERM or SIGINT, then closes the store. On a read-only store every write tool is refused; a read replica
 /// ([`Memory::open_replica`]) follows its writer every `refresh` (`None`: never).
 ///
 /// # Errors
@@ -279,7 +279,15 @@ pub async fn serve_stdio(
         .map_err(|e| ServeError::Mcp(e.to_string()))?;
     let stop = CancellationToken::new();
     let refresher = crate::refresh::start(&shared, refresh, &stop);
+    // SIGTERM or Ctrl-C ends the session as the end of stdin does: the store is closed
+    // (a writer on an object store publishes), not left to die with the process.
+    let session = running.cancellation_token();
+    let signalled = tokio::spawn(async move {
+        shutdown_signal().await;
+        session.cancel();
+    });
     let ended = running.waiting().await;
+    signalled.abort();
     stop.cancel();
     if let Some(task) = refresher {
         // It lets go of the store before it closes.
