@@ -3,7 +3,8 @@
 //! also fence writers.
 //!
 //! Layout under the location's prefix: `sst/<file name>` for segment file `id` (the local
-//! name, [`memforest_sst::file_name`]) and `manifest/<n:020>` for manifest object `n`. A
+//! name, [`memforest_sst::file_name`]), `manifest/<n:020>` for manifest object `n`, and
+//! the store id ([`crate::remote_binding`]). A
 //! manifest object holds one manifest record (the framing and encoding of the local
 //! manifest, log number `n`): a snapshot of the live segments, the flushed seqno and the
 //! next file id. The WAL stays local and is not described.

@@ -12,7 +12,7 @@ use crate::remote::segment_name;
 
 /// Segment file `id` in the object store, read one range (one GET) per block not in the
 /// cache; a scan's block read also fetches the bytes after it, up to
-/// [`SegmentCache::read_ahead`]. Blocks missing from the cache are fetched one at a time
+/// `SegmentCache::read_ahead`. Blocks missing from the cache are fetched one at a time
 /// per file, so readers racing for one block make one request; a range is kept only when
 /// the block asked for verifies (the blocks read ahead are checked when they are read).
 #[derive(Debug)]

@@ -5,8 +5,8 @@
 //!
 //! The thread looks at the active memtable every quarter interval. A memtable it saw
 //! holding writes one full interval ago, and that still holds them, has writes at least
-//! that old: it is flushed ([`Core::flush_all`]) and the manifest published
-//! ([`Core::publish_remote`]). So a write reaches the object store at most about
+//! that old: it is flushed and the manifest published, as [`crate::Db::flush`] does. So
+//! a write reaches the object store at most about
 //! one and a quarter intervals after it was acknowledged (plus the flush and upload). A
 //! store without writes is never flushed; a publication that failed earlier is retried
 //! at every look. A failed flush or publication is logged (`tracing`) and tried again at
