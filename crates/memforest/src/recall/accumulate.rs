@@ -9,6 +9,10 @@
 //! only searched for facts found in the other lists, and facts whose bound falls short are
 //! not scored. Totals are still added in the lists' order, so the result is exactly
 //! [`totals`] cut to the best `k`.
+//!
+//! The first `boost` lists only add to the facts of the others (the speaker field,
+//! `recall::index::speaker_term`): a fact in none of the other lists is not a result. In
+//! MaxScore terms they are non-essential from the start.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -19,22 +23,30 @@ use crate::recall::index::Posting;
 /// One query term's postings (sorted by fact id) and idf.
 pub type TermList<'a> = (&'a [Posting], f32);
 
-/// `(fact id, BM25 total)` of every fact in any of `lists`, in fact id order.
+/// `(fact id, BM25 total)` of every fact in any of `lists` after the first `boost`, in
+/// fact id order; the first `boost` lists add to those facts' totals only.
 #[must_use]
-pub fn totals(bm: &Bm25, lists: &[TermList<'_>]) -> Vec<(u64, f32)> {
+pub fn totals(bm: &Bm25, lists: &[TermList<'_>], boost: usize) -> Vec<(u64, f32)> {
     let mut at = vec![0usize; lists.len()];
-    let mut out = Vec::with_capacity(lists.iter().map(|l| l.0.len()).max().unwrap_or(0));
+    let finding = lists.get(boost..).unwrap_or(&[]);
+    let mut out = Vec::with_capacity(finding.iter().map(|l| l.0.len()).max().unwrap_or(0));
     loop {
-        let next = lists
+        let next = finding
             .iter()
-            .zip(&at)
+            .zip(at.get(boost..).unwrap_or(&[]))
             .filter_map(|((list, _), &i)| list.get(i).map(|p| p.fact))
             .min();
         let Some(fact) = next else {
             return out;
         };
         let mut total = 0.0f32;
-        for ((list, idf), i) in lists.iter().zip(at.iter_mut()) {
+        for (n, ((list, idf), i)) in lists.iter().zip(at.iter_mut()).enumerate() {
+            if n < boost {
+                *i += list
+                    .get(*i..)
+                    .unwrap_or(&[])
+                    .partition_point(|p| p.fact < fact);
+            }
             if let Some(p) = list.get(*i).filter(|p| p.fact == fact) {
                 total += bm.term_score(*idf, p.tf, p.len);
                 *i += 1;
@@ -76,19 +88,23 @@ fn bound(bm: &Bm25, (list, idf): &TermList<'_>) -> f32 {
     bm.term_score(*idf, tf, len)
 }
 
-/// The best `k` `(fact id, BM25 total)` of `lists`, best first (ties by fact id): the same
-/// as [`totals`] sorted and cut to `k` (`bm25::top_k_of`), bit for bit, computed with
-/// MaxScore (see the module docs).
+/// The best `k` `(fact id, BM25 total)` of `lists` (the first `boost` only adding, as in
+/// [`totals`]), best first (ties by fact id): the same as [`totals`] sorted and cut to `k`
+/// (`bm25::top_k_of`), bit for bit, computed with MaxScore (see the module docs).
 #[must_use]
-pub fn top(bm: &Bm25, lists: &[TermList<'_>], k: usize) -> Vec<(u64, f32)> {
+pub fn top(bm: &Bm25, lists: &[TermList<'_>], boost: usize, k: usize) -> Vec<(u64, f32)> {
     if k == 0 {
         return Vec::new();
     }
     let bounds: Vec<f32> = lists.iter().map(|l| bound(bm, l)).collect();
-    // Terms by bound, smallest first; `prefix[j]`: the sum of the first `j` bounds.
+    // The boost lists, then the others by bound, smallest first; `prefix[j]`: the sum of
+    // the first `j` bounds.
+    let boost = boost.min(lists.len());
     let mut order: Vec<usize> = (0..lists.len()).collect();
     let bound_of = |i: usize| bounds.get(i).copied().unwrap_or(0.0);
-    order.sort_by(|&a, &b| bound_of(a).total_cmp(&bound_of(b)));
+    if let Some(rest) = order.get_mut(boost..) {
+        rest.sort_by(|&a, &b| bound_of(a).total_cmp(&bound_of(b)));
+    }
     let mut prefix = vec![0.0f32];
     for &i in &order {
         let last = prefix.last().copied().unwrap_or(0.0);
@@ -99,7 +115,7 @@ pub fn top(bm: &Bm25, lists: &[TermList<'_>], k: usize) -> Vec<(u64, f32)> {
     let postings: usize = lists.iter().map(|l| l.0.len()).sum();
     let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k.min(postings).saturating_add(1));
     // The first `skip` terms of `order` are non-essential.
-    let mut skip = 0;
+    let mut skip = boost;
     let mut contrib = vec![0.0f32; lists.len()];
     loop {
         let threshold = match heap.peek() {
@@ -190,7 +206,8 @@ mod tests {
         #[test]
         fn merge_equals_a_per_term_hash_accumulation(
             raw in prop::collection::vec(
-                prop::collection::vec((0u64..40, 1u32..4, 1u32..30), 0..30), 0..6)
+                prop::collection::vec((0u64..40, 1u32..4, 1u32..30), 0..30), 0..6),
+            boost in 0usize..4,
         ) {
             let lists: Vec<Vec<Posting>> = raw.iter().map(|l| list(l)).collect();
             let bm = Bm25::new(50, 500);
@@ -198,13 +215,18 @@ mod tests {
                 .iter()
                 .map(|l| (l.as_slice(), bm.idf(l.len() as u64)))
                 .collect();
+            let found: std::collections::HashSet<u64> = with_idf
+                .iter()
+                .skip(boost)
+                .flat_map(|(l, _)| l.iter().map(|p| p.fact))
+                .collect();
             let mut want: HashMap<u64, f32> = HashMap::new();
             for (l, idf) in &with_idf {
-                for p in l.iter() {
+                for p in l.iter().filter(|p| found.contains(&p.fact)) {
                     *want.entry(p.fact).or_default() += bm.term_score(*idf, p.tf, p.len);
                 }
             }
-            let got = totals(&bm, &with_idf);
+            let got = totals(&bm, &with_idf, boost);
             prop_assert!(got.windows(2).all(|w| w[0].0 < w[1].0), "fact order");
             prop_assert_eq!(got.len(), want.len());
             for (fact, total) in got {
@@ -217,6 +239,7 @@ mod tests {
             raw in prop::collection::vec(
                 prop::collection::vec((0u64..200, 1u32..6, 1u32..40), 0..80), 0..6),
             k in 0usize..30,
+            boost in 0usize..4,
         ) {
             let lists: Vec<Vec<Posting>> = raw.iter().map(|l| list(l)).collect();
             let bm = Bm25::new(300, 3000);
@@ -224,9 +247,9 @@ mod tests {
                 .iter()
                 .map(|l| (l.as_slice(), bm.idf(l.len() as u64)))
                 .collect();
-            let want = crate::recall::bm25::top_k_of(totals(&bm, &with_idf), k);
+            let want = crate::recall::bm25::top_k_of(totals(&bm, &with_idf, boost), k);
             let got: Vec<(u64, u32)> =
-                top(&bm, &with_idf, k).iter().map(|&(f, s)| (f, s.to_bits())).collect();
+                top(&bm, &with_idf, boost, k).iter().map(|&(f, s)| (f, s.to_bits())).collect();
             let want: Vec<(u64, u32)> = want.iter().map(|&(f, s)| (f, s.to_bits())).collect();
             prop_assert_eq!(got, want);
         }

@@ -17,7 +17,7 @@ use crate::memory::record::{self, FactRecord, SessionRecord, SESSION_PREFIX};
 use crate::memory::store::{Kv, Staged};
 use crate::memory::text::normalize;
 use crate::memory::MemoryError;
-use crate::recall::bm25::term_counts;
+use crate::recall::bm25::{term_counts, terms};
 use crate::recall::reader::Reader;
 use crate::schema::Table;
 
@@ -39,11 +39,30 @@ pub const OCCURRENCES_COMPLETE_KEY: &[u8] = b"O";
 /// Key of the index's version: [`INDEX_VERSION`] as u32 LE, written with the first fact of
 /// an empty index.
 pub const VERSION_KEY: &[u8] = b"V";
-/// What the term postings hold: 2, the terms of `memory::text::tokenize` (UAX #29 words,
-/// CJK bigrams). An index without [`VERSION_KEY`] holds version 1's terms (runs of
-/// alphanumerics: a CJK sentence one term), which a query of this version cannot match
-/// and a fact's removal cannot find; [`ensure`] rebuilds such an index.
-pub const INDEX_VERSION: u32 = 2;
+/// What the term postings hold: 3, the terms of `memory::text::tokenize` (UAX #29 words,
+/// CJK bigrams) of a fact's text without its speaker prefix, and its participants' names
+/// as [`speaker_term`]s. Version 2 indexed the `Speaker: ` prefix as text; an index
+/// without [`VERSION_KEY`] holds version 1's terms (runs of alphanumerics: a CJK sentence
+/// one term), which a query of this version cannot match and a fact's removal cannot
+/// find; [`ensure`] rebuilds an index of any other version.
+pub const INDEX_VERSION: u32 = 3;
+
+/// First character of a speaker field term (ASCII unit separator): the tokenizer never
+/// yields it, so a word of a question or a fact's text never matches a speaker's name.
+pub const SPEAKER_MARK: char = '\u{1f}';
+
+/// The speaker field term of text term `term`: the postings of the facts one of whose
+/// participants ([`FactRecord::participants`], the speaker for the heuristic extractor)
+/// has `term` in their name. Queries use them to boost, never to find, facts
+/// (`recall::accumulate`): a question naming Alice prefers Alice's facts among those that
+/// share its other words, and does not match every fact she said.
+#[must_use]
+pub fn speaker_term(term: &str) -> String {
+    let mut s = String::with_capacity(term.len() + 1);
+    s.push(SPEAKER_MARK);
+    s.push_str(term);
+    s
+}
 
 /// Collection statistics: indexed facts and their total length in terms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -266,20 +285,45 @@ pub fn remove_fact(st: &mut Staged<'_>, id: u64, rec: &FactRecord) -> Result<(),
     change(st, id, rec, false)
 }
 
-/// What a fact is indexed as: its text and the question words of its knowledge-update
-/// attributes (`memory::extract::statements::index_words`).
+/// What a fact's text terms are taken from: its text without the `Speaker: ` prefix the
+/// heuristic extractor writes (the speaker is indexed as a field, [`speaker_term`]) and
+/// the question words of its knowledge-update attributes
+/// (`memory::extract::statements::index_words`).
 fn indexed_text(rec: &FactRecord) -> String {
+    let text = rec
+        .participants
+        .first()
+        .and_then(|s| rec.text.strip_prefix(s.as_str()))
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(&rec.text);
     let extra = statements::index_words(&rec.keys);
     if extra.is_empty() {
-        rec.text.clone()
+        text.to_owned()
     } else {
-        format!("{} {extra}", rec.text)
+        format!("{text} {extra}")
     }
 }
 
-fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(), MemoryError> {
-    let counts = term_counts(&indexed_text(rec));
+/// The postings of fact `rec`: `(term, tf)` of its text terms ([`indexed_text`]), then
+/// its participants' name terms as [`speaker_term`]s (tf 1 each), and its length (of the
+/// text terms only).
+fn fact_terms(rec: &FactRecord) -> (Vec<(String, u32)>, u32) {
+    let mut counts = term_counts(&indexed_text(rec));
     let len: u32 = counts.iter().map(|c| c.1).sum();
+    let mut names: Vec<String> = rec
+        .participants
+        .iter()
+        .flat_map(|p| terms(p))
+        .map(|t| speaker_term(&t))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    counts.extend(names.into_iter().map(|t| (t, 1)));
+    (counts, len)
+}
+
+fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(), MemoryError> {
+    let (counts, len) = fact_terms(rec);
     for (term, tf) in &counts {
         let key = with_id(term_prefix(term), id);
         if add {

@@ -2,7 +2,9 @@
 //! recall, beam browse, knowledge updates, time filter, short-term memory.
 //!
 //! 1. Every query term's postings give BM25 scores; the best `k + beam` facts (within the
-//!    filters) are the lexical candidates. Only the query terms' postings are read.
+//!    filters) are the lexical candidates. A term that is in a speaker's name adds its
+//!    speaker field score ([`index::speaker_term`]) to the facts its other terms found.
+//!    Only the query terms' postings are read.
 //! 2. In hybrid and embedding modes the question is embedded once and the tenant's fact
 //!    vectors ([`crate::recall::vector_cache`], an exact flat scan) give the
 //!    `POOL_FACTOR * (k + beam)` nearest facts that pass the filters.
@@ -55,6 +57,23 @@ pub(crate) fn load_fact(r: &Reader<'_>, id: u64) -> Result<Option<FactRecord>, M
         .transpose()
 }
 
+/// How many facts are in `a` or `b` (each sorted by fact id).
+fn union_len(a: &[index::Posting], b: &[index::Posting]) -> u64 {
+    let (mut i, mut j, mut n) = (0, 0, 0u64);
+    while let (Some(x), Some(y)) = (a.get(i), b.get(j)) {
+        match x.fact.cmp(&y.fact) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+            }
+        }
+        n += 1;
+    }
+    n + (a.len().saturating_sub(i) + b.len().saturating_sub(j)) as u64
+}
+
 /// The trees fact `id` belongs to.
 pub(crate) fn fact_trees(r: &Reader<'_>, id: u64) -> Result<Vec<u64>, MemoryError> {
     let mut out = Vec::new();
@@ -95,7 +114,14 @@ impl Memory {
             )),
         };
         let state = self.recall_state();
-        let query_terms = query_terms(&query.text);
+        // Each query term's text postings, then its speaker field postings.
+        let lookups: Vec<String> = query_terms(&query.text)
+            .into_iter()
+            .flat_map(|t| {
+                let speaker = index::speaker_term(&t);
+                [t, speaker]
+            })
+            .collect();
         // The latest state: the seqno and the postings and turn generations are read
         // together under the forest lock (no ingest or forget commits meanwhile; see
         // `recall::postings`, `recall::turn_cache`).
@@ -103,7 +129,7 @@ impl Memory {
             let _guard = shared.forest.lock();
             index::ensure(&shared.kv, tenant)?;
             let vector_generation = vector_cache::generation(tenant);
-            let generations: Vec<Option<u64>> = query_terms
+            let generations: Vec<Option<u64>> = lookups
                 .iter()
                 .map(|t| Some(postings::generation(tenant, t)))
                 .collect();
@@ -115,7 +141,7 @@ impl Memory {
             )
         } else {
             let r = Reader::new(&self.db, tenant, query.snapshot, state)?;
-            (r, vec![None; query_terms.len()], None, None)
+            (r, vec![None; lookups.len()], None, None)
         };
         if let (Some(_), Some(e)) = (&embedding, embedder) {
             vectors::check_embedder(&r, e.name())?;
@@ -130,19 +156,38 @@ impl Memory {
         }
         let st = index::stats(&r)?;
         let bm = Bm25::new(st.docs, st.total_len);
+        // `terms`: each query term's hash and idf for the text of turns and summaries,
+        // which hold speakers' names as words: its facts are those with the term in their
+        // text or speaker field. `lists`: the speaker field lists (they only boost, see
+        // `recall::accumulate`), then the text lists, each with its own idf.
         let mut terms = Vec::new();
-        let mut lists = Vec::new();
-        for (t, generation) in query_terms.iter().zip(generations) {
-            let list = state.postings.fetch(&r, t, generation)?;
-            if list.is_empty() {
+        let mut speaker_lists = Vec::new();
+        let mut text_lists = Vec::new();
+        for (pair, gens) in lookups.chunks(2).zip(generations.chunks(2)) {
+            let ([t, field], [g, field_g]) = (pair, gens) else {
+                continue;
+            };
+            let text = state.postings.fetch(&r, t, *g)?;
+            let names = state.postings.fetch(&r, field, *field_g)?;
+            let either = union_len(&text, &names);
+            if either == 0 {
                 continue;
             }
-            let idf = bm.idf(list.len() as u64);
-            lists.push((list, idf));
+            let idf = bm.idf(either);
             terms.push((term_hash(t), idf));
+            if !names.is_empty() {
+                speaker_lists.push((names, idf));
+            }
+            if !text.is_empty() {
+                text_lists.push((text, idf));
+            }
         }
-        let term_lists: Vec<accumulate::TermList<'_>> =
-            lists.iter().map(|(l, idf)| (&l[..], *idf)).collect();
+        let boost = speaker_lists.len();
+        let term_lists: Vec<accumulate::TermList<'_>> = speaker_lists
+            .iter()
+            .chain(&text_lists)
+            .map(|(l, idf)| (&l[..], *idf))
+            .collect();
         let want = query.k.saturating_add(query.beam);
         let pool = want.saturating_mul(fuse::POOL_FACTOR);
         let mut facts: HashMap<u64, (f32, FactRecord)> = HashMap::new();
@@ -151,9 +196,9 @@ impl Memory {
         // join the fusion (without a filter they are all that is needed: MaxScore,
         // `accumulate::top`).
         let by_score = if query.filtered() {
-            top_k_of(accumulate::totals(&bm, &term_lists), usize::MAX)
+            top_k_of(accumulate::totals(&bm, &term_lists, boost), usize::MAX)
         } else {
-            accumulate::top(&bm, &term_lists, pool)
+            accumulate::top(&bm, &term_lists, boost, pool)
         };
         for &(id, score) in &by_score {
             if facts.len() >= want {
