@@ -58,6 +58,28 @@ impl OpenAiExtractor {
         self.notes.lock().iter().cloned().collect()
     }
 
+    /// The chat messages [`Extractor::extract`] sends for `input`: the instructions
+    /// (system), then the cell (user): its session id and start, and each turn as
+    /// `[turn id] time role (speaker): text`.
+    #[must_use]
+    pub fn messages(input: &ExtractionInput) -> [ChatMessage; 2] {
+        [
+            ChatMessage::system(system_prompt()),
+            ChatMessage::user(cell_prompt(input)),
+        ]
+    }
+
+    /// The chat messages [`Extractor::extract_batch`] sends for `inputs`: the batch
+    /// instructions, then each cell as [`Self::messages`] writes it after an `Excerpt
+    /// <id>` line.
+    #[must_use]
+    pub fn batch_messages(inputs: &[ExtractionInput]) -> [ChatMessage; 2] {
+        [
+            ChatMessage::system(batch_system_prompt()),
+            ChatMessage::user(batch_prompt(inputs)),
+        ]
+    }
+
     /// Keeps the diagnostics of one validated item list.
     fn record_parsed(&self, session: &str, parsed: &mut ParsedItems) {
         let dropped = parsed.dropped.drain(..).map(|d| format!("dropped {d}"));
@@ -82,11 +104,7 @@ impl Extractor for OpenAiExtractor {
     }
 
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
-        let messages = [
-            ChatMessage::system(system_prompt()),
-            ChatMessage::user(cell_prompt(input)),
-        ];
-        let reply = self.client.chat(&messages)?;
+        let reply = self.client.chat(&Self::messages(input))?;
         let turn_ids: Vec<String> = input.turns.iter().map(|t| t.turn_id.clone()).collect();
         let mut parsed = match parse_items(&reply.content, &turn_ids) {
             Ok(parsed) => parsed,
@@ -107,11 +125,7 @@ impl Extractor for OpenAiExtractor {
     }
 
     fn extract_batch(&self, inputs: &[ExtractionInput]) -> Result<BatchExtraction, ModelError> {
-        let messages = [
-            ChatMessage::system(batch_system_prompt()),
-            ChatMessage::user(batch_prompt(inputs)),
-        ];
-        let reply = self.client.chat(&messages)?;
+        let reply = self.client.chat(&Self::batch_messages(inputs))?;
         let turn_ids: Vec<Vec<String>> = inputs
             .iter()
             .map(|i| i.turns.iter().map(|t| t.turn_id.clone()).collect())
