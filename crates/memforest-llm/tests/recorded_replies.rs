@@ -3,11 +3,13 @@
 //! The cells are the conversations of the knowledge-update suite
 //! (`memforest/tests/data/knowledge_updates.json`), one cell per conversation day. The
 //! replies in `tests/data/recorded/` were recorded from a model served by an
-//! OpenAI-compatible server on 127.0.0.1 (the header line of each file names the model
-//! and the server; `tests/data/recorded/README.md` says how to record again). Each reply
-//! is served back by a local HTTP server to the extractor, which must map it to items
-//! that name only the cell's turns, or refuse it as unusable (the cell then stays
-//! pending), and never fail otherwise.
+//! OpenAI-compatible server on 127.0.0.1, one cell per call (`Extractor::extract`) or
+//! several (`Extractor::extract_batch`); the header line of each file names the model,
+//! the server and the call, and `tests/data/recorded/README.md` says how to record again.
+//! Each reply is served back by a local HTTP server to the extractor, which must map it
+//! to items that name only their cell's turns, or refuse it (a whole reply, or one
+//! excerpt of a batched reply) as unusable, so that the cell stays pending, and never
+//! fail otherwise.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -24,16 +26,16 @@ use std::time::Duration;
 
 use chrono::{NaiveDate, TimeZone, Utc};
 use llm_support::{chat_body, Reply, TestServer};
-use memforest::memory::extract::{CellTurn, ExtractionInput, Extractor};
+use memforest::memory::extract::{CellTurn, ExtractedItem, ExtractionInput, Extractor};
 use memforest::memory::model::ModelError;
 use memforest::memory::session::Role;
-use memforest_llm::{LlmClient, LlmConfig, OpenAiExtractor};
+use memforest_llm::{ChatMessage, LlmClient, LlmConfig, OpenAiExtractor};
 use serde_json::{json, Value};
 
-/// One recorded exchange: the cell's index in [`cells`], the user prompt sent, the reply.
+/// One recorded exchange: the cells' indexes in [`cells`], the user prompt sent, the reply.
 #[derive(Debug, serde::Deserialize)]
 struct Exchange {
-    cell: usize,
+    cells: Vec<usize>,
     prompt: String,
     reply: String,
 }
@@ -43,7 +45,23 @@ struct Exchange {
 struct Header {
     model: String,
     server: String,
+    /// `extract` (one cell per call) or `extract_batch`.
+    call: String,
     system: String,
+}
+
+/// What the extractor sends for `inputs` in a recording of `call`.
+fn messages(call: &str, inputs: &[ExtractionInput]) -> [ChatMessage; 2] {
+    match (call, inputs) {
+        ("extract", [one]) => OpenAiExtractor::messages(one),
+        ("extract_batch", _) => OpenAiExtractor::batch_messages(inputs),
+        _ => panic!("a recording of {call} with {} cells", inputs.len()),
+    }
+}
+
+/// The cells at `indexes`.
+fn pick(cells: &[ExtractionInput], indexes: &[usize]) -> Vec<ExtractionInput> {
+    indexes.iter().map(|&i| cells[i].clone()).collect()
 }
 
 fn suite() -> Vec<Value> {
@@ -119,24 +137,45 @@ fn recordings() -> Vec<(Header, Vec<Exchange>)> {
 fn the_recorded_prompts_are_the_ones_sent_today() {
     let cells = cells();
     for (header, exchanges) in recordings() {
-        let [system, _] = OpenAiExtractor::messages(&cells[0]);
-        assert_eq!(
-            header.system, system.content,
-            "the extraction prompt changed since {} was recorded: record again \
-             (tests/data/recorded/README.md)",
-            header.model
-        );
         assert!(!exchanges.is_empty());
         for x in &exchanges {
-            let [_, user] = OpenAiExtractor::messages(&cells[x.cell]);
-            assert_eq!(x.prompt, user.content, "cell {}", x.cell);
+            let [system, user] = messages(&header.call, &pick(&cells, &x.cells));
+            assert_eq!(
+                header.system, system.content,
+                "the {} prompt changed since {} was recorded: record again \
+                 (tests/data/recorded/README.md)",
+                header.call, header.model
+            );
+            assert_eq!(x.prompt, user.content, "cells {:?}", x.cells);
         }
     }
+}
+
+/// Checks the items of cell `cell`: a fact text, source turns of the cell only, no empty
+/// key; returns how many.
+fn check_items(cell: &ExtractionInput, items: &[ExtractedItem]) -> usize {
+    let ids: BTreeSet<&str> = cell.turns.iter().map(|t| t.turn_id.as_str()).collect();
+    for item in items {
+        assert!(!item.fact_text.trim().is_empty(), "{}", cell.session_id);
+        assert!(
+            item.source_turns.iter().all(|t| ids.contains(t.as_str())),
+            "{}: {:?} outside {ids:?}",
+            cell.session_id,
+            item.source_turns
+        );
+        assert!(
+            item.attribute_keys.iter().all(|k| !k.trim().is_empty()),
+            "{}",
+            cell.session_id
+        );
+    }
+    items.len()
 }
 
 #[test]
 fn every_recorded_reply_is_mapped_to_the_cells_turns_or_refused() {
     let cells = cells();
+    let mut mapped = 0;
     for (header, exchanges) in recordings() {
         let script = exchanges
             .iter()
@@ -151,38 +190,35 @@ fn every_recorded_reply_is_mapped_to_the_cells_turns_or_refused() {
         let extractor = OpenAiExtractor::new(config).unwrap();
         let (mut usable, mut items) = (0, 0);
         for x in &exchanges {
-            let cell = &cells[x.cell];
-            let ids: BTreeSet<&str> = cell.turns.iter().map(|t| t.turn_id.as_str()).collect();
-            match extractor.extract(cell) {
-                Ok(extraction) => {
-                    usable += 1;
-                    for item in extraction.items {
-                        items += 1;
-                        assert!(!item.fact_text.trim().is_empty(), "cell {}", x.cell);
-                        assert!(
-                            item.source_turns.iter().all(|t| ids.contains(t.as_str())),
-                            "cell {}: {:?} outside {ids:?}",
-                            x.cell,
-                            item.source_turns
-                        );
-                        for key in &item.attribute_keys {
-                            assert!(!key.trim().is_empty(), "cell {}", x.cell);
-                        }
-                    }
+            let inputs = pick(&cells, &x.cells);
+            let results = if header.call == "extract" {
+                vec![extractor.extract(&inputs[0]).map(|e| e.items)]
+            } else {
+                match extractor.extract_batch(&inputs) {
+                    Ok(batch) => batch.cells,
+                    Err(e) => vec![Err(e)],
                 }
-                Err(ModelError::Malformed { .. }) => {}
-                Err(e) => panic!("cell {}: {e} ({})", x.cell, x.reply),
+            };
+            for (cell, result) in inputs.iter().zip(results) {
+                match result {
+                    Ok(got) => {
+                        usable += 1;
+                        items += check_items(cell, &got);
+                    }
+                    Err(ModelError::Malformed { .. }) => {}
+                    Err(e) => panic!("{}: {e} ({})", cell.session_id, x.reply),
+                }
             }
         }
+        let asked: usize = exchanges.iter().map(|x| x.cells.len()).sum();
         eprintln!(
-            "{} ({}): {usable} of {} replies usable, {items} items",
-            header.model,
-            header.server,
-            exchanges.len()
+            "{} ({}, {}): {usable} of {asked} cells usable, {items} items",
+            header.model, header.server, header.call,
         );
         assert_eq!(server.requests().len(), exchanges.len());
-        assert!(items > 0, "{}: no reply gave an item", header.model);
+        mapped += items;
     }
+    assert!(mapped > 0, "no recorded reply gave an item");
 }
 
 /// Longest reply recorded, in tokens: a deployment bounds replies, and a reply cut short
@@ -191,8 +227,9 @@ const MAX_TOKENS: u32 = 400;
 
 /// Records the replies of the model at `MEMFOREST_RECORD_URL` (an OpenAI-compatible `/v1`
 /// root) named `MEMFOREST_RECORD_MODEL` to the suite's first `MEMFOREST_RECORD_CELLS`
-/// cells (default all) into `tests/data/recorded/<model>.jsonl`; the header line takes
-/// `MEMFOREST_RECORD_SERVER`, a description of the server.
+/// cells (default all), one per call, or `MEMFOREST_RECORD_BATCH` per batched call when
+/// set, into `tests/data/recorded/<model>.jsonl` (`<model>.batch.jsonl`); the header line
+/// takes `MEMFOREST_RECORD_SERVER`, a description of the server.
 #[test]
 #[ignore = "records from a live model server; run by hand (tests/data/recorded/README.md)"]
 fn record() {
@@ -206,20 +243,31 @@ fn record() {
         ..LlmConfig::new(url, model.clone()).with_timeout(Duration::from_secs(600))
     };
     let client = LlmClient::new(config).unwrap();
+    let batch: Option<usize> = std::env::var("MEMFOREST_RECORD_BATCH")
+        .ok()
+        .map(|n| n.parse().unwrap());
+    let (call, suffix) = match batch {
+        Some(_) => ("extract_batch", ".batch"),
+        None => ("extract", ""),
+    };
     let path = format!(
-        "{}/tests/data/recorded/{}.jsonl",
+        "{}/tests/data/recorded/{}{suffix}.jsonl",
         env!("CARGO_MANIFEST_DIR"),
         model.replace(['/', ':'], "_")
     );
     let mut out = std::fs::File::create(&path).unwrap();
-    let [system, _] = OpenAiExtractor::messages(&cells[0]);
-    let header = json!({"model": model, "server": server, "system": system.content});
-    writeln!(out, "{header}").unwrap();
-    for (i, cell) in cells.iter().enumerate().take(take) {
-        let messages = OpenAiExtractor::messages(cell);
-        let reply = client.chat(&messages).unwrap();
-        let line = json!({"cell": i, "prompt": messages[1].content, "reply": reply.content});
+    let indexes: Vec<usize> = (0..take.min(cells.len())).collect();
+    let calls: Vec<&[usize]> = indexes.chunks(batch.unwrap_or(1).max(1)).collect();
+    for (n, chunk) in calls.iter().enumerate() {
+        let [system, user] = messages(call, &pick(&cells, chunk));
+        if n == 0 {
+            let header = json!({"model": model, "server": server, "call": call,
+                                "system": system.content});
+            writeln!(out, "{header}").unwrap();
+        }
+        let reply = client.chat(&[system, user.clone()]).unwrap();
+        let line = json!({"cells": chunk, "prompt": user.content, "reply": reply.content});
         writeln!(out, "{line}").unwrap();
-        eprintln!("cell {i} of {take}");
+        eprintln!("call {} of {}", n + 1, calls.len());
     }
 }
