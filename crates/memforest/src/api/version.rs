@@ -31,7 +31,9 @@ impl Memory {
     /// Replaces memory `id` of `user` by `text`: a new memory (returned) that supersedes it
     /// from now on. The old one stays, in [`Memory::history`] and in searches that do not
     /// ask for `latest_only`, with its validity ending now. The text is stored as a message
-    /// of the user's session `memforest:updates`.
+    /// of the user's session `memforest:updates`, said by the old memory's first
+    /// participant (`update` when it has none), so the new memory has the old one's
+    /// participants.
     ///
     /// # Errors
     /// [`MemoryError::NotFound`] when `user` has no memory `id`; [`MemoryError::Input`] for
@@ -70,13 +72,16 @@ impl Memory {
             source_turns: vec![turn_id.clone()],
             ..ExtractedItem::default()
         };
+        // The update's turn is said in the name of the memory's first participant: a
+        // turn's speaker joins its facts' participants, and "update" names no one.
+        let speaker = old.participants.first().map_or("update", String::as_str);
         let session = Session {
             id: UPDATES_SESSION.to_owned(),
             start: now,
             turns: vec![Turn {
                 time: Some(now),
                 id: Some(turn_id),
-                ..Turn::new(Role::User, "update", text)
+                ..Turn::new(Role::User, speaker, text)
             }],
         };
         let receipt = self.ingest_stated(&tenant, &session, vec![item])?;

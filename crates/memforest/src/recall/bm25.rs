@@ -106,15 +106,9 @@ impl Bm25 {
         idf * tf * (self.k1 + 1.0) / (tf + self.k1 * norm)
     }
 
-    /// The score of `text` for query terms with their idfs (`(term hash, idf)`, hashes from
-    /// [`crate::recall::page::term_hash`]), computed from
-    /// the text alone (used for summaries and leaf texts met during a browse).
-    #[must_use]
-    pub fn score_text(&self, query: &[(u64, f32)], text: &str) -> f32 {
-        self.score_terms(query, &crate::recall::page::Terms::of(text))
-    }
-
-    /// As [`Bm25::score_text`], over precomputed term counts.
+    /// The score of a text, given its term counts, for query terms with their idfs
+    /// (`(term hash, idf)`, hashes from [`crate::recall::page::term_hash`]): node summaries
+    /// during a browse, turns in `recall::fuse`.
     #[must_use]
     pub fn score_terms(&self, query: &[(u64, f32)], terms: &crate::recall::page::Terms) -> f32 {
         query

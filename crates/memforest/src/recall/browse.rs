@@ -2,7 +2,10 @@
 //! level keeps the `beam` best children, scored by their summaries (BM25 and/or embedding
 //! cosine) plus the best score of any candidate fact whose leaf key routes into them, so a
 //! fact in a dirty, not yet summarized subtree is still reached; at the bottom, fact leaves
-//! are scored by their text. Children outside the query's time range are pruned.
+//! are scored by their fact's postings score for the query (`recall::accumulate`: the
+//! words of its statement, its speaker field only adding), so the browse reaches the facts
+//! the postings would and scores them the same. Children outside the query's time range
+//! are pruned.
 
 use std::collections::HashMap;
 
@@ -43,6 +46,9 @@ pub struct Target<'a> {
     pub heat: f64,
     /// Candidate facts known to be in it: (leaf key, score).
     pub hits: &'a [(LeafKey, f32)],
+    /// The postings score of every fact sharing a word with the query (the score of a
+    /// fact leaf that is not a hit; a fact absent from it is not reached).
+    pub lexical: &'a HashMap<u64, f32>,
 }
 
 /// Score of a node's summary (`summary`: its term counts when clean): BM25 when the
@@ -76,8 +82,8 @@ pub fn summary_score(
     Ok(score)
 }
 
-/// Browses `t`; returns `(fact id, leaf score)` for every fact leaf reached whose text
-/// shares a term with the query or that is a candidate.
+/// Browses `t`; returns `(fact id, leaf score)` for every fact leaf reached that is a
+/// candidate or has a postings score ([`Target::lexical`]).
 ///
 /// # Errors
 /// Engine errors; corrupt pages.
@@ -97,7 +103,7 @@ pub fn browse(
         for node in &frontier {
             match &node.node.body {
                 NodeBody::Leaves(leaves) => {
-                    for (leaf, terms) in leaves.iter().zip(node.leaves()) {
+                    for leaf in leaves {
                         if leaf.key.payload.kind != PayloadKind::Fact
                             || s.time.is_some_and(|tr| !tr.overlaps(leaf.key.time))
                         {
@@ -105,8 +111,9 @@ pub fn browse(
                         }
                         let score = known
                             .get(&leaf.key)
+                            .or_else(|| t.lexical.get(&leaf.key.payload.id))
                             .copied()
-                            .unwrap_or_else(|| s.bm.score_terms(s.terms, terms));
+                            .unwrap_or(0.0);
                         if score > 0.0 {
                             out.push((leaf.key.payload.id, score));
                         }

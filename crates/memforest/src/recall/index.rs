@@ -290,11 +290,15 @@ pub fn remove_fact(st: &mut Staged<'_>, id: u64, rec: &FactRecord) -> Result<(),
 /// the question words of its knowledge-update attributes
 /// (`memory::extract::statements::index_words`).
 fn indexed_text(rec: &FactRecord) -> String {
+    // The prefix is the first participant's name as the extractor wrote it, which may
+    // differ in spacing: compare their terms.
     let text = rec
         .participants
         .first()
-        .and_then(|s| rec.text.strip_prefix(s.as_str()))
-        .and_then(|rest| rest.strip_prefix(": "))
+        .and_then(|speaker| {
+            let (head, rest) = rec.text.split_once(": ")?;
+            (terms(head) == terms(speaker)).then_some(rest)
+        })
         .unwrap_or(&rec.text);
     let extra = statements::index_words(&rec.keys);
     if extra.is_empty() {

@@ -1,11 +1,10 @@
-//! [`IndexedNode`]: a decoded MemTree node with the BM25 term counts of its clean summary
-//! and of each leaf text, each computed on first use (most pages are read for one of the
-//! two: a child's summary ranks it, a frontier leaf page's leaves are scored), kept with it
-//! in the page cache, so a browse scores children and leaves without re-tokenizing.
+//! [`IndexedNode`]: a decoded MemTree node with the BM25 term counts of its clean summary,
+//! computed on first use and kept with it in the page cache, so a browse scores children
+//! without re-tokenizing (fact leaves are scored from the postings, `recall::browse`).
 
 use std::sync::{Arc, OnceLock};
 
-use memforest_tree::{Node, NodeBody};
+use memforest_tree::Node;
 
 use crate::memory::text::tokenize;
 use crate::recall::bm25::word_term;
@@ -58,16 +57,13 @@ impl Terms {
     }
 }
 
-/// A node with its texts' term counts.
+/// A node with its summary's term counts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexedNode {
     /// The node.
     pub node: Node,
     /// Term counts of its clean summary: see [`IndexedNode::summary`].
     summary: OnceLock<Option<Arc<Terms>>>,
-    /// Term counts of each leaf text (level-1 nodes), in leaf order: see
-    /// [`IndexedNode::leaves`].
-    leaves: OnceLock<Vec<Terms>>,
 }
 
 impl IndexedNode {
@@ -77,7 +73,6 @@ impl IndexedNode {
         Self {
             node,
             summary: OnceLock::new(),
-            leaves: OnceLock::new(),
         }
     }
 
@@ -89,16 +84,6 @@ impl IndexedNode {
         self.summary
             .get_or_init(|| self.clean_summary().map(|s| Arc::new(Terms::of(s))))
             .as_ref()
-    }
-
-    /// Term counts of each leaf text, in leaf order (empty for an internal node); computed
-    /// on first use.
-    #[must_use]
-    pub fn leaves(&self) -> &[Terms] {
-        self.leaves.get_or_init(|| match &self.node.body {
-            NodeBody::Leaves(l) => l.iter().map(|e| Terms::of(&e.text)).collect(),
-            NodeBody::Children(_) => Vec::new(),
-        })
     }
 
     /// The summary text when the node is clean.

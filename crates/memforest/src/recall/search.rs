@@ -286,13 +286,20 @@ impl Memory {
                 .then(a.2.cmp(&b.2))
         });
         ranked.truncate(query.beam.max(1));
-        // Browse, unless the postings already decided: in lexical mode without a time
-        // filter their exact top `pool` facts are scored by the same BM25 the browse gives
-        // a leaf, so a browse could neither add nor reorder a returned fact. Then a fact is
+        // Browse, unless the postings already decided: without a time filter their exact
+        // top `pool` facts carry the scores the browse gives a leaf (their postings
+        // scores), so a browse could neither add nor reorder a returned fact. Then a fact is
         // reported through the recalled trees that hold it (its memberships).
         let mut through: HashMap<u64, Vec<u64>> = HashMap::new();
         let mut found: HashMap<u64, f32> = HashMap::new();
         let browsing = query.trees && query.time_range.is_some();
+        // A browse scores a fact leaf by its postings score: with a time filter those are
+        // the totals of every fact sharing a word with the query.
+        let lexical: HashMap<u64, f32> = if browsing {
+            by_score.iter().copied().collect()
+        } else {
+            HashMap::new()
+        };
         for (_, heat, tree, meta) in ranked.iter().filter(|_| query.trees) {
             let tree_hits = hits.get(tree).map_or(&[][..], Vec::as_slice);
             if !browsing {
@@ -306,6 +313,7 @@ impl Memory {
                 meta,
                 heat: *heat,
                 hits: tree_hits,
+                lexical: &lexical,
             };
             for (id, score) in browse(&r, &scorer, &target)? {
                 through.entry(id).or_default().push(*tree);
