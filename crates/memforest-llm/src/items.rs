@@ -17,6 +17,10 @@ use memforest::memory::time::{date_start, day_span};
 pub const MAX_TOPICS: usize = 3;
 /// Most keys kept per key kind per item (paper: <= 2).
 pub const MAX_KEYS: usize = 2;
+/// Most participants kept per item: each name is a speaker field term of the memory's
+/// postings (`memforest::recall::index::speaker_term`) and a name the speaker filter
+/// matches.
+pub const MAX_PARTICIPANTS: usize = 8;
 /// Longest `fact_text` accepted, in bytes (a MemCell holds at most 8,000 chars).
 pub const MAX_FACT_BYTES: usize = 8_000;
 /// Longest list element (entity, topic, key, name) kept, in bytes.
@@ -140,7 +144,7 @@ fn parse_item(
     }
     Ok(ExtractedItem {
         fact_text,
-        participants: strings(item, "participants", usize::MAX, notes),
+        participants: strings(item, "participants", MAX_PARTICIPANTS, notes),
         origin: choice(item, "origin", notes, |s| match s {
             "user" => Some(Origin::User),
             "assistant" => Some(Origin::Assistant),
@@ -355,6 +359,7 @@ mod tests {
     fn bad_items_are_dropped_and_bad_fields_cleared() {
         let reply = r#"[{"fact_text": ""}, 7, {"topics": ["a"]},
             {"fact_text": "Bob runs.", "topics": ["a","b","c","d"], "origin": "robot",
+             "participants": ["p1","p2","p3","p4","p5","p6","p7","p8","p9","p10"],
              "domain_keys": {"x": 1}, "entities": ["ok", 5], "time_start": "2023-06-01",
              "time_end": "2023-05-01", "semantic_role": 3}]"#;
         let parsed = parse_items(reply, &turns()).unwrap();
@@ -368,11 +373,13 @@ mod tests {
         );
         let item = &parsed.items[0];
         assert_eq!(item.topics, vec!["a", "b", "c"]);
+        assert_eq!(item.participants.len(), MAX_PARTICIPANTS);
+        assert_eq!(item.participants.last().map(String::as_str), Some("p8"));
         assert_eq!((item.origin, item.semantic_role), (None, None));
         assert!(item.domain_keys.is_empty());
         assert_eq!(item.entities, vec!["ok"]);
         assert_eq!((item.time_start, item.time_end), (None, None));
-        assert_eq!(parsed.notes.len(), 6, "{:?}", parsed.notes);
+        assert_eq!(parsed.notes.len(), 7, "{:?}", parsed.notes);
     }
 
     #[test]
