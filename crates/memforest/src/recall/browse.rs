@@ -46,9 +46,10 @@ pub struct Target<'a> {
     pub heat: f64,
     /// Candidate facts known to be in it: (leaf key, score).
     pub hits: &'a [(LeafKey, f32)],
-    /// The postings score of every fact sharing a word with the query (the score of a
-    /// fact leaf that is not a hit; a fact absent from it is not reached).
-    pub lexical: &'a HashMap<u64, f32>,
+    /// `(fact id, postings score)` of every fact sharing a word with the query, in fact id
+    /// order: the score of a fact leaf that is not a hit (a fact absent from it is not
+    /// reached).
+    pub lexical: &'a [(u64, f32)],
 }
 
 /// Score of a node's summary (`summary`: its term counts when clean): BM25 when the
@@ -109,13 +110,16 @@ pub fn browse(
                         {
                             continue;
                         }
-                        let score = known
-                            .get(&leaf.key)
-                            .or_else(|| t.lexical.get(&leaf.key.payload.id))
-                            .copied()
-                            .unwrap_or(0.0);
+                        let id = leaf.key.payload.id;
+                        let score = known.get(&leaf.key).copied().unwrap_or_else(|| {
+                            t.lexical
+                                .binary_search_by_key(&id, |x| x.0)
+                                .ok()
+                                .and_then(|i| t.lexical.get(i))
+                                .map_or(0.0, |x| x.1)
+                        });
                         if score > 0.0 {
-                            out.push((leaf.key.payload.id, score));
+                            out.push((id, score));
                         }
                     }
                 }

@@ -195,10 +195,15 @@ impl Memory {
         // facts are taken in score order until `want` pass it. The best `pool` that pass
         // join the fusion (without a filter they are all that is needed: MaxScore,
         // `accumulate::top`).
-        let by_score = if query.filtered() {
-            top_k_of(accumulate::totals(&bm, &term_lists, boost), usize::MAX)
+        // A browse (with a time filter, below) scores a fact leaf by its postings score:
+        // `by_id` keeps every fact's, in fact id order.
+        let browsing = query.trees && query.time_range.is_some();
+        let (by_score, by_id) = if query.filtered() {
+            let totals = accumulate::totals(&bm, &term_lists, boost);
+            let by_id = if browsing { totals.clone() } else { Vec::new() };
+            (top_k_of(totals, usize::MAX), by_id)
         } else {
-            accumulate::top(&bm, &term_lists, boost, pool)
+            (accumulate::top(&bm, &term_lists, boost, pool), Vec::new())
         };
         for &(id, score) in &by_score {
             if facts.len() >= want {
@@ -292,14 +297,6 @@ impl Memory {
         // reported through the recalled trees that hold it (its memberships).
         let mut through: HashMap<u64, Vec<u64>> = HashMap::new();
         let mut found: HashMap<u64, f32> = HashMap::new();
-        let browsing = query.trees && query.time_range.is_some();
-        // A browse scores a fact leaf by its postings score: with a time filter those are
-        // the totals of every fact sharing a word with the query.
-        let lexical: HashMap<u64, f32> = if browsing {
-            by_score.iter().copied().collect()
-        } else {
-            HashMap::new()
-        };
         for (_, heat, tree, meta) in ranked.iter().filter(|_| query.trees) {
             let tree_hits = hits.get(tree).map_or(&[][..], Vec::as_slice);
             if !browsing {
@@ -313,7 +310,7 @@ impl Memory {
                 meta,
                 heat: *heat,
                 hits: tree_hits,
-                lexical: &lexical,
+                lexical: &by_id,
             };
             for (id, score) in browse(&r, &scorer, &target)? {
                 through.entry(id).or_default().push(*tree);
