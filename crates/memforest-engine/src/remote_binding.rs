@@ -208,12 +208,11 @@ pub fn check_writer(storage: &dyn Storage, dir: &Path, remote: &Remote) -> Resul
         return Ok(());
     }
     let recorded = read(storage, dir)?;
-    let store = store_id(remote)?;
-    match (&recorded, &store) {
-        // A location whose id is gone: the claim decides (see `Publisher::claim`).
-        (_, None) => Ok(()),
-        _ => check(remote, dir, recorded.as_ref(), store.as_deref()),
-    }
+    // A location whose id is gone: the claim decides (see `Publisher::claim`).
+    let Some(store) = store_id(remote)? else {
+        return Ok(());
+    };
+    check(remote, dir, recorded.as_ref(), Some(&store))
 }
 
 #[cfg(test)]

@@ -288,16 +288,15 @@ pub fn remove_fact(st: &mut Staged<'_>, id: u64, rec: &FactRecord) -> Result<(),
 /// What a fact's text terms are taken from: its text without the `Speaker: ` prefix the
 /// heuristic extractor writes (the speaker is indexed as a field, [`speaker_term`]) and
 /// the question words of its knowledge-update attributes
-/// (`memory::extract::statements::index_words`).
-fn indexed_text(rec: &FactRecord) -> String {
+/// (`memory::extract::statements::index_words`). `speaker`: the terms of the first
+/// participant's name.
+fn indexed_text(rec: &FactRecord, speaker: Option<&[String]>) -> String {
     // The prefix is the first participant's name as the extractor wrote it, which may
     // differ in spacing: compare their terms.
-    let text = rec
-        .participants
-        .first()
+    let text = speaker
         .and_then(|speaker| {
             let (head, rest) = rec.text.split_once(": ")?;
-            (terms(head) == terms(speaker)).then_some(rest)
+            (terms(head) == speaker).then_some(rest)
         })
         .unwrap_or(&rec.text);
     let extra = statements::index_words(&rec.keys);
@@ -312,14 +311,10 @@ fn indexed_text(rec: &FactRecord) -> String {
 /// its participants' name terms as [`speaker_term`]s (tf 1 each), and its length (of the
 /// text terms only).
 fn fact_terms(rec: &FactRecord) -> (Vec<(String, u32)>, u32) {
-    let mut counts = term_counts(&indexed_text(rec));
+    let names: Vec<Vec<String>> = rec.participants.iter().map(|p| terms(p)).collect();
+    let mut counts = term_counts(&indexed_text(rec, names.first().map(Vec::as_slice)));
     let len: u32 = counts.iter().map(|c| c.1).sum();
-    let mut names: Vec<String> = rec
-        .participants
-        .iter()
-        .flat_map(|p| terms(p))
-        .map(|t| speaker_term(&t))
-        .collect();
+    let mut names: Vec<String> = names.iter().flatten().map(|t| speaker_term(t)).collect();
     names.sort_unstable();
     names.dedup();
     counts.extend(names.into_iter().map(|t| (t, 1)));
