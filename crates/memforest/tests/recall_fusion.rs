@@ -1,7 +1,8 @@
 //! The final ranking of `Memory::query` (`recall::fuse`) with the default heuristic extractor
 //! (one fact per sentence): a turn whose sentences together match the question beats
 //! turns matching one word in one shorter sentence; a turn next to the one that asks
-//! (same cell) is lifted by it; a "when" question prefers the dated sentence.
+//! (in its cell or in the cell before) is lifted by it; a "when" question prefers the
+//! dated sentence.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 mod recall_common;
@@ -84,6 +85,72 @@ fn the_turn_after_a_matching_question_is_lifted_by_its_cell() {
         "{:?}",
         turns(&r)
     );
+}
+
+/// Cells hold two turns (the default), so turns 1 and 2 of `s0` are in different cells.
+#[test]
+fn the_turn_after_a_matching_question_is_lifted_across_cells() {
+    let (_dir, db, t) = store(&[
+        &[
+            "Good morning, how was your weekend?",
+            "Did your friends sign the basketball for a special reason?",
+            "It shows our friendship, my teammates were so kind about it all season.",
+            "See you at practice.",
+        ],
+        &["My teammates played well tonight."],
+    ]);
+    let r = db
+        .query(
+            &t,
+            &Query::new("Why did the teammates sign the basketball?"),
+        )
+        .unwrap();
+    assert!(
+        rank(&r, "s0#turn_2") < rank(&r, "s1#turn_0"),
+        "{:?}",
+        turns(&r)
+    );
+}
+
+/// The ids and scores of `question`'s result.
+fn ranking(db: &Memory, t: &TenantId, question: &str) -> Vec<(u64, f32)> {
+    let r = db.query(t, &Query::new(question)).unwrap();
+    r.facts.iter().map(|f| (f.id, f.score)).collect()
+}
+
+/// A warm process ranks as a fresh one after a session grows: the last cell read before
+/// the growth had no turn after it yet, and its cached turns must not hide the new one.
+#[test]
+fn a_session_that_grows_ranks_as_after_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = TenantId::new("t").unwrap();
+    let first: &[&str] = &[
+        "Good morning, how was your weekend?",
+        "Did your friends sign the basketball for a special reason?",
+    ];
+    let all: &[&str] = &[
+        first[0],
+        first[1],
+        "It shows our friendship, my teammates were so kind about it all season.",
+        "See you at practice.",
+    ];
+    let question = "Why did the friends sign the basketball for the teammates?";
+    let warm = {
+        let db = Memory::open_with(dir.path(), options(false, None)).unwrap();
+        db.ingest_session(&t, &session("s0", 0, first)).unwrap();
+        db.ingest_session(
+            &t,
+            &session("s1", 1, &["My teammates played well tonight."]),
+        )
+        .unwrap();
+        let before = ranking(&db, &t, question);
+        db.ingest_session(&t, &session("s0", 0, all)).unwrap();
+        let warm = ranking(&db, &t, question);
+        assert_ne!(before, warm, "the new turns change the ranking");
+        warm
+    };
+    let db = Memory::open_with(dir.path(), options(false, None)).unwrap();
+    assert_eq!(ranking(&db, &t, question), warm);
 }
 
 #[test]

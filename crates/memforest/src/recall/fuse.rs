@@ -9,13 +9,16 @@
 //! turns it was extracted from (its occurrences' cells, table `Sessions`, and their turns,
 //! table `Turns`), and scores every such turn by combining both granularities (passage
 //! and document evidence, Callan, "Passage-level evidence in document retrieval", SIGIR
-//! 1994) and the turn's neighbour in its MemCell:
+//! 1994) and the turns next to it in its session:
 //!
-//! `turn score = BM25(turn text) + CELL_WEIGHT * max BM25(other turn of its cell) +
-//! PASSAGE_WEIGHT * max over the turn's pooled facts of the fact's own BM25 score`
+//! `turn score = BM25(turn text) + NEIGHBOUR_WEIGHT * max BM25(turn just before or just
+//! after it) + PASSAGE_WEIGHT * max over the turn's pooled facts of the fact's own BM25
+//! score`
 //!
-//! The turn's BM25 uses the fact collection's idf and, as average length, the mean length
-//! of the turns scored for this query (the tenant keeps fact statistics, not turn
+//! A pooled cell is read with the turn just before it and the turn just after it in its
+//! session, so the neighbours of its first and last turns are known even when they belong
+//! to other cells. The turn's BM25 uses the fact collection's idf and, as average length,
+//! the mean length of the pooled cells' turns (the tenant keeps fact statistics, not turn
 //! statistics). A fact's fused score is the best score of its source turns; facts of the
 //! same turn keep their own order (own score, then id).
 //!
@@ -57,11 +60,11 @@ pub const TIME_BONUS: f32 = 0.25;
 /// informative clause among pleasantries).
 pub const TURN_B: f32 = 0.375;
 
-/// Weight of the best other turn of the same cell in a turn's score: a cell holds
-/// consecutive turns (default two), and the turn that answers is often next to the one
-/// that asks ("Did they sign it for a special reason?" / "They signed it to show our
-/// friendship"), sharing the question's words only with its neighbour.
-pub const CELL_WEIGHT: f32 = 0.5;
+/// Weight of the better of a turn's neighbours (the turns just before and just after it in
+/// its session, in its cell or not) in the turn's score: the turn that answers is often
+/// next to the one that asks ("Did they sign it for a special reason?" / "They signed it
+/// to show our friendship"), sharing the question's words only with it.
+pub const NEIGHBOUR_WEIGHT: f32 = 0.5;
 
 /// Weight of a fact the assistant stated ([`Origin::Assistant`]) in its final score,
 /// unless the question asks what the assistant said ([`Asked::about_the_assistant`]):
@@ -76,8 +79,9 @@ pub type Pooled<'a> = (u64, f32, &'a FactRecord);
 /// A source turn: `(session, turn id)`.
 type TurnKey<'a> = (&'a str, &'a str);
 
-/// The turns of the pooled facts' cells, by cell id, each with its key when it is a
-/// pooled source turn (`None` for its cell siblings), in turn order (see [`load_cells`]).
+/// The turns of the pooled facts' cells and their neighbours, by cell id, each with its
+/// key when it is a pooled source turn (`None` for the others), in turn order (see
+/// [`load_cells`]).
 type Cells<'a> = HashMap<u64, (CachedCell, Vec<Option<TurnKey<'a>>>)>;
 
 /// Every occurrence's source turns of `rec`, with the cell holding them.
@@ -93,9 +97,13 @@ fn turns_of(rec: &FactRecord) -> impl Iterator<Item = (TurnKey<'_>, u64)> {
 /// query's seqno (`None` for a snapshot read, which bypasses the cache).
 pub type TurnCaching<'c> = Option<(&'c TurnCache, u64)>;
 
-/// The turns of cell `cell` that exist (term counts of `speaker: text`), in turn order:
-/// from the cache when `caching` allows it, else read (the cell record, then each turn),
-/// tokenized and (with `caching`) cached; `None` when the cell is gone.
+/// The turns of cell `cell` that exist and the turns just before and just after it in its
+/// session (term counts of `speaker: text`; [`CachedTurn::own`] tells them apart), in
+/// turn order: from the cache when `caching` allows it, else read (the cell record, then
+/// each turn), tokenized and (with `caching`) cached; `None` when the cell is gone.
+///
+/// A cell whose turn after does not exist is not cached: a later ingest of its session
+/// may still write it.
 ///
 /// # Errors
 /// Engine errors; a corrupt cell or turn record.
@@ -112,19 +120,23 @@ fn load_cell(
         return Ok(None);
     };
     let c: CellRecord = record::decode(&bytes, "cell")?;
+    let end = c.first.saturating_add(c.count);
     let mut turns = Vec::new();
-    for i in c.first..c.first.saturating_add(c.count) {
+    let mut followed = false;
+    for i in c.first.saturating_sub(1)..=end {
         let Some(bytes) = r.get(Table::Turns, &record::turn_key(&c.session, i))? else {
             continue;
         };
         let t: TurnRecord = record::decode(&bytes, "turn")?;
+        followed |= i == end;
         turns.push(CachedTurn {
             terms: Terms::of(&format!("{}: {}", t.speaker, t.text)),
             id: t.id,
+            own: (c.first..end).contains(&i),
         });
     }
     let turns: CachedCell = turns.into();
-    if let Some((c, g)) = caching {
+    if let Some((c, g)) = caching.filter(|_| followed) {
         c.insert(r.tenant(), cell, g, &turns);
     }
     Ok(Some(turns))
@@ -157,7 +169,11 @@ fn load_cells<'a>(
         };
         let pooled = turns
             .iter()
-            .map(|t| keys.iter().find(|k| k.1 == t.id).copied())
+            .map(|t| {
+                t.own
+                    .then(|| keys.iter().find(|k| k.1 == t.id).copied())
+                    .flatten()
+            })
             .collect();
         out.insert(cell, (turns, pooled));
     }
@@ -188,6 +204,7 @@ pub fn rank(
     let (count, total) = cells
         .values()
         .flat_map(|(turns, _)| turns.iter())
+        .filter(|t| t.own)
         .fold((0u64, 0u64), |(n, l), t| {
             (n + 1, l + u64::from(t.terms.len))
         });
@@ -196,7 +213,7 @@ pub fn rank(
         avg_len: Bm25::new(count, total).avg_len,
         ..bm
     };
-    // Document score of every turn of every pooled cell, and the best other turn of its cell.
+    // Document score of every turn read, and of the better of each pooled turn's neighbours.
     let mut turn_score: HashMap<TurnKey<'_>, f32> = HashMap::new();
     for (turns, keys) in cells.values() {
         let scores: Vec<f32> = turns
@@ -206,13 +223,12 @@ pub fn rank(
         for (i, key) in keys.iter().enumerate() {
             let Some(key) = key else { continue };
             let own = scores.get(i).copied().unwrap_or(0.0);
-            let sibling = scores
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, s)| *s)
+            let neighbour = [i.checked_sub(1), Some(i + 1)]
+                .into_iter()
+                .flatten()
+                .filter_map(|j| scores.get(j).copied())
                 .fold(0.0, f32::max);
-            turn_score.insert(*key, own + CELL_WEIGHT * sibling);
+            turn_score.insert(*key, own + NEIGHBOUR_WEIGHT * neighbour);
         }
     }
     let mut passage: HashMap<TurnKey<'_>, f32> = HashMap::new();

@@ -12,7 +12,9 @@
 //! generation is unchanged and the entry was stored under it: a query that started before
 //! a forget committed cannot serve what it read to a query started after the forget
 //! returned, and every such query reads storage anew. Queries at an older snapshot bypass
-//! the cache.
+//! the cache. An entry also holds the turns just before and just after its cell; the turn
+//! after the last cell of a session is written by a later ingest of that session, so the
+//! fusion step caches a cell only once the turn after it exists.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,16 +30,21 @@ pub const DEFAULT_TURN_BYTES: usize = 64 << 20;
 /// Bytes charged per cached turn besides its term counts and id.
 const TURN_OVERHEAD: usize = 96;
 
-/// One turn of a cached cell: its id and the term counts of `speaker: text`.
+/// One turn of a cached cell: its id, the term counts of `speaker: text`, and whether it
+/// is the cell's own turn.
 #[derive(Debug)]
 pub struct CachedTurn {
     /// The turn's id (`TurnRecord::id`).
     pub id: String,
     /// Term counts of `speaker: text`.
     pub terms: Terms,
+    /// `false` for the turn just before or just after the cell in its session, read as
+    /// the neighbour of the cell's first or last turn.
+    pub own: bool,
 }
 
-/// The turns of one cell that exist, in turn order.
+/// The turns of one cell that exist, and the turns just before and just after it in its
+/// session when they exist, in turn order.
 pub type CachedCell = Arc<[CachedTurn]>;
 
 /// Turn term counts per tenant and cell id.
@@ -131,6 +138,7 @@ mod tests {
         Arc::from(vec![CachedTurn {
             id: id.to_owned(),
             terms: Terms::of("alpha beta"),
+            own: true,
         }])
     }
 
