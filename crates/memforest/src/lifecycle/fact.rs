@@ -104,6 +104,9 @@ pub fn drop_occurrences(
         if !kept.iter().any(|k| k.session == o.session) {
             index::drop_occurrence(st, &o.session, id);
         }
+        if !kept.iter().any(|k| k.cell == o.cell) {
+            index::drop_cell(st, o.cell, id);
+        }
     }
     let old_start = rec.time.0;
     rec.time = kept.iter().fold((i64::MAX, i64::MIN), |a, o| {

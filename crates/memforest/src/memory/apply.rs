@@ -478,7 +478,7 @@ fn commit_cell(
             Upsert::Merged => {
                 out.facts_merged += 1;
                 out.facts.push(id);
-                crate::recall::index::note_occurrence(router.st, &rec.session, id);
+                crate::recall::index::note_occurrence(router.st, &rec.session, cell, id);
                 crate::recall::index::stamp_slots(router.st, id, &fact_rec);
             }
             Upsert::Unchanged => continue,

@@ -33,12 +33,14 @@ use std::collections::HashMap;
 use crate::memory::extract::dates;
 use crate::memory::extract::Origin;
 use crate::memory::record::{self, CellRecord, FactRecord, TurnRecord, CELL_PREFIX};
+use crate::memory::session::Role;
 use crate::memory::MemoryError;
 use crate::recall::bm25::Bm25;
 use crate::recall::hybrid;
 use crate::recall::intent::Asked;
 use crate::recall::page::Terms;
 use crate::recall::reader::Reader;
+use crate::recall::reply::{self, Reply};
 use crate::recall::turn_cache::{CachedCell, CachedTurn, TurnCache};
 use crate::schema::Table;
 
@@ -98,7 +100,7 @@ fn turns_of(rec: &FactRecord) -> impl Iterator<Item = (TurnKey<'_>, u64)> {
 pub type TurnCaching<'c> = Option<(&'c TurnCache, u64)>;
 
 /// The turns of cell `cell` that exist and the turns just before and just after it in its
-/// session (term counts of `speaker: text`; [`CachedTurn::own`] tells them apart), in
+/// session (term counts of `speaker: text`; [`CachedTurn::cell`] tells them apart), in
 /// turn order: from the cache when `caching` allows it, else read (the cell record, then
 /// each turn), tokenized and (with `caching`) cached; `None` when the cell is gone.
 ///
@@ -129,10 +131,19 @@ fn load_cell(
         };
         let t: TurnRecord = record::decode(&bytes, "turn")?;
         followed |= i == end;
+        let holder = if i < c.first {
+            record::cell_id(&c.session, c.index.saturating_sub(1))
+        } else if i < end {
+            cell
+        } else {
+            record::cell_id(&c.session, c.index.saturating_add(1))
+        };
         turns.push(CachedTurn {
             terms: Terms::of(&format!("{}: {}", t.speaker, t.text)),
+            cell: holder,
+            asks: reply::asks(&t.text),
+            assistant: t.role == Role::Assistant,
             id: t.id,
-            own: (c.first..end).contains(&i),
         });
     }
     let turns: CachedCell = turns.into();
@@ -170,7 +181,7 @@ fn load_cells<'a>(
         let pooled = turns
             .iter()
             .map(|t| {
-                t.own
+                (t.cell == cell)
                     .then(|| keys.iter().find(|k| k.1 == t.id).copied())
                     .flatten()
             })
@@ -180,14 +191,26 @@ fn load_cells<'a>(
     Ok(out)
 }
 
-/// Ranks the pooled facts by fused score, best first (ties by own score, then id);
-/// returns `(id, fused score)`. `bm`: the fact collection's BM25; `terms`: the query's
-/// `(term hash, idf)`; `dense`: for a hybrid or embedding query, each pooled fact's
-/// cosine to the query and the dense weight, combined with the lexical score by
-/// `recall::hybrid` before the time bonus; `asked`: what the question asks for (a time
-/// adds the time bonus; unless it asks what the assistant said, the assistant's facts
-/// are weighted by [`ASSISTANT_WEIGHT`]); `caching`: where turn term counts are cached
-/// (see [`TurnCaching`]; the ranking is the same either way).
+/// What [`rank`] returns.
+#[derive(Debug)]
+pub struct Ranking {
+    /// The pooled facts by fused score, best first (ties by own score, then id): `(id,
+    /// fused score)`.
+    pub order: Vec<(u64, f32)>,
+    /// The reply to each pooled fact one of whose source turns asks (`recall::reply`): the
+    /// next turn of its session, unless the assistant said it and the question does not
+    /// ask what the assistant said.
+    pub replies: HashMap<u64, Reply>,
+}
+
+/// Ranks the pooled facts by fused score and finds their replies (see [`Ranking`]).
+/// `bm`: the fact collection's BM25; `terms`: the query's `(term hash, idf)`; `dense`:
+/// for a hybrid or embedding query, each pooled fact's cosine to the query and the dense
+/// weight, combined with the lexical score by `recall::hybrid` before the time bonus;
+/// `asked`: what the question asks for (a time adds the time bonus; unless it asks what
+/// the assistant said, the assistant's facts are weighted by [`ASSISTANT_WEIGHT`] and an
+/// assistant's turn is no reply); `caching`: where turn term counts are cached (see
+/// [`TurnCaching`]; the ranking is the same either way).
 ///
 /// # Errors
 /// As the loads of the source turns: engine errors, corrupt records.
@@ -199,12 +222,11 @@ pub fn rank(
     dense: Option<(&HashMap<u64, f32>, f32)>,
     asked: Asked,
     caching: TurnCaching<'_>,
-) -> Result<Vec<(u64, f32)>, MemoryError> {
+) -> Result<Ranking, MemoryError> {
     let cells = load_cells(r, pool, caching)?;
     let (count, total) = cells
-        .values()
-        .flat_map(|(turns, _)| turns.iter())
-        .filter(|t| t.own)
+        .iter()
+        .flat_map(|(cell, (turns, _))| turns.iter().filter(move |t| t.cell == *cell))
         .fold((0u64, 0u64), |(n, l), t| {
             (n + 1, l + u64::from(t.terms.len))
         });
@@ -213,8 +235,10 @@ pub fn rank(
         avg_len: Bm25::new(count, total).avg_len,
         ..bm
     };
-    // Document score of every turn read, and of the better of each pooled turn's neighbours.
+    // Document score of every turn read, and of the better of each pooled turn's
+    // neighbours; the reply to each pooled turn that asks.
     let mut turn_score: HashMap<TurnKey<'_>, f32> = HashMap::new();
+    let mut turn_reply: HashMap<TurnKey<'_>, Reply> = HashMap::new();
     for (turns, keys) in cells.values() {
         let scores: Vec<f32> = turns
             .iter()
@@ -229,8 +253,28 @@ pub fn rank(
                 .filter_map(|j| scores.get(j).copied())
                 .fold(0.0, f32::max);
             turn_score.insert(*key, own + NEIGHBOUR_WEIGHT * neighbour);
+            let asks = turns.get(i).is_some_and(|t| t.asks);
+            let next = turns
+                .get(i + 1)
+                .filter(|n| asks && (!n.assistant || asked.about_the_assistant));
+            if let Some(next) = next {
+                let reply = Reply {
+                    session: key.0.to_owned(),
+                    cell: next.cell,
+                    turn: next.id.clone(),
+                };
+                turn_reply.insert(*key, reply);
+            }
         }
     }
+    let replies = pool
+        .iter()
+        .filter_map(|(id, _, rec)| {
+            turns_of(rec)
+                .find_map(|(k, _)| turn_reply.get(&k))
+                .map(|reply| (*id, reply.clone()))
+        })
+        .collect();
     let mut passage: HashMap<TurnKey<'_>, f32> = HashMap::new();
     for (_, own, rec) in pool {
         for (key, _) in turns_of(rec) {
@@ -275,5 +319,8 @@ pub fn rank(
             .then(b.2.total_cmp(&a.2))
             .then(a.0.cmp(&b.0))
     });
-    Ok(out.into_iter().map(|(id, fused, _)| (id, fused)).collect())
+    Ok(Ranking {
+        order: out.into_iter().map(|(id, fused, _)| (id, fused)).collect(),
+        replies,
+    })
 }

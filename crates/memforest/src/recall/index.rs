@@ -2,8 +2,10 @@
 //! `t | term | 0x00 | fact id BE -> tf u32 LE | doc length u32 LE`, collection statistics
 //! under `#`, knowledge-update slots `k | entity | 0x00 | attribute | 0x00 | fact id BE
 //! -> start time i64 LE`, the occurrence index `o | session hash BE | fact id BE -> ()`
-//! (the facts a session sourced, so forgetting a session reads only its facts), and the
-//! version of the terms under `V` ([`INDEX_VERSION`]). Written in
+//! (the facts a session sourced, so forgetting a session reads only its facts), the cell
+//! index `c | cell id BE | fact id BE -> ()` (the facts a MemCell sourced, so a query can
+//! bring the reply to a question, `recall::reply`), and the version of the index under
+//! `V` ([`INDEX_VERSION`]). Written in
 //! the same batch as the fact itself (so a fact is searchable the moment its ingest
 //! returns) and removed with it; rebuilt from the facts when the table was dropped
 //! (`Memory::drop_derived`) or holds terms of another [`INDEX_VERSION`] ([`ensure`]).
@@ -31,6 +33,8 @@ pub const SLOT_PREFIX: u8 = b'k';
 pub const LATEST_SESSION_KEY: &[u8] = b"L";
 /// Prefix of occurrence entries (`o | session hash BE | fact id BE`, empty value).
 pub const OCCURRENCE_PREFIX: u8 = b'o';
+/// Prefix of cell entries (`c | cell id BE | fact id BE`, empty value).
+pub const CELL_FACT_PREFIX: u8 = b'c';
 /// Present (empty value) once the occurrence index covers every fact: written with the
 /// first fact of an empty index; a store indexed before the occurrence index existed lacks
 /// it until [`session_facts`] backfills.
@@ -39,13 +43,14 @@ pub const OCCURRENCES_COMPLETE_KEY: &[u8] = b"O";
 /// Key of the index's version: [`INDEX_VERSION`] as u32 LE, written with the first fact of
 /// an empty index.
 pub const VERSION_KEY: &[u8] = b"V";
-/// What the term postings hold: 3, the terms of `memory::text::tokenize` (UAX #29 words,
-/// CJK bigrams) of a fact's text without its speaker prefix, and its participants' names
-/// as [`speaker_term`]s. Version 2 indexed the `Speaker: ` prefix as text; an index
-/// without [`VERSION_KEY`] holds version 1's terms (runs of alphanumerics: a CJK sentence
-/// one term), which a query of this version cannot match and a fact's removal cannot
-/// find; [`ensure`] rebuilds an index of any other version.
-pub const INDEX_VERSION: u32 = 3;
+/// What the index holds: 4, term postings of the terms of `memory::text::tokenize` (UAX
+/// #29 words, CJK bigrams) of a fact's text without its speaker prefix and of its
+/// participants' names as [`speaker_term`]s, and the cell entries. Version 3 had no cell
+/// entries; version 2 indexed the `Speaker: ` prefix as text; an index without
+/// [`VERSION_KEY`] holds version 1's terms (runs of alphanumerics: a CJK sentence one
+/// term), which a query of this version cannot match and a fact's removal cannot find;
+/// [`ensure`] rebuilds an index of any other version.
+pub const INDEX_VERSION: u32 = 4;
 
 /// First character of a speaker field term (ASCII unit separator): the tokenizer never
 /// yields it, so a word of a question or a fact's text never matches a speaker's name.
@@ -209,12 +214,24 @@ pub fn occurrence_prefix(session: &str) -> Vec<u8> {
     )
 }
 
-/// Stages the occurrence entry saying `session` sourced fact `fact` (called for a fact
-/// that gains an occurrence: [`add_fact`] covers the occurrences of a new fact).
-pub fn note_occurrence(st: &mut Staged<'_>, session: &str, fact: u64) {
+/// `c | cell id BE` (the prefix of cell `cell`'s entries).
+#[must_use]
+pub fn cell_prefix(cell: u64) -> Vec<u8> {
+    record::prefixed(CELL_FACT_PREFIX, &cell.to_be_bytes())
+}
+
+/// Stages the occurrence entry saying `session` sourced fact `fact` and the cell entry
+/// saying cell `cell` (of `session`) did (called for a fact that gains an occurrence:
+/// [`add_fact`] covers the occurrences of a new fact).
+pub fn note_occurrence(st: &mut Staged<'_>, session: &str, cell: u64, fact: u64) {
     st.put(
         Table::Postings,
         &with_id(occurrence_prefix(session), fact),
+        Vec::new(),
+    );
+    st.put(
+        Table::Postings,
+        &with_id(cell_prefix(cell), fact),
         Vec::new(),
     );
 }
@@ -222,6 +239,31 @@ pub fn note_occurrence(st: &mut Staged<'_>, session: &str, fact: u64) {
 /// Stages the removal of the entry saying `session` sourced fact `fact`.
 pub fn drop_occurrence(st: &mut Staged<'_>, session: &str, fact: u64) {
     st.delete(Table::Postings, &with_id(occurrence_prefix(session), fact));
+}
+
+/// Stages the removal of the entry saying cell `cell` sourced fact `fact`.
+pub fn drop_cell(st: &mut Staged<'_>, cell: u64, fact: u64) {
+    st.delete(Table::Postings, &with_id(cell_prefix(cell), fact));
+}
+
+/// The ids of the facts cell `cell` sourced, in id order (cell entries; none in an index
+/// of a version before 4, which a query rebuilds first).
+///
+/// # Errors
+/// Engine read errors; a corrupt entry key.
+pub fn cell_facts(r: &Reader<'_>, cell: u64) -> Result<Vec<u64>, MemoryError> {
+    let prefix = cell_prefix(cell);
+    r.scan_prefix(Table::Postings, &prefix)?
+        .map(|kv| {
+            let (k, _) = kv?;
+            k.get(prefix.len()..)
+                .and_then(record::be_u64)
+                .ok_or_else(|| MemoryError::Corrupt {
+                    what: "cell entry",
+                    detail: format!("key of {} bytes", k.len()),
+                })
+        })
+        .collect()
 }
 
 /// The ids of the facts with an occurrence in `session` (a superset when another session
@@ -253,7 +295,7 @@ pub fn session_facts(kv: &Kv, st: &mut Staged<'_>, session: &str) -> Result<Vec<
         let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
         let rec: FactRecord = record::decode(&v, "fact")?;
         for o in &rec.occurrences {
-            note_occurrence(st, &o.session, id);
+            note_occurrence(st, &o.session, o.cell, id);
         }
         if rec.occurrences.iter().any(|o| o.session == session) {
             out.push(id);
@@ -348,9 +390,10 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
     }
     for o in &rec.occurrences {
         if add {
-            note_occurrence(st, &o.session, id);
+            note_occurrence(st, &o.session, o.cell, id);
         } else {
             drop_occurrence(st, &o.session, id);
+            drop_cell(st, o.cell, id);
         }
     }
     let stats_bytes = st.get(Table::Postings, STATS_KEY)?;

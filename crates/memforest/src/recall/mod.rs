@@ -35,6 +35,7 @@ pub(crate) mod postings;
 pub mod profile;
 pub mod query;
 pub(crate) mod reader;
+pub(crate) mod reply;
 pub(crate) mod search;
 pub(crate) mod summaries;
 pub(crate) mod turn_cache;

@@ -20,12 +20,14 @@
 //!    that hold them.
 //! 5. The best `POOL_FACTOR * (k + beam)` facts reached by the browse or the postings,
 //!    and the nearest by vector, are loaded, filtered, and ranked by
-//!    [`crate::recall::fuse`] (their source turns' text, cell neighbours and best
+//!    [`crate::recall::fuse`] (their source turns' text, neighbour turns and best
 //!    sentence; in hybrid mode combined with the cosine by [`crate::recall::hybrid`];
 //!    dated facts first for "when" questions); the first `k` that pass `latest_only` are
-//!    returned, and the recalled trees they came through get a visit (heat).
+//!    returned, each fact whose turn asks a question followed by the facts of the turn
+//!    that replies ([`crate::recall::reply`]), and the recalled trees they came through
+//!    get a visit (heat).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind, USER_ENTITY};
 
@@ -37,7 +39,7 @@ use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
 use crate::recall::{
-    accumulate, fuse, hybrid, index, intent, postings, update, vector_cache, vectors,
+    accumulate, fuse, hybrid, index, intent, postings, reply, update, vector_cache, vectors,
 };
 use crate::schema::Table;
 use crate::Memory;
@@ -374,10 +376,14 @@ impl Memory {
             hybrid::DENSE_WEIGHT
         };
         let cosines = embedding.as_ref().map(|_| (&dense, weight));
-        let fused = fuse::rank(&r, bm, &terms, &refs, cosines, asked, turn_caching)?;
-        let mut out = Vec::new();
+        let fuse::Ranking { order, replies } =
+            fuse::rank(&r, bm, &terms, &refs, cosines, asked, turn_caching)?;
+        let mut out: Vec<RecalledFact> = Vec::new();
         let mut supersession = update::Supersession::new(&r);
-        for (id, score) in fused {
+        // A reply's facts go right after the fact whose turn asked, at its score
+        // (`recall::reply`); a fact reached both ways is reported once, where first met.
+        let mut queue: VecDeque<(u64, f32)> = order.into();
+        while let Some((id, score)) = queue.pop_front() {
             if out.len() >= query.k {
                 break;
             }
@@ -421,6 +427,14 @@ impl Memory {
                     .collect(),
                 text: rec.text,
             });
+            if let Some(reply) = replies.get(&id) {
+                for (fact, rec) in reply::facts(&r, reply, query)?.into_iter().rev() {
+                    if fact != id && !out.iter().any(|f| f.id == fact) {
+                        pooled.insert(fact, (score, rec));
+                        queue.push_front((fact, score));
+                    }
+                }
+            }
         }
         result.facts = out;
         Ok(result)

@@ -30,17 +30,21 @@ pub const DEFAULT_TURN_BYTES: usize = 64 << 20;
 /// Bytes charged per cached turn besides its term counts and id.
 const TURN_OVERHEAD: usize = 96;
 
-/// One turn of a cached cell: its id, the term counts of `speaker: text`, and whether it
-/// is the cell's own turn.
+/// One turn of a cached cell: its id, the term counts of `speaker: text`, the cell
+/// holding it, and what the reply step needs (`recall::reply`).
 #[derive(Debug)]
 pub struct CachedTurn {
     /// The turn's id (`TurnRecord::id`).
     pub id: String,
     /// Term counts of `speaker: text`.
     pub terms: Terms,
-    /// `false` for the turn just before or just after the cell in its session, read as
-    /// the neighbour of the cell's first or last turn.
-    pub own: bool,
+    /// The cell holding the turn: the cached cell for its own turns, the cell before or
+    /// after it for the turn just before or just after it in its session.
+    pub cell: u64,
+    /// The turn ends with a question mark (`recall::reply::asks`).
+    pub asks: bool,
+    /// The assistant said it (`Role::Assistant`).
+    pub assistant: bool,
 }
 
 /// The turns of one cell that exist, and the turns just before and just after it in its
@@ -138,7 +142,9 @@ mod tests {
         Arc::from(vec![CachedTurn {
             id: id.to_owned(),
             terms: Terms::of("alpha beta"),
-            own: true,
+            cell: 1,
+            asks: false,
+            assistant: false,
         }])
     }
 
