@@ -29,6 +29,12 @@ impl Kv {
         Self { db, caches }
     }
 
+    /// Whether the store was opened read-only (nothing can be written).
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.db.is_read_only()
+    }
+
     /// The current value of `key`.
     ///
     /// # Errors

@@ -30,6 +30,7 @@
 
 use std::collections::HashMap;
 
+use crate::api::UPDATES_SESSION;
 use crate::memory::extract::dates;
 use crate::memory::extract::Origin;
 use crate::memory::record::{self, CellRecord, FactRecord, TurnRecord, CELL_PREFIX};
@@ -63,9 +64,10 @@ pub const TIME_BONUS: f32 = 0.25;
 pub const TURN_B: f32 = 0.375;
 
 /// Weight of the better of a turn's neighbours (the turns just before and just after it in
-/// its session, in its cell or not) in the turn's score: the turn that answers is often
-/// next to the one that asks ("Did they sign it for a special reason?" / "They signed it
-/// to show our friendship"), sharing the question's words only with it.
+/// its session, in its cell or not; the turns of `Memory::update`'s session have none) in
+/// the turn's score: the turn that answers is often next to the one that asks ("Did they
+/// sign it for a special reason?" / "They signed it to show our friendship"), sharing the
+/// question's words only with it.
 pub const NEIGHBOUR_WEIGHT: f32 = 0.5;
 
 /// Weight of a fact the assistant stated ([`Origin::Assistant`]) in its final score,
@@ -141,8 +143,9 @@ fn load_cell(
         turns.push(CachedTurn {
             terms: Terms::of(&format!("{}: {}", t.speaker, t.text)),
             cell: holder,
+            index: (c.session != UPDATES_SESSION).then_some(i),
             asks: reply::asks(&t.text),
-            assistant: t.role == Role::Assistant,
+            role: t.role,
             id: t.id,
         });
     }
@@ -198,8 +201,8 @@ pub struct Ranking {
     /// fused score)`.
     pub order: Vec<(u64, f32)>,
     /// The reply to each pooled fact one of whose source turns asks (`recall::reply`): the
-    /// next turn of its session, unless the assistant said it and the question does not
-    /// ask what the assistant said.
+    /// next turn of its session, when a user said it, or the assistant and the question
+    /// asks what the assistant said.
     pub replies: HashMap<u64, Reply>,
 }
 
@@ -247,16 +250,26 @@ pub fn rank(
         for (i, key) in keys.iter().enumerate() {
             let Some(key) = key else { continue };
             let own = scores.get(i).copied().unwrap_or(0.0);
-            let neighbour = [i.checked_sub(1), Some(i + 1)]
-                .into_iter()
-                .flatten()
-                .filter_map(|j| scores.get(j).copied())
-                .fold(0.0, f32::max);
+            let Some(turn) = turns.get(i) else { continue };
+            let before = i
+                .checked_sub(1)
+                .and_then(|j| turns.get(j).zip(scores.get(j)));
+            let after = turns.get(i + 1).zip(scores.get(i + 1));
+            let neighbour = [
+                before.filter(|(b, _)| b.precedes(turn)),
+                after.filter(|(a, _)| turn.precedes(a)),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|(_, s)| *s)
+            .fold(0.0, f32::max);
             turn_score.insert(*key, own + NEIGHBOUR_WEIGHT * neighbour);
-            let asks = turns.get(i).is_some_and(|t| t.asks);
-            let next = turns
-                .get(i + 1)
-                .filter(|n| asks && (!n.assistant || asked.about_the_assistant));
+            let next = after.map(|(a, _)| a).filter(|a| {
+                turn.asks
+                    && turn.precedes(a)
+                    && (a.role == Role::User
+                        || (a.role == Role::Assistant && asked.about_the_assistant))
+            });
             if let Some(next) = next {
                 let reply = Reply {
                     session: key.0.to_owned(),

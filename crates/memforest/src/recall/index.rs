@@ -4,8 +4,9 @@
 //! -> start time i64 LE`, the occurrence index `o | session hash BE | fact id BE -> ()`
 //! (the facts a session sourced, so forgetting a session reads only its facts), the cell
 //! index `c | cell id BE | fact id BE -> ()` (the facts a MemCell sourced, so a query can
-//! bring the reply to a question, `recall::reply`), and the version of the index under
-//! `V` ([`INDEX_VERSION`]). Written in
+//! bring the reply to a question, `recall::reply`), the markers saying those two cover
+//! every fact (`O`, `C`), and the version of the terms under `V` ([`INDEX_VERSION`]).
+//! Written in
 //! the same batch as the fact itself (so a fact is searchable the moment its ingest
 //! returns) and removed with it; rebuilt from the facts when the table was dropped
 //! (`Memory::drop_derived`) or holds terms of another [`INDEX_VERSION`] ([`ensure`]).
@@ -43,14 +44,18 @@ pub const OCCURRENCES_COMPLETE_KEY: &[u8] = b"O";
 /// Key of the index's version: [`INDEX_VERSION`] as u32 LE, written with the first fact of
 /// an empty index.
 pub const VERSION_KEY: &[u8] = b"V";
-/// What the index holds: 4, term postings of the terms of `memory::text::tokenize` (UAX
-/// #29 words, CJK bigrams) of a fact's text without its speaker prefix and of its
-/// participants' names as [`speaker_term`]s, and the cell entries. Version 3 had no cell
-/// entries; version 2 indexed the `Speaker: ` prefix as text; an index without
-/// [`VERSION_KEY`] holds version 1's terms (runs of alphanumerics: a CJK sentence one
-/// term), which a query of this version cannot match and a fact's removal cannot find;
-/// [`ensure`] rebuilds an index of any other version.
-pub const INDEX_VERSION: u32 = 4;
+/// What the term postings hold: 3, the terms of `memory::text::tokenize` (UAX #29 words,
+/// CJK bigrams) of a fact's text without its speaker prefix, and its participants' names
+/// as [`speaker_term`]s. Version 2 indexed the `Speaker: ` prefix as text; an index
+/// without [`VERSION_KEY`] holds version 1's terms (runs of alphanumerics: a CJK sentence
+/// one term), which a query of this version cannot match and a fact's removal cannot
+/// find; [`ensure`] rebuilds an index of any other version.
+pub const INDEX_VERSION: u32 = 3;
+
+/// Present (empty value) once the cell index covers every fact: written with the first
+/// fact of an empty index; an index written before the cell index existed lacks it until
+/// [`ensure`] backfills the cell entries.
+pub const CELLS_COMPLETE_KEY: &[u8] = b"C";
 
 /// First character of a speaker field term (ASCII unit separator): the tokenizer never
 /// yields it, so a word of a question or a fact's text never matches a speaker's name.
@@ -246,8 +251,8 @@ pub fn drop_cell(st: &mut Staged<'_>, cell: u64, fact: u64) {
     st.delete(Table::Postings, &with_id(cell_prefix(cell), fact));
 }
 
-/// The ids of the facts cell `cell` sourced, in id order (cell entries; none in an index
-/// of a version before 4, which a query rebuilds first).
+/// The ids of the facts cell `cell` sourced, in id order (cell entries; none yet for the
+/// facts of an index written before the cell index, until [`ensure`] backfills it).
 ///
 /// # Errors
 /// Engine read errors; a corrupt entry key.
@@ -407,6 +412,7 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
     let mut stats = read_stats(stats_bytes)?;
     if add && stats.docs == 0 {
         st.put(Table::Postings, OCCURRENCES_COMPLETE_KEY, Vec::new());
+        st.put(Table::Postings, CELLS_COMPLETE_KEY, Vec::new());
     }
     if add {
         stats.docs += 1;
@@ -541,16 +547,39 @@ pub fn slot_entries(r: &Reader<'_>, prefix: &[u8]) -> Result<Vec<(String, u64, i
 /// Rebuilds `tenant`'s index from its facts when it is not of [`INDEX_VERSION`]: when the
 /// statistics record is missing but facts exist (after `Memory::drop_derived`), or when an
 /// index of another version exists (it is deleted first, in its own batch: a crash
-/// between the two leaves no index, which the next call rebuilds). Otherwise reads one key
-/// and returns. Returns whether it wrote. Call with the memory layer's forest lock held so
-/// no ingest commits meanwhile.
+/// between the two leaves no index, which the next call rebuilds). An index of this
+/// version without [`CELLS_COMPLETE_KEY`] gets the cell entries of every fact, unless the
+/// store is read-only (its queries then bring no replies until a writer backfills).
+/// Otherwise reads two keys and returns. Returns whether it wrote. Call with the memory
+/// layer's forest lock held so no ingest commits meanwhile.
 ///
 /// # Errors
 /// Engine errors; corrupt fact records.
 pub fn ensure(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, MemoryError> {
     let version = kv.get(tenant, Table::Postings, VERSION_KEY)?;
     if version.as_deref() == Some(&INDEX_VERSION.to_le_bytes()[..]) {
-        return Ok(false);
+        if kv.is_read_only()
+            || kv
+                .get(tenant, Table::Postings, CELLS_COMPLETE_KEY)?
+                .is_some()
+        {
+            return Ok(false);
+        }
+        let mut st = Staged::new(kv, tenant.clone());
+        for (k, v) in kv.scan_prefix(tenant, Table::Facts, &[])? {
+            let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
+            let rec: FactRecord = record::decode(&v, "fact")?;
+            for o in &rec.occurrences {
+                st.put(
+                    Table::Postings,
+                    &with_id(cell_prefix(o.cell), id),
+                    Vec::new(),
+                );
+            }
+        }
+        st.put(Table::Postings, CELLS_COMPLETE_KEY, Vec::new());
+        st.commit(memforest_wal::Durability::Buffered)?;
+        return Ok(true);
     }
     let stale = kv.get(tenant, Table::Postings, STATS_KEY)?.is_some();
     if stale {

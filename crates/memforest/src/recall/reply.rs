@@ -11,7 +11,10 @@
 //! An assistant's reply is brought only when the question asks what the assistant said
 //! (`Asked::about_the_assistant`), as the assistant's facts are weighted down otherwise
 //! (`fuse::ASSISTANT_WEIGHT`): a user who asks the assistant something has said what the
-//! memory should keep in the question.
+//! memory should keep in the question. A system or tool turn is no reply, and the turns
+//! of `Memory::update`'s session (`api::UPDATES_SESSION`) are separate memories that
+//! neither ask nor reply. On a store indexed before the cell index, replies come once a
+//! query of a writable handle has backfilled it (`index::ensure`).
 
 use crate::memory::record::FactRecord;
 use crate::memory::MemoryError;

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::memory::session::Role;
 use crate::recall::lru::ByteLru;
 use crate::recall::page::Terms;
 use memforest_engine::TenantId;
@@ -41,10 +42,22 @@ pub struct CachedTurn {
     /// The cell holding the turn: the cached cell for its own turns, the cell before or
     /// after it for the turn just before or just after it in its session.
     pub cell: u64,
+    /// The turn's index in its session; `None` in the session of `Memory::update`
+    /// (`api::UPDATES_SESSION`), whose turns are separate memories, not a conversation.
+    /// Turns with consecutive indexes are neighbours.
+    pub index: Option<u32>,
     /// The turn ends with a question mark (`recall::reply::asks`).
     pub asks: bool,
-    /// The assistant said it (`Role::Assistant`).
-    pub assistant: bool,
+    /// Who said it.
+    pub role: Role,
+}
+
+impl CachedTurn {
+    /// Whether `next` is the turn right after this one in their conversation.
+    #[must_use]
+    pub fn precedes(&self, next: &CachedTurn) -> bool {
+        matches!((self.index, next.index), (Some(a), Some(b)) if a.checked_add(1) == Some(b))
+    }
 }
 
 /// The turns of one cell that exist, and the turns just before and just after it in its
@@ -143,8 +156,9 @@ mod tests {
             id: id.to_owned(),
             terms: Terms::of("alpha beta"),
             cell: 1,
+            index: Some(0),
             asks: false,
-            assistant: false,
+            role: Role::User,
         }])
     }
 
