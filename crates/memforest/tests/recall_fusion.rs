@@ -1,8 +1,8 @@
 //! The final ranking of `Memory::query` (`recall::fuse`) with the default heuristic extractor
 //! (one fact per sentence): a turn whose sentences together match the question beats
 //! turns matching one word in one shorter sentence; a turn next to the one that asks
-//! (in its cell or in the cell before) is lifted by it; a "when" question prefers the
-//! dated sentence.
+//! (in its cell or in the cell before) is lifted by it, and the ranking of a warm process
+//! after its session grows is a fresh one's; a "when" question prefers the dated sentence.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 mod recall_common;
@@ -65,51 +65,34 @@ fn sentences_of_one_turn_are_scored_together() {
     assert_eq!(turns(&r).first().map(String::as_str), Some("s2#turn_0"));
 }
 
+/// The turn that asks does not end with a question mark, so no reply is brought
+/// (`recall::reply`): only its neighbour score lifts the answer. Cells hold two turns (the
+/// default): the answer is in the asking turn's cell, then in the next cell.
 #[test]
-fn the_turn_after_a_matching_question_is_lifted_by_its_cell() {
-    let (_dir, db, t) = store(&[
-        &[
-            "Did your friends sign the basketball for a special reason?",
-            "It shows our friendship, my teammates were so kind about it all season.",
-        ],
-        &["My teammates played well tonight."],
-    ]);
-    let r = db
-        .query(
-            &t,
-            &Query::new("Why did the teammates sign the basketball?"),
-        )
-        .unwrap();
-    assert!(
-        rank(&r, "s0#turn_1") < rank(&r, "s1#turn_0"),
-        "{:?}",
-        turns(&r)
-    );
-}
-
-/// Cells hold two turns (the default), so turns 1 and 2 of `s0` are in different cells.
-#[test]
-fn the_turn_after_a_matching_question_is_lifted_across_cells() {
-    let (_dir, db, t) = store(&[
-        &[
-            "Good morning, how was your weekend?",
-            "Did your friends sign the basketball for a special reason?",
-            "It shows our friendship, my teammates were so kind about it all season.",
-            "See you at practice.",
-        ],
-        &["My teammates played well tonight."],
-    ]);
-    let r = db
-        .query(
-            &t,
-            &Query::new("Why did the teammates sign the basketball?"),
-        )
-        .unwrap();
-    assert!(
-        rank(&r, "s0#turn_2") < rank(&r, "s1#turn_0"),
-        "{:?}",
-        turns(&r)
-    );
+fn the_turn_after_a_matching_request_is_lifted_by_it() {
+    const ASKS: &str = "Tell me why your friends signed the basketball for you.";
+    const ANSWER: &str = "It shows our friendship, my teammates were so kind about it all season.";
+    for (turns_of_s0, answer) in [
+        (&[ASKS, ANSWER][..], "s0#turn_1"),
+        (
+            &[
+                "Good morning, how was your weekend?",
+                ASKS,
+                ANSWER,
+                "See you.",
+            ][..],
+            "s0#turn_2",
+        ),
+    ] {
+        let (_dir, db, t) = store(&[turns_of_s0, &["My teammates played well tonight."]]);
+        let r = db
+            .query(
+                &t,
+                &Query::new("Why did the teammates sign the basketball?"),
+            )
+            .unwrap();
+        assert!(rank(&r, answer) < rank(&r, "s1#turn_0"), "{:?}", turns(&r));
+    }
 }
 
 /// The ids and scores of `question`'s result.
