@@ -26,7 +26,7 @@ use crate::recall::lru::ByteLru;
 use crate::recall::page::Terms;
 use memforest_engine::TenantId;
 
-/// Default capacity: 32 MiB of turn term counts (16 bytes per distinct term).
+/// Default capacity: 64 MiB of turn term counts (16 bytes per distinct term).
 pub const DEFAULT_TURN_BYTES: usize = 64 << 20;
 /// Bytes charged per cached turn besides its term counts and id.
 const TURN_OVERHEAD: usize = 96;
