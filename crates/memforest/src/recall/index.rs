@@ -234,11 +234,25 @@ pub fn note_occurrence(st: &mut Staged<'_>, session: &str, cell: u64, fact: u64)
         &with_id(occurrence_prefix(session), fact),
         Vec::new(),
     );
+    note_cell(st, cell, fact);
+}
+
+/// Stages the cell entry saying cell `cell` sourced fact `fact`.
+fn note_cell(st: &mut Staged<'_>, cell: u64, fact: u64) {
     st.put(
         Table::Postings,
         &with_id(cell_prefix(cell), fact),
         Vec::new(),
     );
+}
+
+/// A `Facts` row decoded: `(fact id, record)`.
+///
+/// # Errors
+/// [`MemoryError::Invariant`] for a short key; a corrupt record.
+fn fact_row(key: &[u8], value: &[u8]) -> Result<(u64, FactRecord), MemoryError> {
+    let id = record::be_u64(key).ok_or(MemoryError::Invariant("short fact key"))?;
+    Ok((id, record::decode(value, "fact")?))
 }
 
 /// Stages the removal of the entry saying `session` sourced fact `fact`.
@@ -297,8 +311,7 @@ pub fn session_facts(kv: &Kv, st: &mut Staged<'_>, session: &str) -> Result<Vec<
     }
     let mut out = Vec::new();
     for (k, v) in kv.scan_prefix(&tenant, Table::Facts, &[])? {
-        let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
-        let rec: FactRecord = record::decode(&v, "fact")?;
+        let (id, rec) = fact_row(&k, &v)?;
         for o in &rec.occurrences {
             note_occurrence(st, &o.session, o.cell, id);
         }
@@ -558,28 +571,7 @@ pub fn slot_entries(r: &Reader<'_>, prefix: &[u8]) -> Result<Vec<(String, u64, i
 pub fn ensure(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, MemoryError> {
     let version = kv.get(tenant, Table::Postings, VERSION_KEY)?;
     if version.as_deref() == Some(&INDEX_VERSION.to_le_bytes()[..]) {
-        if kv.is_read_only()
-            || kv
-                .get(tenant, Table::Postings, CELLS_COMPLETE_KEY)?
-                .is_some()
-        {
-            return Ok(false);
-        }
-        let mut st = Staged::new(kv, tenant.clone());
-        for (k, v) in kv.scan_prefix(tenant, Table::Facts, &[])? {
-            let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
-            let rec: FactRecord = record::decode(&v, "fact")?;
-            for o in &rec.occurrences {
-                st.put(
-                    Table::Postings,
-                    &with_id(cell_prefix(o.cell), id),
-                    Vec::new(),
-                );
-            }
-        }
-        st.put(Table::Postings, CELLS_COMPLETE_KEY, Vec::new());
-        st.commit(memforest_wal::Durability::Buffered)?;
-        return Ok(true);
+        return backfill_cells(kv, tenant);
     }
     let stale = kv.get(tenant, Table::Postings, STATS_KEY)?.is_some();
     if stale {
@@ -598,10 +590,34 @@ pub fn ensure(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, Memo
         note_session(&mut st, &s.id, s.last_time)?;
     }
     for (k, v) in facts {
-        let id = record::be_u64(&k).ok_or(MemoryError::Invariant("short fact key"))?;
-        let rec: FactRecord = record::decode(&v, "fact")?;
+        let (id, rec) = fact_row(&k, &v)?;
         add_fact(&mut st, id, &rec)?;
     }
+    st.commit(memforest_wal::Durability::Buffered)?;
+    Ok(true)
+}
+
+/// Writes the cell entries of every fact of `tenant` and [`CELLS_COMPLETE_KEY`], unless the
+/// key is there or the store is read-only (see [`ensure`]). Returns whether it wrote.
+///
+/// # Errors
+/// Engine errors; corrupt fact records.
+fn backfill_cells(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, MemoryError> {
+    if kv.is_read_only()
+        || kv
+            .get(tenant, Table::Postings, CELLS_COMPLETE_KEY)?
+            .is_some()
+    {
+        return Ok(false);
+    }
+    let mut st = Staged::new(kv, tenant.clone());
+    for (k, v) in kv.scan_prefix(tenant, Table::Facts, &[])? {
+        let (id, rec) = fact_row(&k, &v)?;
+        for o in &rec.occurrences {
+            note_cell(&mut st, o.cell, id);
+        }
+    }
+    st.put(Table::Postings, CELLS_COMPLETE_KEY, Vec::new());
     st.commit(memforest_wal::Durability::Buffered)?;
     Ok(true)
 }
