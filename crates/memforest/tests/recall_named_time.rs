@@ -1,6 +1,6 @@
 //! A time the question names (`recall::named_time`): "in August 2023", "last week" put
-//! the facts of that time first, and the others still follow; an explicit time filter is
-//! taken as given.
+//! the facts of that time first, and the others still follow; a time filter holds, the
+//! named time first within it.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 mod recall_common;
@@ -80,7 +80,27 @@ fn a_relative_time_resolves_against_the_reference_time() {
 }
 
 #[test]
-fn an_explicit_time_filter_is_taken_as_given() {
+fn the_named_time_comes_first_within_a_time_filter() {
+    let (_dir, db, t) = store();
+    let q = Query {
+        k: 4,
+        time_range: Some(TimeRange {
+            start: T0,
+            end: T0 + 180 * DAY,
+        }),
+        ..Query::new("What injury did I have in August 2023?")
+    };
+    let r = db.query(&t, &q).unwrap();
+    let found = texts(&r);
+    assert!(
+        found.first().is_some_and(|f| f.contains("ankle")),
+        "{found:?}"
+    );
+    assert!(found.iter().any(|f| f.contains("Tom")), "{found:?}");
+}
+
+#[test]
+fn a_time_filter_apart_from_the_named_time_holds() {
     let (_dir, db, t) = store();
     let q = Query {
         k: 4,

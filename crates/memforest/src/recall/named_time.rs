@@ -4,11 +4,12 @@
 //! The words that name the time share nothing with the memory that answers ("Twisted my
 //! knee last Friday"), so they cannot find it; and the question's other words ("injury")
 //! often match better elsewhere in the history, so the memory is not even among the
-//! candidates. A query without a time filter whose question names one ([`window`])
-//! therefore runs twice (`Memory::query`): once filtered to that time, widened by
-//! [`SLACK_DAYS`] on both sides, and once as asked; the filtered facts come first, then
-//! the others ([`merge`]). Nothing is hidden: a question whose time is wrong still gets
-//! the best facts from other times after the dated ones.
+//! candidates. A query whose question names one ([`window`]) therefore runs twice
+//! (`Memory::query`): once filtered to that time, widened by [`SLACK_DAYS`] on both sides
+//! and kept within the query's own time filter ([`within`]), and once as asked; the
+//! filtered facts come first, then the others ([`merge`]). Nothing is hidden: a question
+//! whose time is wrong still gets the best facts from other times after the dated ones,
+//! and the query's own filter holds in both passes.
 //!
 //! The time expressions are those the extractor dates facts with
 //! (`memory::extract::dates`: "May 2023", "3 May 2023", "2023-05-03", "last week", "two
@@ -38,6 +39,17 @@ pub fn window(question: &str, reference: i64) -> Option<TimeRange> {
         start: start.saturating_sub(slack),
         end: end.saturating_add(slack),
     })
+}
+
+/// The part of `window` inside `filter` (none: all of it); `None` when they do not meet.
+#[must_use]
+pub fn within(window: TimeRange, filter: Option<TimeRange>) -> Option<TimeRange> {
+    let Some(f) = filter else {
+        return Some(window);
+    };
+    let start = window.start.max(f.start);
+    let end = window.end.min(f.end);
+    (start <= end).then_some(TimeRange { start, end })
 }
 
 /// The first `k` of `dated` (the facts found within the named time, best first), then of
@@ -102,6 +114,16 @@ mod tests {
         ] {
             assert_eq!(dates_of(q, r), None, "{q}");
         }
+    }
+
+    #[test]
+    fn the_window_stays_within_the_query_filter() {
+        let w = TimeRange { start: 10, end: 20 };
+        assert_eq!(within(w, None), Some(w));
+        let f = TimeRange { start: 15, end: 30 };
+        assert_eq!(within(w, Some(f)), Some(TimeRange { start: 15, end: 20 }));
+        let apart = TimeRange { start: 21, end: 30 };
+        assert_eq!(within(w, Some(apart)), None);
     }
 
     fn fact(id: u64) -> RecalledFact {

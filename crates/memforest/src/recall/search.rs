@@ -97,11 +97,11 @@ impl Memory {
     /// Answers `query` from `tenant`'s memory (see the module docs of
     /// `memforest::recall` for the steps). Reads only `tenant`'s keys.
     ///
-    /// A query without `time_range` whose question names a time ("in August 2023", "last
-    /// week", resolved against `reference_time`, else `as_of`, else now) runs twice: filtered
-    /// to that time widened by a week on each side, then as asked; the first pass's facts
-    /// come first (`recall::named_time`). Without `snapshot` each pass reads the latest
-    /// state.
+    /// A query whose question names a time ("in August 2023", "last week", resolved
+    /// against `reference_time`, else `as_of`, else now) runs twice: filtered to that time
+    /// widened by a week on each side (within `time_range`, when set), then as asked; the
+    /// first pass's facts come first (`recall::named_time`). Without `snapshot` each pass
+    /// reads the latest state.
     ///
     /// # Errors
     /// [`MemoryError::Engine`] for storage errors; [`MemoryError::Corrupt`] for a corrupt
@@ -113,11 +113,8 @@ impl Memory {
             .reference_time
             .or(query.as_of)
             .unwrap_or_else(now_micros);
-        let named = query
-            .time_range
-            .is_none()
-            .then(|| named_time::window(&query.text, reference))
-            .flatten();
+        let named = named_time::window(&query.text, reference)
+            .and_then(|w| named_time::within(w, query.time_range));
         let Some(window) = named else {
             return self.query_as_asked(tenant, query);
         };
