@@ -98,7 +98,7 @@ impl Memory {
                 id: id.to_owned(),
             });
         }
-        let now = crate::memory::time::now_micros();
+        let now = crate::api::version::now_micros();
         // Messages without an id are numbered when committed, after the turns the session
         // holds then.
         let turns = messages

@@ -15,7 +15,6 @@ use crate::memory::record::{self, FactRecord};
 use crate::memory::session::{Role, Session, Turn};
 use crate::memory::store::Staged;
 use crate::memory::text::normalize;
-use crate::memory::time::now_micros;
 use crate::memory::MemoryError;
 use crate::recall::index;
 use crate::recall::reader::Reader;
@@ -178,4 +177,11 @@ fn version_key(rec: &FactRecord) -> Option<String> {
         .iter()
         .find(|k| k.starts_with(VERSION_KEY))
         .cloned()
+}
+
+/// The current time in microseconds since the Unix epoch (0 before it).
+pub(crate) fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }

@@ -5,14 +5,6 @@ use chrono::{DateTime, Datelike, NaiveDate, Utc};
 /// Microseconds in one day.
 pub const DAY_MICROS: i64 = 86_400_000_000;
 
-/// The current time in microseconds since the Unix epoch (0 before it).
-#[must_use]
-pub fn now_micros() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
-}
-
 /// The UTC date-time of `micros`, or `None` outside chrono's range.
 #[must_use]
 pub fn to_datetime(micros: i64) -> Option<DateTime<Utc>> {

@@ -6,10 +6,9 @@
 //! - `accumulate`: a query's BM25 totals by merging its sorted posting lists.
 //! - [`index`]: the persistent per-tenant postings (table `Postings`); `postings`: the
 //!   in-memory cache of decoded posting lists.
-//! - `search`: the query pipeline; `named_time`: the time a question names, searched
-//!   first; `browse`: beam search in one tree; `fuse`: the final ranking by source turn
-//!   (and time, for temporal questions); `turn_cache`: the in-memory cache of source
-//!   turns' term counts.
+//! - `search`: the query pipeline; `browse`: beam search in one tree; `fuse`: the
+//!   final ranking by source turn (and time, for temporal questions); `turn_cache`: the
+//!   in-memory cache of source turns' term counts.
 //! - `heat`, `cache`: MemoryOS heat and the page cache it governs; `summaries`: the
 //!   cache of node summaries' term counts (what a browse reads most pages for);
 //!   `lru`: the byte-bounded LRU behind the in-memory caches.
@@ -31,7 +30,6 @@ pub(crate) mod hybrid;
 pub mod index;
 pub(crate) mod intent;
 pub(crate) mod lru;
-pub(crate) mod named_time;
 pub mod page;
 pub(crate) mod postings;
 pub mod profile;

@@ -1,9 +1,6 @@
 //! `Memory::query`: candidate facts from the postings and the fact vectors, forest
 //! recall, beam browse, knowledge updates, time filter, short-term memory.
 //!
-//! A question that names a time is first answered within that time, then as asked, the
-//! first answer's facts first ([`crate::recall::named_time`]). Each answer:
-//!
 //! 1. Every query term's postings give BM25 scores; the best `k + beam` facts (within the
 //!    filters) are the lexical candidates. A term that is in a speaker's name adds its
 //!    speaker field score ([`index::speaker_term`]) to the facts its other terms found.
@@ -35,7 +32,6 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind, USER_ENTITY};
 
 use crate::memory::record::{self, FactRecord, SessionRecord, TurnRecord, SESSION_PREFIX};
-use crate::memory::time::now_micros;
 use crate::memory::MemoryError;
 use crate::recall::bm25::{query_terms, top_k, top_k_of, Bm25};
 use crate::recall::browse::{browse, summary_score, Scorer, Target};
@@ -43,8 +39,7 @@ use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
 use crate::recall::{
-    accumulate, fuse, hybrid, index, intent, named_time, postings, reply, update, vector_cache,
-    vectors,
+    accumulate, fuse, hybrid, index, intent, postings, reply, update, vector_cache, vectors,
 };
 use crate::schema::Table;
 use crate::Memory;
@@ -97,40 +92,12 @@ impl Memory {
     /// Answers `query` from `tenant`'s memory (see the module docs of
     /// `memforest::recall` for the steps). Reads only `tenant`'s keys.
     ///
-    /// A query whose question names a time ("in August 2023", "last week", resolved
-    /// against `reference_time`, else `as_of`, else now) runs twice: filtered to that time
-    /// widened by a week on each side (within `time_range`, when set), then as asked; the
-    /// first pass's facts come first (`recall::named_time`). Without `snapshot` each pass
-    /// reads the latest state.
-    ///
     /// # Errors
     /// [`MemoryError::Engine`] for storage errors; [`MemoryError::Corrupt`] for a corrupt
     /// record or page; [`MemoryError::Model`] when the mode needs an embedder and none is
     /// configured or it fails; [`MemoryError::SnapshotNotHeld`] for a `query.snapshot` no
     /// live snapshot holds; [`MemoryError::Stopped`] while closing.
     pub fn query(&self, tenant: &TenantId, query: &Query) -> Result<QueryResult, MemoryError> {
-        let reference = query
-            .reference_time
-            .or(query.as_of)
-            .unwrap_or_else(now_micros);
-        let named = named_time::window(&query.text, reference)
-            .and_then(|w| named_time::within(w, query.time_range));
-        let Some(window) = named else {
-            return self.query_as_asked(tenant, query);
-        };
-        let dated = Query {
-            time_range: Some(window),
-            recent_turns: 0,
-            ..query.clone()
-        };
-        let first = self.query_as_asked(tenant, &dated)?;
-        let mut result = self.query_as_asked(tenant, query)?;
-        result.facts = named_time::merge(first.facts, result.facts, query.k);
-        Ok(result)
-    }
-
-    /// [`Memory::query`] without the pass over the time the question names.
-    fn query_as_asked(&self, tenant: &TenantId, query: &Query) -> Result<QueryResult, MemoryError> {
         let shared = self.runtime().ok_or(MemoryError::Stopped)?.shared();
         let embedder = shared.opts.embedder.as_ref();
         let mode = match (query.mode, embedder) {
