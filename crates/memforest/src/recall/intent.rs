@@ -98,11 +98,9 @@ const CJK_SAID: &[&str] = &[
 
 /// True when `question` asks what the assistant said earlier: "you" + a past verb of
 /// saying ([`SAID`]: "the hotel you recommended"), "did you say|recommend|suggest|mention|
-/// tell", "our previous|last|earlier chat|conversation|discussion", "we discussed|talked",
-/// or one of the Chinese phrases of [`CJK_SAID`]; or asks to be reminded of the earlier
-/// conversation, whoever said it: "remind me", "you|me|to recall|remember" ("do you
-/// remember", "help me recall", "I'm trying to recall"). A request ("can you recommend
-/// ...") is not, and neither is a statement ("I remember the trip").
+/// tell", "remind me", "our previous|last|earlier chat|conversation|discussion", "we
+/// discussed|talked", or one of the Chinese phrases of [`CJK_SAID`]. A request ("can you
+/// recommend ...") is not.
 fn about_the_assistant(question: &str, words: &[String]) -> bool {
     if CJK_SAID.iter().any(|p| question.contains(p)) {
         return true;
@@ -118,7 +116,6 @@ fn about_the_assistant(question: &str, words: &[String]) -> bool {
                 )
         }
         "remind" => at(i + 1) == "me",
-        "recall" | "remember" => matches!(i.checked_sub(1).map_or("", at), "you" | "me" | "to"),
         "our" => {
             matches!(at(i + 1), "previous" | "last" | "earlier")
                 && matches!(at(i + 2), "chat" | "conversation" | "discussion" | "talk")
@@ -167,9 +164,6 @@ mod tests {
             "What song did you say best exemplified the album?",
             "We discussed powwows earlier: which game was played?",
             "What was the move you made after 27. Kg2 Bd5+?",
-            "I'm trying to recall what the designation on my jumpsuit was?",
-            "Do you remember which hotel I booked in Lisbon?",
-            "Can you help me recall the name of that podcast?",
             "你之前推荐的那家餐厅叫什么？",
         ] {
             assert!(Asked::of(q).about_the_assistant, "{q}");
@@ -177,8 +171,6 @@ mod tests {
         for q in [
             "Can you recommend a show for me to watch tonight?",
             "Where did I go on vacation last month?",
-            "I remember the trip to Lisbon: which hotel did we book?",
-            "What does Caroline recall about her childhood?",
             "What did Melanie paint?",
             "你能推荐一部电影吗？",
         ] {
