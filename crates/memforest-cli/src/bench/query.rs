@@ -37,6 +37,11 @@ pub struct QueryArgs {
     /// Untimed queries before each timed pass.
     #[arg(long, value_enum, default_value_t)]
     pub warmup: Warmup,
+    /// Each query also names the month in the middle of the corpus's time span ("... in
+    /// May 2024"), so `Memory::query` adds that month's candidates to the ranking
+    /// (`recall::intent`'s named time).
+    #[arg(long)]
+    pub named_time: bool,
     /// `--resident-mib`.
     #[command(flatten)]
     pub resident: ResidentArg,
@@ -83,6 +88,8 @@ pub struct Report {
     pub queries: usize,
     /// What ran before each timed pass.
     pub warmup: Warmup,
+    /// Whether each query named a month (`--named-time`).
+    pub named_time: bool,
     /// One row per size.
     pub rows: Vec<Row>,
 }
@@ -118,7 +125,10 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     );
     let started = Instant::now();
     let mut docs = Vec::new();
+    let (mut first, mut last) = (i64::MAX, i64::MIN);
     for g in corpus.by_ref() {
+        first = first.min(g.session.start);
+        last = last.max(g.session.start);
         db.ingest_session(&tenant, &g.session)?;
         docs.extend(g.facts);
     }
@@ -127,11 +137,16 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     let build_seconds = started.elapsed().as_secs_f64();
     eprintln!("bench query: {n} facts built in {build_seconds:.1} s");
     let flat = Bm25Index::build((0u64..).zip(docs.iter().map(String::as_str)));
-    let queries: Vec<String> = (0..args.queries.max(1)).map(|_| corpus.query()).collect();
+    let month = chrono::DateTime::from_timestamp_micros(first / 2 + last / 2)
+        .filter(|_| args.named_time)
+        .map(|d| d.format(" in %B %Y").to_string())
+        .unwrap_or_default();
+    let mut query = || format!("{}{month}", corpus.query());
+    let queries: Vec<String> = (0..args.queries.max(1)).map(|_| query()).collect();
     let warm: Vec<String> = match args.warmup {
         Warmup::None => Vec::new(),
         Warmup::Seen => queries.clone(),
-        Warmup::Unseen => (0..queries.len()).map(|_| corpus.query()).collect(),
+        Warmup::Unseen => (0..queries.len()).map(|_| query()).collect(),
     };
     let timed = |mode, trees| {
         let run = |q: &str| -> anyhow::Result<usize> {
@@ -175,6 +190,7 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<Report> {
     Ok(Report {
         queries: args.queries,
         warmup: args.warmup,
+        named_time: args.named_time,
         rows: args
             .sizes
             .iter()
@@ -186,9 +202,10 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<Report> {
 /// The report as text.
 pub fn render(r: &Report) -> String {
     let mut s = format!(
-        "query: k = 10, beam 10, {} queries per row and mode, warm-up {:?}\n{:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n",
+        "query: k = 10, beam 10, {} queries per row and mode, warm-up {:?}{}\n{:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n",
         r.queries,
         r.warmup,
+        if r.named_time { ", each naming a month" } else { "" },
         "facts",
         "build s",
         "lex p50 us",

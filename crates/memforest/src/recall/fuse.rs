@@ -26,9 +26,13 @@
 //! ...", `什么时候`, `いつ`, `언제` ...) add [`TIME_BONUS`] times the best turn score to facts that carry a date or
 //! relative time phrase (the extractor's time mentions, found again in the fact text):
 //! the sentence that says "last week" or "May 2022" dates the event the question asks
-//! about, its undated paraphrases do not.
+//! about, its undated paraphrases do not. A question that names a calendar time with its
+//! year ([`Asked::named_time`]: "in August 2023") adds [`NAMED_TIME_BONUS`] times the best
+//! score to facts whose event time meets it (widened by a week on each side).
 
 use std::collections::HashMap;
+
+use memforest_tree::TimeRange;
 
 use crate::api::UPDATES_SESSION;
 use crate::memory::extract::dates;
@@ -62,6 +66,12 @@ pub const TIME_BONUS: f32 = 0.25;
 /// length says less about its topicality than a sentence's (chatty turns bury one
 /// informative clause among pleasantries).
 pub const TURN_B: f32 = 0.375;
+
+/// Weight of the bonus of a fact whose event time meets the calendar time the question
+/// names ([`Asked::named_time`]), as a fraction of the best score of the query: "What
+/// injury did Evan suffer from in August 2023?" is answered by what was said then
+/// ("Twisted my knee last Friday"), which shares no word with the date.
+pub const NAMED_TIME_BONUS: f32 = 0.5;
 
 /// Weight of the better of a turn's neighbours (the turns just before and just after it in
 /// its session, in its cell or not; the turns of `Memory::update`'s session have none) in
@@ -313,13 +323,20 @@ pub fn rank(
             .collect(),
         None => lexical.into_iter().collect(),
     };
-    let bonus = TIME_BONUS * scores.values().copied().fold(0.0, f32::max);
+    let best = scores.values().copied().fold(0.0, f32::max);
     let mut out: Vec<(u64, f32, f32)> = pool
         .iter()
         .map(|(id, own, rec)| {
             let mut fused = scores.get(id).copied().unwrap_or(0.0);
             if asked.temporal && !dates::find(&rec.text, 0).is_empty() {
-                fused += bonus;
+                fused += TIME_BONUS * best;
+            }
+            let time = TimeRange {
+                start: rec.time.0,
+                end: rec.time.1.max(rec.time.0),
+            };
+            if asked.named_time.is_some_and(|w| w.overlaps(time)) {
+                fused += NAMED_TIME_BONUS * best;
             }
             if rec.origin == Origin::Assistant && !asked.about_the_assistant {
                 fused *= ASSISTANT_WEIGHT;

@@ -1,8 +1,13 @@
 //! What a question asks for, read from its words once ([`Asked::of`]): a time
-//! ([`temporal`]), or what the assistant said ([`about_the_assistant`]). Both steer the
-//! last ranking step (`recall::fuse::rank`).
+//! ([`temporal`]), what the assistant said ([`about_the_assistant`]), or what happened at
+//! a calendar time it names ([`named_time`]). They steer the candidates
+//! (`recall::search`) and the last ranking step (`recall::fuse::rank`).
 
+use memforest_tree::TimeRange;
+
+use crate::memory::extract::dates;
 use crate::memory::text::tokenize;
+use crate::memory::time::DAY_MICROS;
 
 /// What a question asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -11,6 +16,8 @@ pub struct Asked {
     pub temporal: bool,
     /// It asks what the assistant said ([`about_the_assistant`]).
     pub about_the_assistant: bool,
+    /// The calendar time it names, widened ([`named_time`]).
+    pub named_time: Option<TimeRange>,
 }
 
 impl Asked {
@@ -21,8 +28,36 @@ impl Asked {
         Self {
             temporal: temporal(question, &words),
             about_the_assistant: about_the_assistant(question, &words),
+            named_time: named_time(question),
         }
     }
+}
+
+/// Days added before and after a named time: the session that tells of an event is often
+/// days after it ("last Friday"), and a plan is told before it.
+pub const NAMED_TIME_SLACK_DAYS: i64 = 7;
+
+/// The calendar time `question` names with its year ("in August 2023", "on 30 August,
+/// 2023", "2023-08-30", `2023年5月`): from the start of the first such date to the end of
+/// the last, widened by [`NAMED_TIME_SLACK_DAYS`] on both sides. Dates without a year and
+/// relative phrases ("March 5", "tonight", "last week") do not count: in a question they
+/// are as often chat as a time the answer belongs to.
+fn named_time(question: &str) -> Option<TimeRange> {
+    let with_year = |text: &str| {
+        text.split(' ')
+            .any(|w| w.len() >= 4 && w.bytes().take(4).all(|b| b.is_ascii_digit()))
+    };
+    let found: Vec<_> = dates::find(question, 0)
+        .into_iter()
+        .filter(|m| with_year(&m.text))
+        .collect();
+    let start = found.iter().map(|m| m.start).min()?;
+    let end = found.iter().map(|m| m.end).max()?;
+    let slack = NAMED_TIME_SLACK_DAYS.saturating_mul(DAY_MICROS);
+    Some(TimeRange {
+        start: start.saturating_sub(slack),
+        end: end.saturating_add(slack),
+    })
 }
 
 /// Chinese, Japanese and Korean phrases that ask for a time ("when", "which day", "what
@@ -152,6 +187,39 @@ mod tests {
             "周杰推荐的电影叫什么？",
         ] {
             assert!(!Asked::of(q).temporal, "{q}");
+        }
+    }
+
+    #[test]
+    fn a_named_time_is_a_calendar_date_with_its_year() {
+        use crate::memory::time::to_date;
+        use chrono::NaiveDate;
+        let span = |q: &str| {
+            Asked::of(q)
+                .named_time
+                .map(|w| (to_date(w.start).unwrap(), to_date(w.end).unwrap()))
+        };
+        let day = |y, m, d| NaiveDate::from_ymd_opt(y, m, d).unwrap();
+        assert_eq!(
+            span("What injury did Evan suffer from in August 2023?"),
+            Some((day(2023, 7, 25), day(2023, 9, 7)))
+        );
+        assert_eq!(
+            span("Why did Jolene get the new plant on 30 August, 2023?"),
+            Some((day(2023, 8, 23), day(2023, 9, 6)))
+        );
+        assert_eq!(
+            span("Did I swim more in May 2023 or on 2023-06-20?"),
+            Some((day(2023, 4, 24), day(2023, 6, 27)))
+        );
+        for q in [
+            "What is my sister's name? I want to call her tonight.",
+            "What did I cook last week?",
+            "How did the march 5 race go?",
+            "Which of my 2023 goals did I meet?",
+            "When did Caroline go to the support group?",
+        ] {
+            assert_eq!(Asked::of(q).named_time, None, "{q}");
         }
     }
 

@@ -19,10 +19,12 @@
 //!    (`docs/retrieval-quality.md`); facts are then reported through the recalled trees
 //!    that hold them.
 //! 5. The best `POOL_FACTOR * (k + beam)` facts reached by the browse or the postings,
-//!    and the nearest by vector, are loaded, filtered, and ranked by
+//!    the nearest by vector and, for a question that names a calendar time ("in August
+//!    2023"), as many of that time (`of_time`), are loaded, filtered, and ranked by
 //!    [`crate::recall::fuse`] (their source turns' text, neighbour turns and best
 //!    sentence; in hybrid mode combined with the cosine by [`crate::recall::hybrid`];
-//!    dated facts first for "when" questions); the first `k` that pass `latest_only` are
+//!    dated facts first for "when" questions, facts of the named time higher); the first
+//!    `k` that pass `latest_only` are
 //!    returned, each fact whose turn asks a question followed by the facts of the turn
 //!    that replies ([`crate::recall::reply`]), and the recalled trees they came through
 //!    get a visit (heat).
@@ -50,6 +52,49 @@ fn range(t: (i64, i64)) -> TimeRange {
         start: t.0,
         end: t.1.max(t.0),
     }
+}
+
+/// Candidates of the calendar time a question names ([`intent::Asked::named_time`]), per
+/// fact wanted in the pool: among the best `NAMED_SCAN * pool` by postings score and the
+/// as many nearest by vector, the first `pool` of each whose event time meets it join the
+/// fusion. The bound keeps a time that holds few facts from loading the tenant's facts.
+const NAMED_SCAN: usize = 4;
+
+/// The first `want` of the best `NAMED_SCAN * want` of `ranked` (`(fact id, score)`, any
+/// order) that `query` admits and whose event time meets `window`, each loaded into
+/// `facts`.
+///
+/// # Errors
+/// Engine errors; a corrupt fact record.
+fn of_time(
+    r: &Reader<'_>,
+    query: &Query,
+    window: TimeRange,
+    ranked: Vec<(u64, f32)>,
+    want: usize,
+    facts: &mut HashMap<u64, (f32, FactRecord)>,
+) -> Result<Vec<(u64, f32)>, MemoryError> {
+    let fits = |rec: &FactRecord| window.overlaps(range(rec.time)) && query.admits(rec);
+    let mut out = Vec::new();
+    for (id, score) in top_k_of(ranked, want.saturating_mul(NAMED_SCAN)) {
+        if out.len() >= want {
+            break;
+        }
+        let fit = match facts.get(&id) {
+            Some((_, rec)) => fits(rec),
+            None => match load_fact(r, id)? {
+                Some(rec) if fits(&rec) => {
+                    facts.insert(id, (score, rec));
+                    true
+                }
+                _ => false,
+            },
+        };
+        if fit {
+            out.push((id, score));
+        }
+    }
+    Ok(out)
 }
 
 /// A fact record at the reader's seqno.
@@ -339,13 +384,33 @@ impl Memory {
             .iter()
             .map(|(_, _, t, m)| (*t, format!("{}:{}", m.kind, m.label)))
             .collect();
-        // Fusion over the best `pool` facts reached and the `pool` nearest by vector
-        // (source turns, temporal intent), then the hybrid combination.
+        // Fusion over the best `pool` facts reached, the `pool` nearest by vector and the
+        // facts of a time the question names (source turns, temporal intent, named time),
+        // then the hybrid combination.
         let mut pooled: HashMap<u64, (f32, FactRecord)> = HashMap::new();
+        let asked = intent::Asked::of(&query.text);
         let mut reached = top_k(found, pool);
-        for &id in &nearest {
+        let named = match asked.named_time {
+            Some(window) => {
+                let lexical = if query.filtered() {
+                    by_score.clone()
+                } else {
+                    accumulate::totals(&bm, &term_lists, boost)
+                };
+                let near = match (embedding.as_deref(), &fact_vectors) {
+                    (Some(q), Some(fv)) => fv.nearest(q, pool.saturating_mul(NAMED_SCAN)),
+                    _ => Vec::new(),
+                };
+                let mut named = of_time(&r, query, window, lexical, pool, &mut facts)?;
+                let dense_named = of_time(&r, query, window, near, pool, &mut facts)?;
+                named.extend(dense_named.into_iter().map(|(id, _)| (id, 0.0)));
+                named
+            }
+            None => Vec::new(),
+        };
+        for (id, score) in nearest.iter().map(|&id| (id, 0.0)).chain(named) {
             if !reached.iter().any(|x| x.0 == id) {
-                reached.push((id, 0.0));
+                reached.push((id, score));
             }
         }
         for (id, score) in reached {
@@ -362,7 +427,6 @@ impl Memory {
         }
         let refs: Vec<fuse::Pooled<'_>> =
             pooled.iter().map(|(&id, (s, rec))| (id, *s, rec)).collect();
-        let asked = intent::Asked::of(&query.text);
         if let (Some(q), Some(fv)) = (embedding.as_deref(), &fact_vectors) {
             for &(id, _, _) in &refs {
                 if let (false, Some(cos)) = (dense.contains_key(&id), fv.cosine(q, id)) {
