@@ -26,13 +26,12 @@
 //! ...", `什么时候`, `いつ`, `언제` ...) add [`TIME_BONUS`] times the best turn score to facts that carry a date or
 //! relative time phrase (the extractor's time mentions, found again in the fact text):
 //! the sentence that says "last week" or "May 2022" dates the event the question asks
-//! about, its undated paraphrases do not. A question that names a calendar time with its
-//! year ([`Asked::named_time`]: "in August 2023") adds [`NAMED_TIME_BONUS`] times the best
-//! score to facts whose event time meets it (widened by a week on each side).
+//! about, its undated paraphrases do not. A question that names a calendar day or month
+//! with its year ([`Asked::named_times`]: "in August 2023") adds [`NAMED_TIME_BONUS`]
+//! times the best score to facts said then (a week either side) that share a word with
+//! it.
 
-use std::collections::HashMap;
-
-use memforest_tree::TimeRange;
+use std::collections::{HashMap, HashSet};
 
 use crate::api::UPDATES_SESSION;
 use crate::memory::extract::dates;
@@ -67,10 +66,13 @@ pub const TIME_BONUS: f32 = 0.25;
 /// informative clause among pleasantries).
 pub const TURN_B: f32 = 0.375;
 
-/// Weight of the bonus of a fact whose event time meets the calendar time the question
-/// names ([`Asked::named_time`]), as a fraction of the best score of the query: "What
-/// injury did Evan suffer from in August 2023?" is answered by what was said then
-/// ("Twisted my knee last Friday"), which shares no word with the date.
+/// Weight of the bonus of a fact said at a calendar time the question names
+/// ([`Asked::names_time_of`]), as a fraction of the best score of the query, when its
+/// turn, the turns next to it or its own text share a word with the question: "What
+/// injury did Evan suffer from in August 2023?" is answered by what Evan said then
+/// ("Twisted my knee last Friday"), which shares no word with the date. A fact found
+/// only by vector gets none, so the nearest facts of that time do not crowd out the
+/// answers of other times.
 pub const NAMED_TIME_BONUS: f32 = 0.5;
 
 /// Weight of the better of a turn's neighbours (the turns just before and just after it in
@@ -233,7 +235,7 @@ pub fn rank(
     terms: &[(u64, f32)],
     pool: &[Pooled<'_>],
     dense: Option<(&HashMap<u64, f32>, f32)>,
-    asked: Asked,
+    asked: &Asked,
     caching: TurnCaching<'_>,
 ) -> Result<Ranking, MemoryError> {
     let cells = load_cells(r, pool, caching)?;
@@ -317,6 +319,12 @@ pub fn rank(
             (*id, fused)
         })
         .collect();
+    // Facts whose turn, turns next to it or own text share a word with the question.
+    let worded: HashSet<u64> = lexical
+        .iter()
+        .filter(|(_, l)| *l > 0.0)
+        .map(|(id, _)| *id)
+        .collect();
     let scores: HashMap<u64, f32> = match dense {
         Some((cosines, weight)) => hybrid::combine(&lexical, cosines, weight)
             .into_iter()
@@ -331,11 +339,7 @@ pub fn rank(
             if asked.temporal && !dates::find(&rec.text, 0).is_empty() {
                 fused += TIME_BONUS * best;
             }
-            let time = TimeRange {
-                start: rec.time.0,
-                end: rec.time.1.max(rec.time.0),
-            };
-            if asked.named_time.is_some_and(|w| w.overlaps(time)) {
+            if worded.contains(id) && asked.names_time_of(rec) {
                 fused += NAMED_TIME_BONUS * best;
             }
             if rec.origin == Origin::Assistant && !asked.about_the_assistant {

@@ -6,18 +6,19 @@
 use memforest_tree::TimeRange;
 
 use crate::memory::extract::dates;
+use crate::memory::record::FactRecord;
 use crate::memory::text::tokenize;
 use crate::memory::time::DAY_MICROS;
 
 /// What a question asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Asked {
     /// It asks for a time ([`temporal`]).
     pub temporal: bool,
     /// It asks what the assistant said ([`about_the_assistant`]).
     pub about_the_assistant: bool,
-    /// The calendar time it names, widened ([`named_time`]).
-    pub named_time: Option<TimeRange>,
+    /// The calendar days or months it names, each widened ([`named_times`]).
+    pub named_times: Vec<TimeRange>,
 }
 
 impl Asked {
@@ -28,8 +29,22 @@ impl Asked {
         Self {
             temporal: temporal(question, &words),
             about_the_assistant: about_the_assistant(question, &words),
-            named_time: named_time(question),
+            named_times: named_times(question),
         }
+    }
+
+    /// Whether `rec` was said at a time the question names: one of its occurrences' times
+    /// meets one of [`Asked::named_times`] (a sentence said in 2022 and again in 2025 was
+    /// not said in between).
+    #[must_use]
+    pub fn names_time_of(&self, rec: &FactRecord) -> bool {
+        rec.occurrences.iter().any(|o| {
+            let said = TimeRange {
+                start: o.time.0,
+                end: o.time.1.max(o.time.0),
+            };
+            self.named_times.iter().any(|w| w.overlaps(said))
+        })
     }
 }
 
@@ -37,27 +52,30 @@ impl Asked {
 /// days after it ("last Friday"), and a plan is told before it.
 pub const NAMED_TIME_SLACK_DAYS: i64 = 7;
 
-/// The calendar time `question` names with its year ("in August 2023", "on 30 August,
-/// 2023", "2023-08-30", `2023年5月`): from the start of the first such date to the end of
-/// the last, widened by [`NAMED_TIME_SLACK_DAYS`] on both sides. Dates without a year and
-/// relative phrases ("March 5", "tonight", "last week") do not count: in a question they
-/// are as often chat as a time the answer belongs to.
-fn named_time(question: &str) -> Option<TimeRange> {
+/// Longest span of a named time: a calendar day or month is a time the answer belongs to;
+/// a year (`2023年`) is most of a history.
+const NAMED_TIME_MAX_DAYS: i64 = 31;
+
+/// The calendar days and months `question` names with their year ("in August 2023", "on
+/// 30 August, 2023", "2023-08-30", `2023年5月`), each widened by
+/// [`NAMED_TIME_SLACK_DAYS`] on both sides. Dates without a year and relative phrases
+/// ("March 5", "tonight", "last week") do not count: in a question they are as often chat
+/// as a time the answer belongs to; neither does a whole year.
+fn named_times(question: &str) -> Vec<TimeRange> {
     let with_year = |text: &str| {
         text.split(' ')
             .any(|w| w.len() >= 4 && w.bytes().take(4).all(|b| b.is_ascii_digit()))
     };
-    let found: Vec<_> = dates::find(question, 0)
-        .into_iter()
-        .filter(|m| with_year(&m.text))
-        .collect();
-    let start = found.iter().map(|m| m.start).min()?;
-    let end = found.iter().map(|m| m.end).max()?;
     let slack = NAMED_TIME_SLACK_DAYS.saturating_mul(DAY_MICROS);
-    Some(TimeRange {
-        start: start.saturating_sub(slack),
-        end: end.saturating_add(slack),
-    })
+    let longest = NAMED_TIME_MAX_DAYS.saturating_mul(DAY_MICROS);
+    dates::find(question, 0)
+        .into_iter()
+        .filter(|m| with_year(&m.text) && m.end.saturating_sub(m.start) < longest)
+        .map(|m| TimeRange {
+            start: m.start.saturating_sub(slack),
+            end: m.end.saturating_add(slack),
+        })
+        .collect()
 }
 
 /// Chinese, Japanese and Korean phrases that ask for a time ("when", "which day", "what
@@ -196,30 +214,40 @@ mod tests {
         use chrono::NaiveDate;
         let span = |q: &str| {
             Asked::of(q)
-                .named_time
+                .named_times
+                .iter()
                 .map(|w| (to_date(w.start).unwrap(), to_date(w.end).unwrap()))
+                .collect::<Vec<_>>()
         };
         let day = |y, m, d| NaiveDate::from_ymd_opt(y, m, d).unwrap();
         assert_eq!(
             span("What injury did Evan suffer from in August 2023?"),
-            Some((day(2023, 7, 25), day(2023, 9, 7)))
+            vec![(day(2023, 7, 25), day(2023, 9, 7))]
         );
         assert_eq!(
             span("Why did Jolene get the new plant on 30 August, 2023?"),
-            Some((day(2023, 8, 23), day(2023, 9, 6)))
+            vec![(day(2023, 8, 23), day(2023, 9, 6))]
         );
         assert_eq!(
-            span("Did I swim more in May 2023 or on 2023-06-20?"),
-            Some((day(2023, 4, 24), day(2023, 6, 27)))
+            span("Did I swim more in May 2019 or on 2023-06-20?"),
+            vec![
+                (day(2019, 4, 24), day(2019, 6, 7)),
+                (day(2023, 6, 13), day(2023, 6, 27))
+            ]
+        );
+        assert_eq!(
+            span("我2023年5月在哪里工作？"),
+            vec![(day(2023, 4, 24), day(2023, 6, 7))]
         );
         for q in [
             "What is my sister's name? I want to call her tonight.",
             "What did I cook last week?",
             "How did the march 5 race go?",
             "Which of my 2023 goals did I meet?",
+            "我2023年在哪里工作？",
             "When did Caroline go to the support group?",
         ] {
-            assert_eq!(Asked::of(q).named_time, None, "{q}");
+            assert!(Asked::of(q).named_times.is_empty(), "{q}");
         }
     }
 

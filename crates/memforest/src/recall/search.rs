@@ -54,27 +54,27 @@ fn range(t: (i64, i64)) -> TimeRange {
     }
 }
 
-/// Candidates of the calendar time a question names ([`intent::Asked::named_time`]), per
-/// fact wanted in the pool: among the best `NAMED_SCAN * pool` by postings score and the
-/// as many nearest by vector, the first `pool` of each whose event time meets it join the
+/// Candidates of the calendar times a question names ([`intent::Asked::named_times`]),
+/// per fact wanted in the pool: among the best `NAMED_SCAN * pool` by postings score and
+/// the as many nearest by vector, the first `pool` of each said at such a time join the
 /// fusion. The bound keeps a time that holds few facts from loading the tenant's facts.
 const NAMED_SCAN: usize = 4;
 
 /// The first `want` of the best `NAMED_SCAN * want` of `ranked` (`(fact id, score)`, any
-/// order) that `query` admits and whose event time meets `window`, each loaded into
-/// `facts`.
+/// order) that `query` admits and that were said at a time `asked` names
+/// ([`intent::Asked::names_time_of`]), each loaded into `facts`.
 ///
 /// # Errors
 /// Engine errors; a corrupt fact record.
 fn of_time(
     r: &Reader<'_>,
     query: &Query,
-    window: TimeRange,
+    asked: &intent::Asked,
     ranked: Vec<(u64, f32)>,
     want: usize,
     facts: &mut HashMap<u64, (f32, FactRecord)>,
 ) -> Result<Vec<(u64, f32)>, MemoryError> {
-    let fits = |rec: &FactRecord| window.overlaps(range(rec.time)) && query.admits(rec);
+    let fits = |rec: &FactRecord| asked.names_time_of(rec) && query.admits(rec);
     let mut out = Vec::new();
     for (id, score) in top_k_of(ranked, want.saturating_mul(NAMED_SCAN)) {
         if out.len() >= want {
@@ -390,24 +390,20 @@ impl Memory {
         let mut pooled: HashMap<u64, (f32, FactRecord)> = HashMap::new();
         let asked = intent::Asked::of(&query.text);
         let mut reached = top_k(found, pool);
-        let named = match asked.named_time {
-            Some(window) => {
-                let lexical = if query.filtered() {
-                    by_score.clone()
-                } else {
-                    accumulate::totals(&bm, &term_lists, boost)
-                };
-                let near = match (embedding.as_deref(), &fact_vectors) {
-                    (Some(q), Some(fv)) => fv.nearest(q, pool.saturating_mul(NAMED_SCAN)),
-                    _ => Vec::new(),
-                };
-                let mut named = of_time(&r, query, window, lexical, pool, &mut facts)?;
-                let dense_named = of_time(&r, query, window, near, pool, &mut facts)?;
+        let mut named = Vec::new();
+        if !asked.named_times.is_empty() {
+            let lexical = if query.filtered() {
+                by_score.clone()
+            } else {
+                accumulate::totals(&bm, &term_lists, boost)
+            };
+            named = of_time(&r, query, &asked, lexical, pool, &mut facts)?;
+            if let (Some(q), Some(fv)) = (embedding.as_deref(), &fact_vectors) {
+                let near = fv.nearest(q, pool.saturating_mul(NAMED_SCAN));
+                let dense_named = of_time(&r, query, &asked, near, pool, &mut facts)?;
                 named.extend(dense_named.into_iter().map(|(id, _)| (id, 0.0)));
-                named
             }
-            None => Vec::new(),
-        };
+        }
         for (id, score) in nearest.iter().map(|&id| (id, 0.0)).chain(named) {
             if !reached.iter().any(|x| x.0 == id) {
                 reached.push((id, score));
@@ -441,7 +437,7 @@ impl Memory {
         };
         let cosines = embedding.as_ref().map(|_| (&dense, weight));
         let fuse::Ranking { order, replies } =
-            fuse::rank(&r, bm, &terms, &refs, cosines, asked, turn_caching)?;
+            fuse::rank(&r, bm, &terms, &refs, cosines, &asked, turn_caching)?;
         let mut out: Vec<RecalledFact> = Vec::new();
         let mut supersession = update::Supersession::new(&r);
         // A reply's facts go right after the fact whose turn asked, at its score
