@@ -1,6 +1,6 @@
 //! What a question asks for, read from its words once ([`Asked::of`]): a time
 //! ([`temporal`]), what the assistant said ([`about_the_assistant`]), or what happened at
-//! a calendar time it names ([`named_time`]). They steer the candidates
+//! the calendar days or months it names ([`named_times`]). They steer the candidates
 //! (`recall::search`) and the last ranking step (`recall::fuse::rank`).
 
 use memforest_tree::TimeRange;

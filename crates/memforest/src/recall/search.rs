@@ -24,10 +24,9 @@
 //!    [`crate::recall::fuse`] (their source turns' text, neighbour turns and best
 //!    sentence; in hybrid mode combined with the cosine by [`crate::recall::hybrid`];
 //!    dated facts first for "when" questions, facts of the named time higher); the first
-//!    `k` that pass `latest_only` are
-//!    returned, each fact whose turn asks a question followed by the facts of the turn
-//!    that replies ([`crate::recall::reply`]), and the recalled trees they came through
-//!    get a visit (heat).
+//!    `k` that pass `latest_only` are returned, each fact whose turn asks a question
+//!    followed by the facts of the turn that replies ([`crate::recall::reply`]), and the
+//!    recalled trees they came through get a visit (heat).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
