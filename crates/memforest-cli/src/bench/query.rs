@@ -7,6 +7,7 @@
 //! they touch, as far as their budgets allow) or as many others of the same workload (the
 //! timed queries then find in the caches only what they share with others).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -42,6 +43,11 @@ pub struct QueryArgs {
     /// (`recall::intent`'s named time).
     #[arg(long)]
     pub named_time: bool,
+    /// Each query is restricted to one session (`Query::sessions`; the sessions are taken
+    /// in turn), as an agent searching its current conversation does. The flat BM25 still
+    /// searches every fact.
+    #[arg(long)]
+    pub in_session: bool,
     /// `--resident-mib`.
     #[command(flatten)]
     pub resident: ResidentArg,
@@ -90,13 +96,18 @@ pub struct Report {
     pub warmup: Warmup,
     /// Whether each query named a month (`--named-time`).
     pub named_time: bool,
+    /// Whether each query was restricted to one session (`--in-session`).
+    pub in_session: bool,
     /// One row per size.
     pub rows: Vec<Row>,
 }
 
+/// A timed query: its text and the session it is restricted to (`--in-session`).
+type Timed = (String, Option<BTreeSet<String>>);
+
 fn time(
-    queries: &[String],
-    mut f: impl FnMut(&str) -> anyhow::Result<usize>,
+    queries: &[Timed],
+    mut f: impl FnMut(&Timed) -> anyhow::Result<usize>,
 ) -> anyhow::Result<Percentiles> {
     let mut lat = Vec::with_capacity(queries.len());
     for q in queries {
@@ -126,9 +137,11 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     let started = Instant::now();
     let mut docs = Vec::new();
     let (mut first, mut last) = (i64::MAX, i64::MIN);
+    let mut sessions = Vec::new();
     for g in corpus.by_ref() {
         first = first.min(g.session.start);
         last = last.max(g.session.start);
+        sessions.push(g.session.id.clone());
         db.ingest_session(&tenant, &g.session)?;
         docs.extend(g.facts);
     }
@@ -141,19 +154,28 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
         .filter(|_| args.named_time)
         .map(|d| d.format(" in %B %Y").to_string())
         .unwrap_or_default();
-    let mut query = || format!("{}{month}", corpus.query());
-    let queries: Vec<String> = (0..args.queries.max(1)).map(|_| query()).collect();
-    let warm: Vec<String> = match args.warmup {
+    let mut made = 0usize;
+    let mut query = || {
+        let scope = sessions
+            .get(made % sessions.len().max(1))
+            .filter(|_| args.in_session)
+            .map(|s| BTreeSet::from([s.clone()]));
+        made += 1;
+        (format!("{}{month}", corpus.query()), scope)
+    };
+    let queries: Vec<Timed> = (0..args.queries.max(1)).map(|_| query()).collect();
+    let warm: Vec<Timed> = match args.warmup {
         Warmup::None => Vec::new(),
         Warmup::Seen => queries.clone(),
         Warmup::Unseen => (0..queries.len()).map(|_| query()).collect(),
     };
     let timed = |mode, trees| {
-        let run = |q: &str| -> anyhow::Result<usize> {
+        let run = |(q, scope): &Timed| -> anyhow::Result<usize> {
             let query = Query {
                 mode,
                 trees,
-                ..Query::new(q)
+                sessions: scope.clone(),
+                ..Query::new(q.as_str())
             };
             Ok(db.query(&tenant, &query)?.facts.len())
         };
@@ -165,10 +187,10 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     let memforest = timed(Mode::Lexical, true)?;
     let memforest_hybrid = timed(Mode::Hybrid, true)?;
     let memforest_hybrid_flat = timed(Mode::Hybrid, false)?;
-    for q in &warm {
+    for (q, _) in &warm {
         std::hint::black_box(flat.search(q, 10));
     }
-    let flat_bm25 = time(&queries, |q| Ok(flat.search(q, 10).len()))?;
+    let flat_bm25 = time(&queries, |(q, _)| Ok(flat.search(q, 10).len()))?;
     db.close()?;
     Ok(Row {
         facts: n,
@@ -191,6 +213,7 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<Report> {
         queries: args.queries,
         warmup: args.warmup,
         named_time: args.named_time,
+        in_session: args.in_session,
         rows: args
             .sizes
             .iter()
@@ -202,10 +225,11 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<Report> {
 /// The report as text.
 pub fn render(r: &Report) -> String {
     let mut s = format!(
-        "query: k = 10, beam 10, {} queries per row and mode, warm-up {:?}{}\n{:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n",
+        "query: k = 10, beam 10, {} queries per row and mode, warm-up {:?}{}{}\n{:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}\n",
         r.queries,
         r.warmup,
         if r.named_time { ", each naming a month" } else { "" },
+        if r.in_session { ", each in one session (flat BM25: all)" } else { "" },
         "facts",
         "build s",
         "lex p50 us",

@@ -36,6 +36,7 @@ pub mod profile;
 pub mod query;
 pub(crate) mod reader;
 pub(crate) mod reply;
+pub(crate) mod scope;
 pub(crate) mod search;
 pub(crate) mod summaries;
 pub(crate) mod turn_cache;

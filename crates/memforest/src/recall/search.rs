@@ -4,10 +4,13 @@
 //! 1. Every query term's postings give BM25 scores; the best `k + beam` facts (within the
 //!    filters) are the lexical candidates. A term that is in a speaker's name adds its
 //!    speaker field score ([`index::speaker_term`]) to the facts its other terms found.
-//!    Only the query terms' postings are read.
+//!    Only the query terms' postings are read. A session or speaker filter that few
+//!    facts pass is served from the index ([`crate::recall::scope`]): only the facts it
+//!    lists are scored and loaded.
 //! 2. In hybrid and embedding modes the question is embedded once and the tenant's fact
-//!    vectors ([`crate::recall::vector_cache`], an exact flat scan) give the
-//!    `POOL_FACTOR * (k + beam)` nearest facts that pass the filters.
+//!    vectors ([`crate::recall::vector_cache`], an exact flat scan, or the listed facts'
+//!    vectors alone) give the `POOL_FACTOR * (k + beam)` nearest facts that pass the
+//!    filters.
 //! 3. Forest recall: the trees holding candidates of either kind (from `Memberships`),
 //!    plus `entity:user`, plus the hottest visited trees; ranked by hits + root-summary
 //!    score (BM25, plus the summary vector's cosine when the query has one) + heat, the
@@ -40,7 +43,7 @@ use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
 use crate::recall::{
-    accumulate, fuse, hybrid, index, intent, postings, reply, update, vector_cache, vectors,
+    accumulate, fuse, hybrid, index, intent, postings, reply, scope, update, vector_cache, vectors,
 };
 use crate::schema::Table;
 use crate::Memory;
@@ -168,6 +171,7 @@ impl Memory {
                 [t, speaker]
             })
             .collect();
+        let filter_terms = scope::speaker_terms(query);
         // The latest state: the seqno and the postings and turn generations are read
         // together under the forest lock (no ingest or forget commits meanwhile; see
         // `recall::postings`, `recall::turn_cache`).
@@ -177,6 +181,7 @@ impl Memory {
             let vector_generation = vector_cache::generation(tenant);
             let generations: Vec<Option<u64>> = lookups
                 .iter()
+                .chain(&filter_terms)
                 .map(|t| Some(postings::generation(tenant, t)))
                 .collect();
             (
@@ -187,7 +192,12 @@ impl Memory {
             )
         } else {
             let r = Reader::new(&self.db, tenant, query.snapshot, state)?;
-            (r, vec![None; lookups.len()], None, None)
+            (
+                r,
+                vec![None; lookups.len() + filter_terms.len()],
+                None,
+                None,
+            )
         };
         if let (Some(_), Some(e)) = (&embedding, embedder) {
             vectors::check_embedder(&r, e.name())?;
@@ -202,6 +212,17 @@ impl Memory {
         }
         let st = index::stats(&r)?;
         let bm = Bm25::new(st.docs, st.total_len);
+        let (generations, filter_generations) =
+            generations.split_at(lookups.len().min(generations.len()));
+        let speakers = filter_terms
+            .iter()
+            .zip(filter_generations)
+            .map(|(t, g)| state.postings.fetch(&r, t, *g))
+            .collect::<Result<Vec<_>, _>>()?;
+        // The facts the session and speaker filters can admit, when the index lists them
+        // for less than testing facts one by one (`recall::scope`).
+        let admissible = scope::admissible(&r, query, st.docs, &speakers)?;
+        let may = |id: u64| admissible.as_ref().is_none_or(|a| a.contains(&id));
         // `terms`: each query term's hash and idf for the text of turns and summaries,
         // which hold speakers' names as words: its facts are those with the term in their
         // text or speaker field. `lists`: the speaker field lists (they only boost, see
@@ -245,8 +266,9 @@ impl Memory {
         // `by_id` keeps every fact's, in fact id order.
         let browsing = query.trees && query.time_range.is_some();
         let (by_score, by_id) = if query.filtered() {
-            let totals = accumulate::totals(&bm, &term_lists, boost);
+            let mut totals = accumulate::totals(&bm, &term_lists, boost);
             let by_id = if browsing { totals.clone() } else { Vec::new() };
+            totals.retain(|&(id, _)| may(id));
             (top_k_of(totals, usize::MAX), by_id)
         } else {
             (accumulate::top(&bm, &term_lists, boost, pool), Vec::new())
@@ -270,8 +292,17 @@ impl Memory {
             None => None,
         };
         if let (Some(q), Some(fv)) = (embedding.as_deref(), &fact_vectors) {
-            let scan = if query.filtered() { usize::MAX } else { pool };
-            for (id, cos) in fv.nearest(q, scan) {
+            let ranked = match &admissible {
+                Some(ids) => top_k_of(
+                    ids.iter()
+                        .filter_map(|&id| Some((id, fv.cosine(q, id)?)))
+                        .collect(),
+                    usize::MAX,
+                ),
+                None if query.filtered() => fv.nearest(q, usize::MAX),
+                None => fv.nearest(q, pool),
+            };
+            for (id, cos) in ranked {
                 if nearest.len() >= pool {
                     break;
                 }
