@@ -70,7 +70,7 @@ pub struct DenseBaseline {
 }
 
 impl DenseBaseline {
-    /// Embeds every turn of `tenant` with `embedder`, [`BATCH`] per call.
+    /// Embeds every turn of `tenant` with `embedder`, 64 turns per call.
     ///
     /// # Errors
     /// [`MemoryError::Model`] when the embedder fails or returns another number of vectors.

@@ -68,4 +68,4 @@ pub use embedder::OpenAiEmbedder;
 pub use error::LlmError;
 pub use extractor::{OpenAiExtractor, MAX_BATCH};
 pub use reply::{ChatReply, EmbeddingReply};
-pub use summarizer::OpenAiSummarizer;
+pub use summarizer::{OpenAiSummarizer, MAX_SUMMARY_BATCH};

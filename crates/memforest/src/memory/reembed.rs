@@ -21,7 +21,7 @@ const BATCH: usize = 64;
 impl Memory {
     /// Embeds every internal-node summary (in every tree of every tenant) that has no row in
     /// `Embeddings`, committing one batch per tree, and every fact without a vector
-    /// (`FactVectors`), one batch per [`BATCH`] facts, with the configured embedder.
+    /// (`FactVectors`), one batch per 64 facts, with the configured embedder.
     /// Returns the number of vectors written (0 without an embedder). Cost: one read of
     /// every tree page and every fact.
     ///

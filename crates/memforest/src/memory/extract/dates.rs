@@ -1,7 +1,7 @@
 //! Time expressions in a sentence: explicit dates ("March 3, 2023", "3 May 2023",
 //! "2023-03-03", "May 2023") and relative phrases ("yesterday", "last week", "two days ago",
 //! "next month") resolved against a reference time with `chrono`; those of Chinese,
-//! Japanese and Korean text in [`cjk`].
+//! Japanese and Korean text in its `cjk` module.
 
 mod cjk;
 

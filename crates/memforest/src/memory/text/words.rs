@@ -32,7 +32,8 @@ enum Word<'a> {
     Cjk(&'a str),
 }
 
-/// `text` width-folded ([`fold_width`]); borrowed when nothing changes.
+/// `text` width-folded (the full-width ASCII forms and the ideographic space replaced by
+/// their ASCII equivalents); borrowed when nothing changes.
 #[must_use]
 pub fn fold(text: &str) -> Cow<'_, str> {
     if text.is_ascii() || !text.chars().any(|c| fold_width(c) != c) {
