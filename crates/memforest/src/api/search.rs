@@ -197,7 +197,9 @@ impl Memory {
     }
 }
 
-/// `result`'s context within `max_tokens`.
+/// `result`'s context within `max_tokens`: the weakest facts are dropped first (of equal
+/// scores the last, so a reply goes before the question it answers), then the oldest
+/// recent turns.
 fn fit(result: &mut QueryResult, max_tokens: usize) -> String {
     loop {
         let text = result.context();
@@ -208,6 +210,7 @@ fn fit(result: &mut QueryResult, max_tokens: usize) -> String {
             .facts
             .iter()
             .enumerate()
+            .rev()
             .min_by(|a, b| a.1.score.total_cmp(&b.1.score))
             .map(|(i, _)| i);
         if let Some(i) = weakest {
@@ -217,5 +220,38 @@ fn fit(result: &mut QueryResult, max_tokens: usize) -> String {
         } else {
             return text;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use memforest_tree::TimeRange;
+
+    use super::*;
+
+    fn fact(id: u64, score: f32) -> RecalledFact {
+        RecalledFact {
+            id,
+            text: format!("fact number {id} with a few more words to count"),
+            score,
+            time: TimeRange { start: 0, end: 0 },
+            current: true,
+            valid_until: None,
+            provenance: Vec::new(),
+            trees: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn fit_drops_the_weakest_and_of_equal_scores_the_last() {
+        // Fact 9 asked and fact 2 replied (same score, in that order); fact 5 is best.
+        let mut result = QueryResult {
+            facts: vec![fact(5, 3.0), fact(9, 1.0), fact(2, 1.0)],
+            ..QueryResult::default()
+        };
+        let all = estimate_tokens(&result.context());
+        let text = fit(&mut result, usize::try_from(all).unwrap_or(usize::MAX) - 1);
+        let kept: Vec<u64> = result.facts.iter().map(|f| f.id).collect();
+        assert_eq!(kept, [5, 9], "{text}");
     }
 }

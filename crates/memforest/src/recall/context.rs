@@ -14,7 +14,9 @@ fn stamp(micros: i64) -> String {
 
 impl QueryResult {
     /// Renders the result: an optional `Reference date: YYYY-MM-DD` line, then the facts
-    /// numbered best first as `N. [start -> end] text` (`[time]` when they are the same;
+    /// numbered best first (ties in the result's order: a reply's facts carry the score of
+    /// the fact whose turn asked, and follow it) as `N. [start -> end] text` (`[time]` when
+    /// they are the same;
     /// superseded facts say until when they held), then the recent turns of the latest
     /// session as `[time] speaker: text` (the role when the speaker has no name).
     #[must_use]
@@ -24,7 +26,8 @@ impl QueryResult {
             let _ = writeln!(out, "Reference date: {}", d.format("%Y-%m-%d"));
         }
         let mut facts: Vec<_> = self.facts.iter().collect();
-        facts.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        // Stable: equal scores keep the result's order.
+        facts.sort_by(|a, b| b.score.total_cmp(&a.score));
         if !facts.is_empty() {
             out.push_str("Facts:\n");
         }
@@ -86,5 +89,18 @@ mod tests {
             "Facts:\n1. [1970-01-02 00:00 -> 1970-01-03 00:00] fact 2\n\
              2. [1970-01-01 00:00] fact 1\n"
         );
+    }
+
+    #[test]
+    fn equal_scores_render_in_the_results_order() {
+        // A question's fact (id 9) and the fact of the turn replying to it (id 2), which
+        // carries its score and follows it.
+        let r = QueryResult {
+            facts: vec![fact(5, 3.0, 0, 0), fact(9, 1.0, 0, 0), fact(2, 1.0, 0, 0)],
+            ..QueryResult::default()
+        };
+        let text = r.context();
+        let order: Vec<&str> = text.lines().filter_map(|l| l.split("] ").nth(1)).collect();
+        assert_eq!(order, ["fact 5", "fact 9", "fact 2"]);
     }
 }
