@@ -14,11 +14,14 @@ use std::time::Instant;
 use memforest::recall::{Bm25Index, Mode, Query};
 use memforest::{Memory, Options};
 use memforest_engine::TenantId;
+use memforest_tree::TimeRange;
 use serde::Serialize;
 
 use crate::bench::measure::{nanos, Percentiles};
 use crate::bench::residency::ResidentArg;
 use crate::bench::synth::{Corpus, Shape, SynthExtractor};
+
+const DAY_MICROS: i64 = 86_400_000_000;
 
 /// Settings of `bench query`.
 #[derive(Debug, Clone, clap::Args)]
@@ -43,11 +46,11 @@ pub struct QueryArgs {
     /// (`recall::intent`'s named time).
     #[arg(long)]
     pub named_time: bool,
-    /// Each query is restricted to one session (`Query::sessions`; the sessions are taken
-    /// in turn), as an agent searching its current conversation does. The flat BM25 still
-    /// searches every fact.
-    #[arg(long)]
-    pub in_session: bool,
+    /// Each query is restricted to one session or one session's day (the sessions are
+    /// taken in turn), as an agent searching its current conversation or yesterday does.
+    /// The flat BM25 still searches every fact.
+    #[arg(long, value_enum)]
+    pub within: Option<Within>,
     /// `--resident-mib`.
     #[command(flatten)]
     pub resident: ResidentArg,
@@ -64,6 +67,16 @@ pub enum Warmup {
     Seen,
     /// As many other queries of the same workload, never timed.
     Unseen,
+}
+
+/// What `--within` restricts each query to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Within {
+    /// One session (`Query::sessions`).
+    Session,
+    /// One session's day: its start and the 24 hours after (`Query::time_range`).
+    Day,
 }
 
 /// One size's latencies.
@@ -96,14 +109,17 @@ pub struct Report {
     pub warmup: Warmup,
     /// Whether each query named a month (`--named-time`).
     pub named_time: bool,
-    /// Whether each query was restricted to one session (`--in-session`).
-    pub in_session: bool,
+    /// What each query was restricted to (`--within`).
+    pub within: Option<Within>,
     /// One row per size.
     pub rows: Vec<Row>,
 }
 
-/// A timed query: its text and the session it is restricted to (`--in-session`).
-type Timed = (String, Option<BTreeSet<String>>);
+/// A timed query: its text and the session it is restricted to (`--within`).
+type Timed = (String, Option<Session>);
+
+/// A session of the corpus: its id and start time.
+type Session = (String, i64);
 
 fn time(
     queries: &[Timed],
@@ -141,7 +157,7 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     for g in corpus.by_ref() {
         first = first.min(g.session.start);
         last = last.max(g.session.start);
-        sessions.push(g.session.id.clone());
+        sessions.push((g.session.id.clone(), g.session.start));
         db.ingest_session(&tenant, &g.session)?;
         docs.extend(g.facts);
     }
@@ -158,8 +174,8 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
     let mut query = || {
         let scope = sessions
             .get(made % sessions.len().max(1))
-            .filter(|_| args.in_session)
-            .map(|s| BTreeSet::from([s.clone()]));
+            .filter(|_| args.within.is_some())
+            .cloned();
         made += 1;
         (format!("{}{month}", corpus.query()), scope)
     };
@@ -174,7 +190,17 @@ fn size(args: &QueryArgs, n: u64) -> anyhow::Result<Row> {
             let query = Query {
                 mode,
                 trees,
-                sessions: scope.clone(),
+                sessions: scope
+                    .as_ref()
+                    .filter(|_| args.within == Some(Within::Session))
+                    .map(|(id, _)| BTreeSet::from([id.clone()])),
+                time_range: scope
+                    .as_ref()
+                    .filter(|_| args.within == Some(Within::Day))
+                    .map(|&(_, start)| TimeRange {
+                        start,
+                        end: start + DAY_MICROS,
+                    }),
                 ..Query::new(q.as_str())
             };
             Ok(db.query(&tenant, &query)?.facts.len())
@@ -213,7 +239,7 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<Report> {
         queries: args.queries,
         warmup: args.warmup,
         named_time: args.named_time,
-        in_session: args.in_session,
+        within: args.within,
         rows: args
             .sizes
             .iter()
@@ -229,7 +255,11 @@ pub fn render(r: &Report) -> String {
         r.queries,
         r.warmup,
         if r.named_time { ", each naming a month" } else { "" },
-        if r.in_session { ", each in one session (flat BM25: all)" } else { "" },
+        match r.within {
+            Some(Within::Session) => ", each in one session (flat BM25: all)",
+            Some(Within::Day) => ", each in one session's day (flat BM25: all)",
+            None => "",
+        },
         "facts",
         "build s",
         "lex p50 us",

@@ -108,18 +108,21 @@ pub fn drop_occurrences(
             index::drop_cell(st, o.cell, id);
         }
     }
-    let old_start = rec.time.0;
+    let old = rec.time;
     rec.time = kept.iter().fold((i64::MAX, i64::MIN), |a, o| {
         (a.0.min(o.time.0), a.1.max(o.time.1))
     });
     rec.occurrences = kept;
-    if rec.time.0 != old_start {
-        st.delete(Table::FactTimeIndex, &record::time_index_key(old_start, id));
+    if rec.time.0 != old.0 {
+        st.delete(Table::FactTimeIndex, &record::time_index_key(old.0, id));
         st.put(
             Table::FactTimeIndex,
             &record::time_index_key(rec.time.0, id),
             Vec::new(),
         );
+    }
+    if rec.time != old {
+        index::note_span(st, id, Some(old), Some(rec.time));
     }
     st.put(Table::Facts, &id.to_be_bytes(), record::encode(&rec)?);
     index::stamp_slots(st, id, &rec);

@@ -7,6 +7,7 @@ use crate::memory::record::{self, FactRecord, Occurrence};
 use crate::memory::store::Staged;
 use crate::memory::text::normalize;
 use crate::memory::MemoryError;
+use crate::recall::index;
 use crate::schema::Table;
 
 /// What [`upsert`] did.
@@ -85,16 +86,19 @@ pub fn upsert(
                 if rec.occurrences.iter().any(|o| o.cell == occ.cell) {
                     return Ok(Some((id, rec, Upsert::Unchanged)));
                 }
-                let old_start = rec.time.0;
+                let old = rec.time;
                 rec.time = (rec.time.0.min(occ.time.0), rec.time.1.max(occ.time.1));
                 rec.occurrences.push(occ);
-                if rec.time.0 != old_start {
-                    st.delete(Table::FactTimeIndex, &record::time_index_key(old_start, id));
+                if rec.time.0 != old.0 {
+                    st.delete(Table::FactTimeIndex, &record::time_index_key(old.0, id));
                     st.put(
                         Table::FactTimeIndex,
                         &record::time_index_key(rec.time.0, id),
                         Vec::new(),
                     );
+                }
+                if rec.time != old {
+                    index::note_span(st, id, Some(old), Some(rec.time));
                 }
                 st.put(Table::Facts, &key, record::encode(&rec)?);
                 return Ok(Some((id, rec, Upsert::Merged)));

@@ -4,8 +4,11 @@
 //! -> start time i64 LE`, the occurrence index `o | session hash BE | fact id BE -> ()`
 //! (the facts a session sourced, so forgetting a session reads only its facts), the cell
 //! index `c | cell id BE | fact id BE -> ()` (the facts a MemCell sourced, so a query can
-//! bring the reply to a question, `recall::reply`), the markers saying those two cover
-//! every fact (`O`, `C`), and the version of the terms under `V` ([`INDEX_VERSION`]).
+//! bring the reply to a question, `recall::reply`), the long-span entries `s | fact id BE
+//! -> start i64 LE | end i64 LE` (the facts whose time spans more than [`LONG_SPAN`], so
+//! a time filter can list the facts it admits, `recall::scope`), the markers saying those
+//! three cover every fact (`O`, `C`, `S`), and the version of the terms under `V`
+//! ([`INDEX_VERSION`]).
 //! Written in
 //! the same batch as the fact itself (so a fact is searchable the moment its ingest
 //! returns) and removed with it; rebuilt from the facts when the table was dropped
@@ -56,6 +59,19 @@ pub const INDEX_VERSION: u32 = 3;
 /// fact of an empty index; an index written before the cell index existed lacks it until
 /// [`ensure`] backfills the cell entries.
 pub const CELLS_COMPLETE_KEY: &[u8] = b"C";
+
+/// Prefix of long-span entries (`s | fact id BE -> start i64 LE | end i64 LE`): the facts
+/// whose time spans more than [`LONG_SPAN`]. A time filter lists the facts it may admit
+/// from the fact time index (the others, by start) and these (`recall::scope`).
+pub const SPAN_PREFIX: u8 = b's';
+
+/// Present (empty value) once the long-span entries cover every fact: written with the
+/// first fact of an empty index; an index written before them lacks it until [`ensure`]
+/// backfills them.
+pub const SPANS_COMPLETE_KEY: &[u8] = b"S";
+
+/// A fact whose time spans more than this (microseconds: 31 days) has a long-span entry.
+pub const LONG_SPAN: i64 = 31 * 86_400_000_000;
 
 /// First character of a speaker field term (ASCII unit separator): the tokenizer never
 /// yields it, so a word of a question or a fact's text never matches a speaker's name.
@@ -255,6 +271,40 @@ fn fact_row(key: &[u8], value: &[u8]) -> Result<(u64, FactRecord), MemoryError> 
     Ok((id, record::decode(value, "fact")?))
 }
 
+/// Key of fact `fact`'s long-span entry.
+#[must_use]
+pub fn span_key(fact: u64) -> Vec<u8> {
+    with_id(vec![SPAN_PREFIX], fact)
+}
+
+/// Whether a fact of time `time` (start, end; an end before the start counts as the
+/// start) has a long-span entry.
+#[must_use]
+pub fn is_long(time: (i64, i64)) -> bool {
+    time.1.max(time.0).saturating_sub(time.0) > LONG_SPAN
+}
+
+/// Stages fact `fact`'s long-span entry for its time changing from `before` (`None`: a
+/// new fact) to `after` (`None`: removed): written when `after` is long, deleted when
+/// only `before` was.
+pub fn note_span(
+    st: &mut Staged<'_>,
+    fact: u64,
+    before: Option<(i64, i64)>,
+    after: Option<(i64, i64)>,
+) {
+    match after {
+        Some(t) if is_long(t) => {
+            let mut v = Vec::with_capacity(16);
+            v.extend_from_slice(&t.0.to_le_bytes());
+            v.extend_from_slice(&t.1.max(t.0).to_le_bytes());
+            st.put(Table::Postings, &span_key(fact), v);
+        }
+        _ if before.is_some_and(is_long) => st.delete(Table::Postings, &span_key(fact)),
+        _ => {}
+    }
+}
+
 /// Stages the removal of the entry saying `session` sourced fact `fact`.
 pub fn drop_occurrence(st: &mut Staged<'_>, session: &str, fact: u64) {
     st.delete(Table::Postings, &with_id(occurrence_prefix(session), fact));
@@ -414,6 +464,11 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
             drop_cell(st, o.cell, id);
         }
     }
+    if add {
+        note_span(st, id, None, Some(rec.time));
+    } else {
+        note_span(st, id, Some(rec.time), None);
+    }
     let stats_bytes = st.get(Table::Postings, STATS_KEY)?;
     if add && stats_bytes.is_none() {
         st.put(
@@ -426,6 +481,7 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
     if add && stats.docs == 0 {
         st.put(Table::Postings, OCCURRENCES_COMPLETE_KEY, Vec::new());
         st.put(Table::Postings, CELLS_COMPLETE_KEY, Vec::new());
+        st.put(Table::Postings, SPANS_COMPLETE_KEY, Vec::new());
     }
     if add {
         stats.docs += 1;
@@ -561,8 +617,9 @@ pub fn slot_entries(r: &Reader<'_>, prefix: &[u8]) -> Result<Vec<(String, u64, i
 /// statistics record is missing but facts exist (after `Memory::drop_derived`), or when an
 /// index of another version exists (it is deleted first, in its own batch: a crash
 /// between the two leaves no index, which the next call rebuilds). An index of this
-/// version without [`CELLS_COMPLETE_KEY`] gets the cell entries of every fact, unless the
-/// store is read-only (its queries then bring no replies until a writer backfills).
+/// version without [`CELLS_COMPLETE_KEY`] or [`SPANS_COMPLETE_KEY`] gets the cell or
+/// long-span entries of every fact, unless the store is read-only (its queries then bring
+/// no replies, and list no facts for a time filter, until a writer backfills).
 /// Otherwise reads two keys and returns. Returns whether it wrote. Call with the memory
 /// layer's forest lock held so no ingest commits meanwhile.
 ///
@@ -571,7 +628,7 @@ pub fn slot_entries(r: &Reader<'_>, prefix: &[u8]) -> Result<Vec<(String, u64, i
 pub fn ensure(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, MemoryError> {
     let version = kv.get(tenant, Table::Postings, VERSION_KEY)?;
     if version.as_deref() == Some(&INDEX_VERSION.to_le_bytes()[..]) {
-        return backfill_cells(kv, tenant);
+        return backfill(kv, tenant);
     }
     let stale = kv.get(tenant, Table::Postings, STATS_KEY)?.is_some();
     if stale {
@@ -597,27 +654,39 @@ pub fn ensure(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, Memo
     Ok(true)
 }
 
-/// Writes the cell entries of every fact of `tenant` and [`CELLS_COMPLETE_KEY`], unless the
-/// key is there or the store is read-only (see [`ensure`]). Returns whether it wrote.
+/// Writes the cell entries and the long-span entries of every fact of `tenant`, each kind
+/// with its marker ([`CELLS_COMPLETE_KEY`], [`SPANS_COMPLETE_KEY`]) unless the marker is
+/// there, and nothing on a read-only store (see [`ensure`]). Returns whether it wrote.
 ///
 /// # Errors
 /// Engine errors; corrupt fact records.
-fn backfill_cells(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, MemoryError> {
-    if kv.is_read_only()
-        || kv
-            .get(tenant, Table::Postings, CELLS_COMPLETE_KEY)?
-            .is_some()
-    {
+fn backfill(kv: &Kv, tenant: &memforest_engine::TenantId) -> Result<bool, MemoryError> {
+    if kv.is_read_only() {
+        return Ok(false);
+    }
+    let missing =
+        |key| -> Result<bool, MemoryError> { Ok(kv.get(tenant, Table::Postings, key)?.is_none()) };
+    let (cells, spans) = (missing(CELLS_COMPLETE_KEY)?, missing(SPANS_COMPLETE_KEY)?);
+    if !cells && !spans {
         return Ok(false);
     }
     let mut st = Staged::new(kv, tenant.clone());
     for (k, v) in kv.scan_prefix(tenant, Table::Facts, &[])? {
         let (id, rec) = fact_row(&k, &v)?;
-        for o in &rec.occurrences {
-            note_cell(&mut st, o.cell, id);
+        if cells {
+            for o in &rec.occurrences {
+                note_cell(&mut st, o.cell, id);
+            }
+        }
+        if spans {
+            note_span(&mut st, id, None, Some(rec.time));
         }
     }
-    st.put(Table::Postings, CELLS_COMPLETE_KEY, Vec::new());
+    for (key, wanted) in [(CELLS_COMPLETE_KEY, cells), (SPANS_COMPLETE_KEY, spans)] {
+        if wanted {
+            st.put(Table::Postings, key, Vec::new());
+        }
+    }
     st.commit(memforest_wal::Durability::Buffered)?;
     Ok(true)
 }

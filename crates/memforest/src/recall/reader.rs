@@ -2,6 +2,7 @@
 //! published state), plus MemTree pages read through the heat-managed page cache and
 //! their summaries' term counts through the summary cache.
 
+use std::ops::Bound;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -89,6 +90,21 @@ impl<'a> Reader<'a> {
         Ok(self
             .db
             .scan_prefix(self.tenant, table.into(), prefix, Some(&self._pin))?)
+    }
+
+    /// A lazy scan of `table`'s keys from `lower` to `upper`, both included (keys relative
+    /// to the table).
+    ///
+    /// # Errors
+    /// Engine read errors.
+    pub fn scan(&self, table: Table, lower: &[u8], upper: &[u8]) -> Result<Scan, MemoryError> {
+        Ok(self.db.scan(
+            self.tenant,
+            table.into(),
+            Bound::Included(lower),
+            Bound::Included(upper),
+            Some(&self._pin),
+        )?)
     }
 
     /// The meta page of tree `tree`; `None` when the tree does not exist.

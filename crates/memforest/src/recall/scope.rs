@@ -1,34 +1,41 @@
 //! The facts a filtered query may return, listed from the index rather than found by
 //! loading facts in score order until enough pass ([`Query::admits`]).
 //!
-//! A query restricted to one session of many, or to a rarely heard speaker, passes few
-//! facts; testing candidates one by one then loads most of the tenant's facts. The index
-//! lists them directly:
+//! A query restricted to one session of many, to a rarely heard speaker or to a short
+//! time ("since yesterday") passes few facts; testing candidates one by one then loads
+//! most of the tenant's facts. The index lists them directly:
 //! - sessions ([`Query::sessions`]): the occurrence entries of each session
 //!   ([`index::occurrence_prefix`]);
 //! - a speaker ([`Query::speaker`]): the facts whose speaker field holds every term of the
-//!   name ([`index::speaker_term`]).
+//!   name ([`index::speaker_term`]);
+//! - a time range ([`Query::time_range`], start `a`, end `b`): a fact spanning at most
+//!   [`LONG_SPAN`] that overlaps it starts in `[a - LONG_SPAN, b]`, which
+//!   [`Table::FactTimeIndex`] (by start) lists; the longer ones have long-span entries
+//!   ([`index::SPAN_PREFIX`], with their span), read whole.
 //!
-//! Both lists are supersets (sessions whose ids hash alike share entries; names are
-//! compared by their terms), so [`Query::admits`] still decides each fact. A list is used
-//! only when it holds at most `1 / SELECTIVE` of the tenant's facts: a filter most facts
-//! pass is cheaper to test one by one, as few need loading before enough pass. The time
-//! filter has no such list (a fact's time is a span, and [`Table::FactTimeIndex`] orders facts
-//! by start only).
+//! The lists are supersets (sessions whose ids hash alike share entries; names are
+//! compared by their terms; a fact starting before `a` may end before it too), so
+//! [`Query::admits`] still decides each fact. A list is used only when it holds at most
+//! `1 / SELECTIVE` of the tenant's facts, and is read no further: a filter most facts pass
+//! is cheaper to test one by one, as few need loading before enough pass.
 
 use std::collections::HashSet;
+
+use memforest_tree::TimeRange;
 
 use crate::memory::record;
 use crate::memory::MemoryError;
 use crate::recall::bm25::terms;
-use crate::recall::index::{self, INDEX_VERSION, OCCURRENCES_COMPLETE_KEY, VERSION_KEY};
+use crate::recall::index::{
+    self, INDEX_VERSION, LONG_SPAN, OCCURRENCES_COMPLETE_KEY, SPANS_COMPLETE_KEY, VERSION_KEY,
+};
 use crate::recall::postings::List;
 use crate::recall::query::Query;
 use crate::recall::reader::Reader;
 use crate::schema::Table;
 
 /// A list is used when it holds at most `1 / SELECTIVE` of the tenant's facts.
-pub const SELECTIVE: u64 = 8;
+pub const SELECTIVE: u64 = 16;
 
 /// The speaker field terms ([`index::speaker_term`]) of `query`'s speaker filter, whose
 /// postings [`admissible`] reads; empty without one.
@@ -47,10 +54,10 @@ pub fn speaker_terms(query: &Query) -> Vec<String> {
     out
 }
 
-/// The ids of every fact `query`'s session and speaker filters could admit, when the
-/// index lists them selectively (module docs); `None` when the query has neither filter,
-/// the index cannot list them (one written before the occurrence entries, a name with no
-/// terms) or every list is too long to pay.
+/// The ids of every fact `query`'s session, speaker and time filters could admit, when
+/// the index lists them selectively (module docs); `None` when the query has none of
+/// them, the index cannot list them (one written before the occurrence or long-span
+/// entries, a name with no terms) or every list is too long to pay.
 ///
 /// `docs`: the tenant's indexed facts. `speakers`: the postings of [`speaker_terms`], in
 /// that order.
@@ -63,7 +70,7 @@ pub fn admissible(
     docs: u64,
     speakers: &[List],
 ) -> Result<Option<HashSet<u64>>, MemoryError> {
-    if query.sessions.is_none() && query.speaker.is_none() {
+    if !query.filtered() {
         return Ok(None);
     }
     let current =
@@ -77,10 +84,14 @@ pub fn admissible(
         None => None,
     };
     let by_speaker = of_speaker(speakers, limit);
-    Ok(match (by_session, by_speaker) {
-        (Some(a), Some(b)) => Some(a.intersection(&b).copied().collect()),
-        (a, b) => a.or(b),
-    })
+    let by_time = match query.time_range {
+        Some(range) => of_time(r, range, limit)?,
+        None => None,
+    };
+    Ok([by_session, by_speaker, by_time]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| a.intersection(&b).copied().collect()))
 }
 
 /// The facts the occurrence entries of `sessions` name; `None` when the occurrence index
@@ -109,6 +120,62 @@ fn of_sessions<'a>(
                     detail: format!("key of {} bytes", k.len()),
                 })?;
             out.insert(fact);
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The facts that may overlap `range`: those starting in `[range.start - LONG_SPAN,
+/// range.end]` and the long-span facts overlapping it; `None` when the long-span entries
+/// do not cover every fact or the facts are more than `limit`.
+fn of_time(
+    r: &Reader<'_>,
+    range: TimeRange,
+    limit: u64,
+) -> Result<Option<HashSet<u64>>, MemoryError> {
+    if r.get(Table::Postings, SPANS_COMPLETE_KEY)?.is_none() {
+        return Ok(None);
+    }
+    let corrupt = |what: &'static str, len: usize| MemoryError::Corrupt {
+        what,
+        detail: format!("key of {len} bytes"),
+    };
+    let mut out = HashSet::new();
+    let lower = record::time_index_key(range.start.saturating_sub(LONG_SPAN), 0);
+    let upper = record::time_index_key(range.end, u64::MAX);
+    for kv in r.scan(Table::FactTimeIndex, &lower, &upper)? {
+        if out.len() as u64 >= limit {
+            return Ok(None);
+        }
+        let (k, _) = kv?;
+        let fact = k
+            .get(8..)
+            .and_then(record::be_u64)
+            .ok_or_else(|| corrupt("fact time index entry", k.len()))?;
+        out.insert(fact);
+    }
+    for kv in r.scan_prefix(Table::Postings, &[index::SPAN_PREFIX])? {
+        let (k, v) = kv?;
+        let fact = k
+            .get(1..)
+            .and_then(record::be_u64)
+            .ok_or_else(|| corrupt("long-span entry", k.len()))?;
+        let word = |at: usize| {
+            v.get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(i64::from_le_bytes)
+        };
+        let (Some(start), Some(end)) = (word(0), word(8)) else {
+            return Err(MemoryError::Corrupt {
+                what: "long-span entry",
+                detail: format!("value of {} bytes", v.len()),
+            });
+        };
+        if range.overlaps(TimeRange { start, end }) {
+            out.insert(fact);
+            if out.len() as u64 > limit {
+                return Ok(None);
+            }
         }
     }
     Ok(Some(out))

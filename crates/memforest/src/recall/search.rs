@@ -293,12 +293,7 @@ impl Memory {
         };
         if let (Some(q), Some(fv)) = (embedding.as_deref(), &fact_vectors) {
             let ranked = match &admissible {
-                Some(ids) => top_k_of(
-                    ids.iter()
-                        .filter_map(|&id| Some((id, fv.cosine(q, id)?)))
-                        .collect(),
-                    usize::MAX,
-                ),
+                Some(ids) => fv.nearest_among(q, ids.iter().copied(), usize::MAX),
                 None if query.filtered() => fv.nearest(q, usize::MAX),
                 None => fv.nearest(q, pool),
             };
@@ -422,11 +417,9 @@ impl Memory {
         let mut reached = top_k(found, pool);
         let mut named = Vec::new();
         if !asked.named_times.is_empty() {
-            let lexical = if query.filtered() {
-                by_score.clone()
-            } else {
-                accumulate::totals(&bm, &term_lists, boost)
-            };
+            // Every fact's score, as `by_score` holds only the admitted facts when
+            // `admissible` listed them: the scan is the same whichever way the filter ran.
+            let lexical = accumulate::totals(&bm, &term_lists, boost);
             named = of_time(&r, query, &asked, lexical, pool, &mut facts)?;
             if let (Some(q), Some(fv)) = (embedding.as_deref(), &fact_vectors) {
                 let near = fv.nearest(q, pool.saturating_mul(NAMED_SCAN));

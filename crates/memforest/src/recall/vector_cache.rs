@@ -158,28 +158,70 @@ impl TenantVectors {
     /// int8 as the rows are), best first, cut to the best `n`.
     #[must_use]
     pub fn nearest(&self, q: &[f32], n: usize) -> Vec<(u64, f32)> {
-        if q.len() != self.dims || self.dims == 0 || n == 0 {
+        let Some((q8, q_scale)) = self.quantize(q) else {
             return Vec::new();
-        }
-        let max = q.iter().fold(0f32, |m, x| m.max(x.abs()));
-        if max == 0.0 {
-            return Vec::new();
-        }
-        let q_scale = max / 127.0;
-        // In -127..=127: each component is at most `max` in magnitude.
-        #[allow(clippy::cast_possible_truncation)]
-        let q8: Vec<i16> = q.iter().map(|x| (x / q_scale).round() as i16).collect();
+        };
         let dots = pulp::Arch::new().dispatch(RowDots {
             q8: &q8,
             rows: &self.rows,
             dims: self.dims,
         });
-        let mut scored: Vec<(f32, u32)> = dots
+        let scored = dots
             .iter()
             .zip(&self.scales)
             .zip(0u32..)
             .map(|((&d, &scale), i)| (d as f32 * scale * q_scale, i))
             .collect();
+        self.best(scored, n)
+    }
+
+    /// [`TenantVectors::nearest`] among the facts `ids` only (those without a vector are
+    /// left out): the same approximate cosines, best first, cut to the best `n`.
+    #[must_use]
+    pub fn nearest_among(
+        &self,
+        q: &[f32],
+        ids: impl IntoIterator<Item = u64>,
+        n: usize,
+    ) -> Vec<(u64, f32)> {
+        let Some((q8, q_scale)) = self.quantize(q) else {
+            return Vec::new();
+        };
+        let scored = ids
+            .into_iter()
+            .filter_map(|id| {
+                let i = *self.at.get(&id)?;
+                let row = self.rows.get(i * self.dims..(i + 1) * self.dims)?;
+                let scale = *self.scales.get(i)?;
+                Some((
+                    dot(&q8, row) as f32 * scale * q_scale,
+                    u32::try_from(i).ok()?,
+                ))
+            })
+            .collect();
+        self.best(scored, n)
+    }
+
+    /// The unit query `q` quantized as the rows are: each component in -127..=127, and
+    /// the scale back; `None` for a query of another dimension or of zeros.
+    fn quantize(&self, q: &[f32]) -> Option<(Vec<i16>, f32)> {
+        if q.len() != self.dims || self.dims == 0 {
+            return None;
+        }
+        let max = q.iter().fold(0f32, |m, x| m.max(x.abs()));
+        if max == 0.0 {
+            return None;
+        }
+        let q_scale = max / 127.0;
+        // In -127..=127: each component is at most `max` in magnitude.
+        #[allow(clippy::cast_possible_truncation)]
+        let q8: Vec<i16> = q.iter().map(|x| (x / q_scale).round() as i16).collect();
+        Some((q8, q_scale))
+    }
+
+    /// The best `n` of `scored` (`(cosine, row)`) as `(fact id, cosine)`, best first, ties
+    /// by fact id.
+    fn best(&self, mut scored: Vec<(f32, u32)>, n: usize) -> Vec<(u64, f32)> {
         if scored.len() > n {
             scored.select_nth_unstable_by(n, |a, b| b.0.total_cmp(&a.0));
             scored.truncate(n);
