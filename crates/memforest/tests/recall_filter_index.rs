@@ -18,12 +18,12 @@ use memforest_engine::{Durability, TenantId, WriteBatch};
 use memforest_tree::TimeRange;
 use recall_common::{options, text, DAY, T0};
 
-/// Sessions in the store, session `s` on day `10 * s`: each holds less than a sixteenth of
-/// the facts, and so do the sessions of any 41 days.
+/// Sessions in the store, session `s` on day `10 * s`: each holds less than an eighth of
+/// the facts, and so do the sessions of any 17 days.
 const SESSIONS: usize = 80;
 /// Turns per session.
 const TURNS: usize = 5;
-/// Speakers, taken in turn: each says less than a sixteenth of the facts, and so does each
+/// Speakers, taken in turn: each says less than an eighth of the facts, and so does each
 /// name word two of them share ("Mary" of Mary Ann and Mary Lou).
 const SPEAKERS: [&str; 40] = [
     "Mary Ann", "Mary Lou", "Ann Lee", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivy", "Jo",
@@ -171,8 +171,9 @@ fn a_speaker_filter_returns_every_fact_of_that_speaker_and_no_namesake() {
 
 /// A day near the end (only the long-span entry lists [`REPEATED`]), two days with
 /// sessions in the middle, a day of 2024 without one (only the long-span entries list
-/// [`LISBON`] and [`REPEATED`]).
-const RANGES: [TimeRange; 3] = [
+/// [`LISBON`] and [`REPEATED`]), everything until the middle (not listed: tested one by
+/// one).
+const RANGES: [TimeRange; 4] = [
     TimeRange {
         start: T0 + 785 * DAY,
         end: T0 + 786 * DAY,
@@ -184,6 +185,10 @@ const RANGES: [TimeRange; 3] = [
     TimeRange {
         start: T0 + 472 * DAY,
         end: T0 + 473 * DAY,
+    },
+    TimeRange {
+        start: i64::MIN,
+        end: T0 + 400 * DAY,
     },
 ];
 

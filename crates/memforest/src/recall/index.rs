@@ -70,8 +70,11 @@ pub const SPAN_PREFIX: u8 = b's';
 /// backfills them.
 pub const SPANS_COMPLETE_KEY: &[u8] = b"S";
 
-/// A fact whose time spans more than this (microseconds: 31 days) has a long-span entry.
-pub const LONG_SPAN: i64 = 31 * 86_400_000_000;
+/// A fact whose time spans more than this (microseconds: 7 days) has a long-span entry.
+/// Most facts are a point in time (the turn's); few span longer (a fact said again on
+/// another day, "last month"). A shorter span narrows what a time filter lists by start,
+/// and lengthens the list of long ones every such query reads.
+pub const LONG_SPAN: i64 = 7 * 86_400_000_000;
 
 /// First character of a speaker field term (ASCII unit separator): the tokenizer never
 /// yields it, so a word of a question or a fact's text never matches a speaker's name.
