@@ -56,8 +56,8 @@ impl Memory {
         // attribute`), so it supersedes there too: the profile and `latest_only` see it.
         let mut keys = vec![key.clone()];
         keys.extend(old.keys.iter().filter(|k| k.contains('/')).take(1).cloned());
-        if !old.keys.contains(&key) {
-            self.add_key(&tenant, id.fact(), old.clone(), &key)?;
+        if !old.keys.contains(&key) && !self.add_key(&tenant, id.fact(), &key)? {
+            return Err(not_found("memory", id.to_string(), user));
         }
         let now = now_micros().max(old.time.1.saturating_add(1));
         let turn_id = format!("update:{id}:{now}");
@@ -144,16 +144,20 @@ impl Memory {
         Ok(out)
     }
 
-    /// Adds version key `key` to fact `id` (`old`), re-indexing it, in one batch.
-    fn add_key(
-        &self,
-        tenant: &TenantId,
-        id: u64,
-        old: FactRecord,
-        key: &str,
-    ) -> Result<(), MemoryError> {
+    /// Adds version key `key` to fact `id`, re-indexing it, in one batch; false when the
+    /// fact is gone. The record is read under the forest lock: an ingest may have merged
+    /// an occurrence into it since the caller read it, and writing that older copy back
+    /// would lose the occurrence.
+    fn add_key(&self, tenant: &TenantId, id: u64, key: &str) -> Result<bool, MemoryError> {
         let shared = self.memory_shared()?;
         let _forest = shared.forest.lock();
+        let Some(bytes) = shared.kv.get(tenant, Table::Facts, &id.to_be_bytes())? else {
+            return Ok(false);
+        };
+        let old: FactRecord = record::decode(&bytes, "fact")?;
+        if old.keys.iter().any(|k| k == key) {
+            return Ok(true);
+        }
         let mut st = Staged::new(&shared.kv, tenant.clone());
         index::remove_fact(&mut st, id, &old)?;
         let mut new = old;
@@ -161,7 +165,7 @@ impl Memory {
         st.put(Table::Facts, &id.to_be_bytes(), record::encode(&new)?);
         index::add_fact(&mut st, id, &new)?;
         st.commit(shared.opts.durability)?;
-        Ok(())
+        Ok(true)
     }
 }
 

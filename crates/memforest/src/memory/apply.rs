@@ -312,6 +312,9 @@ pub fn commit(
     cells: &[Prepared],
 ) -> Result<CellOutcome, MemoryError> {
     let mut forest = shared.forest.lock();
+    // An index dropped (`Memory::drop_derived`) or of another version is rebuilt first: the
+    // first fact staged into an empty index marks it complete.
+    crate::recall::index::ensure(&shared.kv, tenant)?;
     let mut st = Staged::new(&shared.kv, tenant.clone());
     let tf = forest.tenants.entry(tenant.clone()).or_default();
     let mut out = CellOutcome::default();
