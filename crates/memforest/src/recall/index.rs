@@ -11,8 +11,9 @@
 //! ([`INDEX_VERSION`]).
 //! Written in
 //! the same batch as the fact itself (so a fact is searchable the moment its ingest
-//! returns) and removed with it; rebuilt from the facts when the table was dropped
-//! (`Memory::drop_derived`) or holds terms of another [`INDEX_VERSION`] ([`ensure`]).
+//! returns) and removed with it; rebuilt from the facts, by the next query or ingest,
+//! when the table was dropped (`Memory::drop_derived`) or holds terms of another
+//! [`INDEX_VERSION`] ([`ensure`]).
 //! Layout: `docs/format/memory.md`.
 
 use memforest_engine::WriteBatch;
