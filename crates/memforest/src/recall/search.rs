@@ -4,9 +4,9 @@
 //! 1. Every query term's postings give BM25 scores; the best `k + beam` facts (within the
 //!    filters) are the lexical candidates. A term that is in a speaker's name adds its
 //!    speaker field score ([`index::speaker_term`]) to the facts its other terms found.
-//!    Only the query terms' postings are read. A session or speaker filter that few
-//!    facts pass is served from the index ([`crate::recall::scope`]): only the facts it
-//!    lists are scored and loaded.
+//!    Only the query terms' postings are read. A session, speaker or time filter that
+//!    few facts pass is served from the index ([`crate::recall::scope`]): only the facts
+//!    it lists are scored and loaded.
 //! 2. In hybrid and embedding modes the question is embedded once and the tenant's fact
 //!    vectors ([`crate::recall::vector_cache`], an exact flat scan, or the listed facts'
 //!    vectors alone) give the `POOL_FACTOR * (k + beam)` nearest facts that pass the
@@ -219,8 +219,8 @@ impl Memory {
             .zip(filter_generations)
             .map(|(t, g)| state.postings.fetch(&r, t, *g))
             .collect::<Result<Vec<_>, _>>()?;
-        // The facts the session and speaker filters can admit, when the index lists them
-        // for less than testing facts one by one (`recall::scope`).
+        // The facts the session, speaker and time filters can admit, when the index lists
+        // them for less than testing facts one by one (`recall::scope`).
         let admissible = scope::admissible(&r, query, st.docs, &speakers)?;
         let may = |id: u64| admissible.as_ref().is_none_or(|a| a.contains(&id));
         // `terms`: each query term's hash and idf for the text of turns and summaries,
