@@ -16,7 +16,7 @@ use memforest::schema::Table;
 use memforest::Memory;
 use memforest_engine::{Durability, TenantId, WriteBatch};
 use memforest_tree::TimeRange;
-use recall_common::{options, text, DAY, T0};
+use recall_common::{options, rows, text, DAY, T0};
 
 /// Sessions in the store, session `s` on day `10 * s`: each holds less than an eighth of
 /// the facts, and so do the sessions of any 17 days.
@@ -300,13 +300,7 @@ fn a_filtered_query_puts_the_admitted_fact_sharing_most_words_first() {
 fn an_index_without_long_span_entries_is_answered_and_backfilled() {
     let (dir, db, t) = store();
     let before = check_ranges(&db, &t);
-    let spans = |db: &Memory| {
-        db.db()
-            .scan_prefix(&t, Table::Postings.into(), &[SPAN_PREFIX], None)
-            .unwrap()
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap()
-    };
+    let spans = |db: &Memory| rows(db, &t, Table::Postings, &[SPAN_PREFIX]);
     let entries = spans(&db);
     assert!(entries.len() >= 2, "REPEATED and LISBON span long");
     // Make it an index written before the long-span entries.

@@ -14,7 +14,7 @@ use memforest::recall::{Query, QueryResult};
 use memforest::schema::Table;
 use memforest::{AddOptions, Memory, Message};
 use memforest_engine::{Durability, TenantId, WriteBatch};
-use recall_common::{options, session, T0};
+use recall_common::{options, rows, session, T0};
 
 const ASKED: &str = "How do you feel about starting this mentoring journey?";
 const REPLY: &str = "I'm so excited and inspired, it's a great chance to help them grow.";
@@ -178,12 +178,7 @@ fn an_index_without_cell_entries_is_backfilled_and_read_only_until_then() {
     let current = ask(&db, &t, QUESTION);
     // Make it an index written before the cell index.
     let mut b = WriteBatch::new();
-    let entries = db
-        .db()
-        .scan_prefix(&t, Table::Postings.into(), &[CELL_FACT_PREFIX], None)
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
+    let entries = rows(&db, &t, Table::Postings, &[CELL_FACT_PREFIX]);
     assert!(!entries.is_empty());
     for kv in &entries {
         b.delete(&t, Table::Postings.into(), &kv.0);
@@ -203,9 +198,6 @@ fn an_index_without_cell_entries_is_backfilled_and_read_only_until_then() {
     assert_eq!(ask(&db, &t, QUESTION), current);
     let complete = db.db().get(&t, Table::Postings.into(), CELLS_COMPLETE_KEY);
     assert!(complete.unwrap().is_some());
-    let cells = db
-        .db()
-        .scan_prefix(&t, Table::Postings.into(), &[CELL_FACT_PREFIX], None)
-        .unwrap();
-    assert_eq!(cells.count(), entries.len(), "cell entries backfilled");
+    let cells = rows(&db, &t, Table::Postings, &[CELL_FACT_PREFIX]);
+    assert_eq!(cells.len(), entries.len(), "cell entries backfilled");
 }

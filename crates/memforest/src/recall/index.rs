@@ -17,6 +17,7 @@
 //! Layout: `docs/format/memory.md`.
 
 use memforest_engine::WriteBatch;
+use memforest_tree::TimeRange;
 use serde::{Deserialize, Serialize};
 
 use crate::memory::extract::statements;
@@ -276,15 +277,13 @@ fn fact_row(key: &[u8], value: &[u8]) -> Result<(u64, FactRecord), MemoryError> 
 }
 
 /// Key of fact `fact`'s long-span entry.
-#[must_use]
-pub fn span_key(fact: u64) -> Vec<u8> {
+fn span_key(fact: u64) -> Vec<u8> {
     with_id(vec![SPAN_PREFIX], fact)
 }
 
 /// Whether a fact of time `time` (start, end; an end before the start counts as the
 /// start) has a long-span entry.
-#[must_use]
-pub fn is_long(time: (i64, i64)) -> bool {
+fn is_long(time: (i64, i64)) -> bool {
     time.1.max(time.0).saturating_sub(time.0) > LONG_SPAN
 }
 
@@ -309,6 +308,41 @@ pub fn note_span(
     }
 }
 
+/// A long-span entry decoded: `(fact id, its time)`.
+///
+/// # Errors
+/// [`MemoryError::Corrupt`] for a key or value of the wrong length.
+pub fn span_entry(key: &[u8], value: &[u8]) -> Result<(u64, TimeRange), MemoryError> {
+    let fact = entry_fact(key, 1, "long-span entry")?;
+    let word = |at: usize| {
+        value
+            .get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(i64::from_le_bytes)
+    };
+    match (word(0), word(8)) {
+        (Some(start), Some(end)) => Ok((fact, TimeRange { start, end })),
+        _ => Err(MemoryError::Corrupt {
+            what: "long-span entry",
+            detail: format!("value of {} bytes", value.len()),
+        }),
+    }
+}
+
+/// The fact id that ends an entry key after its `prefix_len` bytes of prefix (occurrence,
+/// cell and long-span entries, fact time index keys); `what` names the entry in the error.
+///
+/// # Errors
+/// [`MemoryError::Corrupt`] for a key too short to hold one.
+pub fn entry_fact(key: &[u8], prefix_len: usize, what: &'static str) -> Result<u64, MemoryError> {
+    key.get(prefix_len..)
+        .and_then(record::be_u64)
+        .ok_or_else(|| MemoryError::Corrupt {
+            what,
+            detail: format!("key of {} bytes", key.len()),
+        })
+}
+
 /// Stages the removal of the entry saying `session` sourced fact `fact`.
 pub fn drop_occurrence(st: &mut Staged<'_>, session: &str, fact: u64) {
     st.delete(Table::Postings, &with_id(occurrence_prefix(session), fact));
@@ -327,15 +361,7 @@ pub fn drop_cell(st: &mut Staged<'_>, cell: u64, fact: u64) {
 pub fn cell_facts(r: &Reader<'_>, cell: u64) -> Result<Vec<u64>, MemoryError> {
     let prefix = cell_prefix(cell);
     r.scan_prefix(Table::Postings, &prefix)?
-        .map(|kv| {
-            let (k, _) = kv?;
-            k.get(prefix.len()..)
-                .and_then(record::be_u64)
-                .ok_or_else(|| MemoryError::Corrupt {
-                    what: "cell entry",
-                    detail: format!("key of {} bytes", k.len()),
-                })
-        })
+        .map(|kv| entry_fact(&kv?.0, prefix.len(), "cell entry"))
         .collect()
 }
 
@@ -353,14 +379,7 @@ pub fn session_facts(kv: &Kv, st: &mut Staged<'_>, session: &str) -> Result<Vec<
         return kv
             .scan_prefix(&tenant, Table::Postings, &prefix)?
             .iter()
-            .map(|(k, _)| {
-                k.get(prefix.len()..)
-                    .and_then(record::be_u64)
-                    .ok_or_else(|| MemoryError::Corrupt {
-                        what: "occurrence entry",
-                        detail: format!("key of {} bytes", k.len()),
-                    })
-            })
+            .map(|(k, _)| entry_fact(k, prefix.len(), "occurrence entry"))
             .collect();
     }
     let mut out = Vec::new();

@@ -113,15 +113,7 @@ fn of_sessions<'a>(
             if out.len() as u64 >= limit {
                 return Ok(None);
             }
-            let (k, _) = kv?;
-            let fact = k
-                .get(prefix.len()..)
-                .and_then(record::be_u64)
-                .ok_or_else(|| MemoryError::Corrupt {
-                    what: "occurrence entry",
-                    detail: format!("key of {} bytes", k.len()),
-                })?;
-            out.insert(fact);
+            out.insert(index::entry_fact(&kv?.0, prefix.len(), "occurrence entry")?);
         }
     }
     Ok(Some(out))
@@ -138,10 +130,6 @@ fn of_time(
     if r.get(Table::Postings, SPANS_COMPLETE_KEY)?.is_none() {
         return Ok(None);
     }
-    let corrupt = |what: &'static str, len: usize| MemoryError::Corrupt {
-        what,
-        detail: format!("key of {len} bytes"),
-    };
     let mut out = HashSet::new();
     let lower = record::time_index_key(range.start.saturating_sub(LONG_SPAN), 0);
     let upper = record::time_index_key(range.end, u64::MAX);
@@ -149,31 +137,12 @@ fn of_time(
         if out.len() as u64 >= limit {
             return Ok(None);
         }
-        let (k, _) = kv?;
-        let fact = k
-            .get(8..)
-            .and_then(record::be_u64)
-            .ok_or_else(|| corrupt("fact time index entry", k.len()))?;
-        out.insert(fact);
+        out.insert(index::entry_fact(&kv?.0, 8, "fact time index entry")?);
     }
     for kv in r.scan_prefix(Table::Postings, &[index::SPAN_PREFIX])? {
         let (k, v) = kv?;
-        let fact = k
-            .get(1..)
-            .and_then(record::be_u64)
-            .ok_or_else(|| corrupt("long-span entry", k.len()))?;
-        let word = |at: usize| {
-            v.get(at..at + 8)
-                .and_then(|b| b.try_into().ok())
-                .map(i64::from_le_bytes)
-        };
-        let (Some(start), Some(end)) = (word(0), word(8)) else {
-            return Err(MemoryError::Corrupt {
-                what: "long-span entry",
-                detail: format!("value of {} bytes", v.len()),
-            });
-        };
-        if range.overlaps(TimeRange { start, end }) {
+        let (fact, time) = index::span_entry(&k, &v)?;
+        if range.overlaps(time) {
             out.insert(fact);
             if out.len() as u64 > limit {
                 return Ok(None);

@@ -262,16 +262,21 @@ impl Memory {
         // facts are taken in score order until `want` pass it. The best `pool` that pass
         // join the fusion (without a filter they are all that is needed: MaxScore,
         // `accumulate::top`).
-        // A browse (with a time filter, below) scores a fact leaf by its postings score:
-        // `by_id` keeps every fact's, in fact id order.
+        // `totals`: every fact's postings score, in fact id order, computed once when more
+        // than the best `pool` is needed: for a filter, for a browse (with a time filter,
+        // below: it scores a fact leaf by its postings score) and for a named time's scan.
+        let asked = intent::Asked::of(&query.text);
         let browsing = query.trees && query.time_range.is_some();
-        let (by_score, by_id) = if query.filtered() {
-            let mut totals = accumulate::totals(&bm, &term_lists, boost);
-            let by_id = if browsing { totals.clone() } else { Vec::new() };
-            totals.retain(|&(id, _)| may(id));
-            (top_k_of(totals, usize::MAX), by_id)
+        let mut totals = if query.filtered() || !asked.named_times.is_empty() {
+            accumulate::totals(&bm, &term_lists, boost)
         } else {
-            (accumulate::top(&bm, &term_lists, boost, pool), Vec::new())
+            Vec::new()
+        };
+        let by_score = if query.filtered() {
+            let admitted = totals.iter().copied().filter(|&(id, _)| may(id)).collect();
+            top_k_of(admitted, usize::MAX)
+        } else {
+            accumulate::top(&bm, &term_lists, boost, pool)
         };
         for &(id, score) in &by_score {
             if facts.len() >= want {
@@ -382,7 +387,7 @@ impl Memory {
                 meta,
                 heat: *heat,
                 hits: tree_hits,
-                lexical: &by_id,
+                lexical: &totals,
             };
             for (id, score) in browse(&r, &scorer, &target)? {
                 through.entry(id).or_default().push(*tree);
@@ -413,14 +418,19 @@ impl Memory {
         // facts of a time the question names (source turns, temporal intent, named time),
         // then the hybrid combination.
         let mut pooled: HashMap<u64, (f32, FactRecord)> = HashMap::new();
-        let asked = intent::Asked::of(&query.text);
         let mut reached = top_k(found, pool);
         let mut named = Vec::new();
         if !asked.named_times.is_empty() {
-            // Every fact's score, as `by_score` holds only the admitted facts when
-            // `admissible` listed them: the scan is the same whichever way the filter ran.
-            let lexical = accumulate::totals(&bm, &term_lists, boost);
-            named = of_time(&r, query, &asked, lexical, pool, &mut facts)?;
+            // Every fact's score, not only the admitted ones `by_score` holds: the scan is
+            // the same whichever way a filter ran.
+            named = of_time(
+                &r,
+                query,
+                &asked,
+                std::mem::take(&mut totals),
+                pool,
+                &mut facts,
+            )?;
             if let (Some(q), Some(fv)) = (embedding.as_deref(), &fact_vectors) {
                 let near = fv.nearest(q, pool.saturating_mul(NAMED_SCAN));
                 let dense_named = of_time(&r, query, &asked, near, pool, &mut facts)?;

@@ -9,6 +9,7 @@ use memforest::memory::session::{Role, Session, Turn};
 use memforest::memory::summarize::{Summarizer, SummaryOutput, SummaryRequest};
 use memforest::memory::MemoryOptions;
 use memforest::recall::{Query, QueryResult};
+use memforest::schema::Table;
 use memforest::{Memory, Options};
 use memforest_engine::TenantId;
 use memforest_tree::TimeRange;
@@ -194,4 +195,16 @@ pub fn uncached(db: &Memory, t: &TenantId, q: &str) -> Vec<(u64, u32)> {
         ..Query::new(q)
     };
     ranking(&db.query(t, &query).unwrap())
+}
+
+/// Every key of `t`'s `table` starting with `prefix`, with its value, in key order.
+pub fn rows(db: &Memory, t: &TenantId, table: Table, prefix: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    db.db()
+        .scan_prefix(t, table.into(), prefix, None)
+        .unwrap()
+        .map(|kv| {
+            let (k, v) = kv.unwrap();
+            (k.to_vec(), v.to_vec())
+        })
+        .collect()
 }
