@@ -20,7 +20,7 @@ Usage:
         data/embedder/minilm-l6-static.bin.zst
 
 Output layout (zstd-compressed, little-endian), read by
-`crates/memforest/src/embedder/static_model.rs`:
+`crates/memforest/src/embedder/model_file.rs`:
     b"MFSE", u32 version (1), u32 vocabulary size V, u32 dimensions D,
     V tokens (u16 byte length, UTF-8 bytes), in vocabulary order,
     V f32 scales, then V * D i8 components (token i's vector = scale_i * row i).
