@@ -9,8 +9,12 @@
 //! per-character tokens. `data/embedder/distill.py` makes it (source and license in
 //! `data/embedder/README.md`); [`StaticEmbedder::from_model_file`] loads one made the same
 //! way from another model.
+//!
+//! The bundled model also knows each word's related words (`RelatedTerms`), which a
+//! query adds to its own (`recall::expand`).
 
 mod model_file;
+mod related;
 mod wordpiece;
 
 use std::sync::{Arc, OnceLock};
@@ -18,12 +22,20 @@ use std::sync::{Arc, OnceLock};
 use crate::memory::embed::{Embedder, Embeddings};
 use crate::memory::model::{ModelError, Usage};
 use model_file::ModelFile;
+use related::RelatedTerms;
 use wordpiece::WordPiece;
 
 /// The bundled model file: all-MiniLM-L6-v2 distilled to 256 dimensions.
 const BUNDLED: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../data/embedder/minilm-l6-static.bin.zst"
+));
+
+/// The bundled model's related words (`data/embedder/related.py` makes them from the
+/// model file above).
+const BUNDLED_RELATED: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../data/embedder/minilm-l6-related.tsv.zst"
 ));
 
 /// The bundled model's name, as stores record it.
@@ -38,6 +50,9 @@ pub struct StaticEmbedder {
     dims: usize,
     scales: Vec<f32>,
     rows: Vec<i8>,
+    /// The compressed related words file, parsed into `related` on first use.
+    related_file: Option<&'static [u8]>,
+    related: OnceLock<RelatedTerms>,
 }
 
 impl StaticEmbedder {
@@ -50,6 +65,10 @@ impl StaticEmbedder {
         MODEL
             .get_or_init(|| {
                 Self::from_model_file(BUNDLED_NAME, BUNDLED)
+                    .map(|model| Self {
+                        related_file: Some(BUNDLED_RELATED),
+                        ..model
+                    })
                     .map(Arc::new)
                     .map_err(|e| e.to_string())
             })
@@ -58,7 +77,8 @@ impl StaticEmbedder {
     }
 
     /// A model from a file `data/embedder/distill.py` wrote (zstd-compressed), under
-    /// `name` (what stores record, so pick one per model and dimension).
+    /// `name` (what stores record, so pick one per model and dimension). It has no related
+    /// words: its queries are not expanded.
     ///
     /// # Errors
     /// [`ModelError::Malformed`] naming the offset and field that did not parse.
@@ -70,6 +90,18 @@ impl StaticEmbedder {
             dims: file.dims,
             scales: file.scales,
             rows: file.rows,
+            related_file: None,
+            related: OnceLock::new(),
+        })
+    }
+
+    /// The model's related words, parsed on first use (empty for a model without them,
+    /// or if the bundled file does not decompress: a broken build, which a test catches).
+    fn related(&self) -> &RelatedTerms {
+        self.related.get_or_init(|| {
+            self.related_file
+                .and_then(RelatedTerms::parse)
+                .unwrap_or_default()
         })
     }
 
@@ -120,6 +152,10 @@ impl Embedder for StaticEmbedder {
     fn runs_inline(&self) -> bool {
         true
     }
+
+    fn related_terms(&self, term: &str) -> &[(String, f32)] {
+        self.related().of(term)
+    }
 }
 
 #[cfg(test)]
@@ -149,6 +185,17 @@ mod tests {
         let e = StaticEmbedder::bundled().unwrap();
         assert!(e.vector("!!! ...").iter().all(|&x| x == 0.0));
         assert!(e.vector("").iter().all(|&x| x == 0.0));
+    }
+
+    #[test]
+    fn the_bundled_model_knows_related_words() {
+        let e = StaticEmbedder::bundled().unwrap();
+        let kids = e.related_terms("kid");
+        assert!(kids.iter().any(|(t, _)| t == "children"), "{kids:?}");
+        assert!(kids.windows(2).all(|w| w[0].1 >= w[1].1), "{kids:?}");
+        assert!(e.related().len() > 10_000, "{}", e.related().len());
+        let plain = StaticEmbedder::from_model_file("x", BUNDLED).unwrap();
+        assert!(plain.related_terms("kid").is_empty());
     }
 
     #[test]

@@ -46,6 +46,16 @@ pub trait Embedder: Send + Sync + Debug {
     fn runs_inline(&self) -> bool {
         false
     }
+
+    /// The index terms related to index term `term` (a lower-cased Snowball stem, as
+    /// `recall::bm25::terms` makes them), nearest first, with their cosine in the
+    /// embedder's space: a hybrid or embedding query adds them to its own terms at a
+    /// lower weight (`recall::expand`). None by default; [`crate::StaticEmbedder`]'s
+    /// bundled model has them for its vocabulary's words.
+    fn related_terms(&self, term: &str) -> &[(String, f32)] {
+        let _ = term;
+        &[]
+    }
 }
 
 /// Cosine similarity of two vectors (0 when either is zero or the lengths differ).

@@ -6,7 +6,7 @@
 //! - `accumulate`: a query's BM25 totals by merging its sorted posting lists.
 //! - [`index`]: the persistent per-tenant postings (table `Postings`); `postings`: the
 //!   in-memory cache of decoded posting lists.
-//! - `search`: the query pipeline; `browse`: beam search in one tree; `fuse`: the
+//! - `expand`: a query's related terms, from the embedder; `search`: the query pipeline; `browse`: beam search in one tree; `fuse`: the
 //!   final ranking by source turn (and time, for temporal questions); `turn_cache`: the
 //!   in-memory cache of source turns' term counts.
 //! - `heat`, `cache`: MemoryOS heat and the page cache it governs; `summaries`: the
@@ -24,6 +24,7 @@ pub mod bm25;
 pub(crate) mod browse;
 pub(crate) mod cache;
 pub(crate) mod context;
+pub(crate) mod expand;
 pub(crate) mod fuse;
 pub(crate) mod heat;
 pub(crate) mod hybrid;

@@ -32,6 +32,7 @@
 //!    recalled trees they came through get a visit (heat).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
 
 use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind, USER_ENTITY};
 
@@ -43,7 +44,8 @@ use crate::recall::page::term_hash;
 use crate::recall::query::{Mode, Provenance, Query, QueryResult, RecalledFact, RecentTurn};
 use crate::recall::reader::Reader;
 use crate::recall::{
-    accumulate, fuse, hybrid, index, intent, postings, reply, scope, update, vector_cache, vectors,
+    accumulate, expand, fuse, hybrid, index, intent, postings, reply, scope, update, vector_cache,
+    vectors,
 };
 use crate::schema::Table;
 use crate::Memory;
@@ -163,9 +165,22 @@ impl Memory {
             )),
         };
         let state = self.recall_state();
-        // Each query term's text postings, then its speaker field postings.
-        let lookups: Vec<String> = query_terms(&query.text)
+        // The query's terms at weight 1, then, when it embeds, its related terms at theirs
+        // (`recall::expand`); each term's text postings, then its speaker field postings
+        // (only a query term's are used).
+        let own = query_terms(&query.text);
+        let related = match (&embedding, embedder) {
+            (Some(_), Some(e)) => expand::related(&own, e.as_ref()),
+            _ => Vec::new(),
+        };
+        let weights: Vec<f32> = own
+            .iter()
+            .map(|_| 1.0)
+            .chain(related.iter().map(|(_, w)| *w))
+            .collect();
+        let lookups: Vec<String> = own
             .into_iter()
+            .chain(related.into_iter().map(|(t, _)| t))
             .flat_map(|t| {
                 let speaker = index::speaker_term(&t);
                 [t, speaker]
@@ -230,17 +245,21 @@ impl Memory {
         let mut terms = Vec::new();
         let mut speaker_lists = Vec::new();
         let mut text_lists = Vec::new();
-        for (pair, gens) in lookups.chunks(2).zip(generations.chunks(2)) {
+        for ((pair, gens), weight) in lookups.chunks(2).zip(generations.chunks(2)).zip(&weights) {
             let ([t, field], [g, field_g]) = (pair, gens) else {
                 continue;
             };
             let text = state.postings.fetch(&r, t, *g)?;
-            let names = state.postings.fetch(&r, field, *field_g)?;
+            let names = if *weight < 1.0 {
+                Arc::default()
+            } else {
+                state.postings.fetch(&r, field, *field_g)?
+            };
             let either = union_len(&text, &names);
             if either == 0 {
                 continue;
             }
-            let idf = bm.idf(either);
+            let idf = bm.idf(either) * weight;
             terms.push((term_hash(t), idf));
             if !names.is_empty() {
                 speaker_lists.push((names, idf));
