@@ -4,14 +4,14 @@
 //!
 //! The file (`data/embedder/related.py` makes it from the embedder's table) is
 //! zstd-compressed UTF-8 text, one line per word: `word TAB neighbour:cosine SPACE ...`.
-//! Words become index terms as the postings hold them (`memory::text`: lower-cased
-//! Snowball stems); a stop word, a word of no term, a neighbour with the word's own stem
-//! or a repeated stem, and a malformed entry are skipped. The first line of a stem keeps
-//! it ("activity" before "activities").
+//! Words become index terms as the postings hold them ([`crate::recall::bm25::terms`]:
+//! lower-cased Snowball stems); a stop word, anything that is not one term, a neighbour
+//! with the word's own stem and a malformed entry are skipped. The lines of words of one
+//! stem ("kid", "kids") are merged: each related term keeps its best cosine.
 
 use std::collections::HashMap;
 
-use crate::memory::text::{is_stop_word, stem, tokenize};
+use crate::recall::bm25::terms;
 
 /// Related index terms per index term.
 #[derive(Debug, Default)]
@@ -19,12 +19,12 @@ pub struct RelatedTerms {
     near: HashMap<String, Vec<(String, f32)>>,
 }
 
-/// The index term of a lone word: its stem, or `None` for a stop word or anything that
-/// is not exactly one word.
+/// The index term of a lone word, or `None` for a stop word or anything that is not
+/// exactly one term.
 fn term_of(word: &str) -> Option<String> {
-    let words = tokenize(word);
-    let [w] = &words[..] else { return None };
-    (!is_stop_word(w)).then(|| stem(w))
+    let mut all = terms(word);
+    let one = all.pop();
+    one.filter(|_| all.is_empty())
 }
 
 impl RelatedTerms {
@@ -40,10 +40,7 @@ impl RelatedTerms {
                 continue;
             };
             let Some(term) = term_of(word) else { continue };
-            if near.contains_key(&term) {
-                continue;
-            }
-            let mut list: Vec<(String, f32)> = Vec::new();
+            let list = near.entry(term.clone()).or_default();
             for entry in rest.split(' ') {
                 let Some((other, cosine)) = entry.rsplit_once(':') else {
                     continue;
@@ -51,11 +48,18 @@ impl RelatedTerms {
                 let (Some(other), Ok(cosine)) = (term_of(other), cosine.parse::<f32>()) else {
                     continue;
                 };
-                if other != term && cosine.is_finite() && list.iter().all(|(t, _)| *t != other) {
-                    list.push((other, cosine));
+                if other == term || !cosine.is_finite() {
+                    continue;
+                }
+                match list.iter_mut().find(|(t, _)| *t == other) {
+                    Some((_, best)) => *best = best.max(cosine),
+                    None => list.push((other, cosine)),
                 }
             }
-            near.insert(term, list);
+        }
+        near.retain(|_, list| !list.is_empty());
+        for list in near.values_mut() {
+            list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         }
         Some(Self { near })
     }
@@ -86,15 +90,18 @@ mod tests {
         let r = RelatedTerms::parse(&file(
             "buy\tbuying:0.9 purchase:0.835 purchases:0.7 the:0.6 bought:0.78\n\
              activity\tactivities:0.88 hobby:0.51\n\
-             activities\tleisure:0.5\n",
+             activities\tleisure:0.5 hobbies:0.6\n",
         ))
         .unwrap_or_default();
         assert_eq!(
             r.of("buy"),
             &[("purchas".to_owned(), 0.835), ("bought".to_owned(), 0.78)]
         );
-        // "activities" has the stem of "activity": its line adds nothing.
-        assert_eq!(r.of("activ"), &[("hobbi".to_owned(), 0.51)]);
+        // "activities" has the stem of "activity": their lines merge, best cosine first.
+        assert_eq!(
+            r.of("activ"),
+            &[("hobbi".to_owned(), 0.6), ("leisur".to_owned(), 0.5)]
+        );
         assert!(r.of("sell").is_empty());
         assert_eq!(r.len(), 2);
     }

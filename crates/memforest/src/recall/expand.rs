@@ -5,9 +5,12 @@
 //! "What did Calvin buy?" also "bought" and "purchase": words a stemmer does not join and
 //! an exact match misses.
 //!
-//! A related term counts with the idf of its own postings times [`EXPANSION_WEIGHT`] times
-//! its cosine, in the facts' postings scores and in the source turns' scores alike
-//! (`recall::fuse`), and never as a speaker name (`recall::accumulate`).
+//! A related term counts with [`EXPANSION_WEIGHT`] times its cosine times an idf: its own,
+//! but at most that of the query term it is related to (so a rare related word does not
+//! outrank the question's own word), in the facts' postings scores and in the source
+//! turns' scores alike (`recall::fuse`). A related term that is in a speaker's name is
+//! not used: turns are scored with their speaker's name, so it would lift every turn of
+//! that speaker (`recall::search`).
 
 use std::collections::HashMap;
 
@@ -24,28 +27,45 @@ pub const MIN_COSINE: f32 = 0.6;
 /// query terms or below [`MIN_COSINE`] are then left out).
 pub const PER_TERM: usize = 3;
 
-/// The related terms of a query's `terms` (its index terms): each with its weight,
-/// [`EXPANSION_WEIGHT`] times its best cosine to any of them; none that is one of
-/// `terms`; sorted by term.
+/// A query's related term.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related {
+    /// The index term.
+    pub term: String,
+    /// [`EXPANSION_WEIGHT`] times its cosine to `source`.
+    pub weight: f32,
+    /// The index (in the query's terms) of the query term it is nearest to.
+    pub source: usize,
+}
+
+/// The related terms of a query's `terms` (its index terms), none of them one of `terms`,
+/// each with the query term it is nearest to (the first of equals); sorted by term.
 #[must_use]
-pub fn related(terms: &[String], embedder: &dyn Embedder) -> Vec<(String, f32)> {
-    let mut weights: HashMap<&str, f32> = HashMap::new();
-    for term in terms {
+pub fn related(terms: &[String], embedder: &dyn Embedder) -> Vec<Related> {
+    let mut best: HashMap<&str, (f32, usize)> = HashMap::new();
+    for (source, term) in terms.iter().enumerate() {
         let near = embedder
             .related_terms(term)
             .iter()
             .take(PER_TERM)
             .filter(|(t, cosine)| *cosine >= MIN_COSINE && !terms.contains(t));
         for (t, cosine) in near {
-            let w = weights.entry(t.as_str()).or_default();
-            *w = w.max(EXPANSION_WEIGHT * cosine);
+            let weight = EXPANSION_WEIGHT * cosine;
+            let b = best.entry(t.as_str()).or_insert((weight, source));
+            if weight > b.0 {
+                *b = (weight, source);
+            }
         }
     }
-    let mut out: Vec<(String, f32)> = weights
+    let mut out: Vec<Related> = best
         .into_iter()
-        .map(|(t, w)| (t.to_owned(), w))
+        .map(|(t, (weight, source))| Related {
+            term: t.to_owned(),
+            weight,
+            source,
+        })
         .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.sort_by(|a, b| a.term.cmp(&b.term));
     out
 }
 
@@ -95,16 +115,16 @@ mod tests {
         ]);
         let terms = vec!["kid".to_owned(), "like".to_owned(), "toy".to_owned()];
         let got = related(&terms, &e);
-        let w = |c: f32| EXPANSION_WEIGHT * c;
+        let r = |term: &str, cosine: f32, source: usize| Related {
+            term: term.to_owned(),
+            weight: EXPANSION_WEIGHT * cosine,
+            source,
+        };
         // Of "kid"'s nearest three, "toy" is a query term ("teen" is the fourth); "basic"
-        // is too far; "children" takes its best cosine.
+        // is too far; "children" is nearest "toy".
         assert_eq!(
             got,
-            vec![
-                ("boy".to_owned(), w(0.61)),
-                ("children".to_owned(), w(0.9)),
-                ("game".to_owned(), w(0.7)),
-            ]
+            vec![r("boy", 0.61, 0), r("children", 0.9, 2), r("game", 0.7, 2)]
         );
     }
 

@@ -319,7 +319,8 @@ pub fn rank(
             (*id, fused)
         })
         .collect();
-    // Facts whose turn, turns next to it or own text share a word with the question.
+    // Facts whose turn, turns next to it or own text share a word with the question
+    // (or a related word, `recall::expand`).
     let worded: HashSet<u64> = lexical
         .iter()
         .filter(|(_, l)| *l > 0.0)

@@ -6,9 +6,10 @@
 //! - `accumulate`: a query's BM25 totals by merging its sorted posting lists.
 //! - [`index`]: the persistent per-tenant postings (table `Postings`); `postings`: the
 //!   in-memory cache of decoded posting lists.
-//! - `expand`: a query's related terms, from the embedder; `search`: the query pipeline; `browse`: beam search in one tree; `fuse`: the
-//!   final ranking by source turn (and time, for temporal questions); `turn_cache`: the
-//!   in-memory cache of source turns' term counts.
+//! - `expand`: a query's related terms, from the embedder; `search`: the query pipeline;
+//!   `browse`: beam search in one tree; `fuse`: the final ranking by source turn (and
+//!   time, for temporal questions); `turn_cache`: the in-memory cache of source turns'
+//!   term counts.
 //! - `heat`, `cache`: MemoryOS heat and the page cache it governs; `summaries`: the
 //!   cache of node summaries' term counts (what a browse reads most pages for);
 //!   `lru`: the byte-bounded LRU behind the in-memory caches.

@@ -4,7 +4,8 @@
 //! 1. Every query term's postings give BM25 scores; the best `k + beam` facts (within the
 //!    filters) are the lexical candidates. A term that is in a speaker's name adds its
 //!    speaker field score ([`index::speaker_term`]) to the facts its other terms found.
-//!    Only the query terms' postings are read. A session, speaker or time filter that
+//!    In hybrid and embedding modes the query's related terms join at a lower weight
+//!    ([`crate::recall::expand`]). Only these terms' postings are read. A session, speaker or time filter that
 //!    few facts pass is served from the index ([`crate::recall::scope`]): only the facts
 //!    it lists are scored and loaded.
 //! 2. In hybrid and embedding modes the question is embedded once and the tenant's fact
@@ -32,7 +33,6 @@
 //!    recalled trees they came through get a visit (heat).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::sync::Arc;
 
 use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind, USER_ENTITY};
 
@@ -165,22 +165,17 @@ impl Memory {
             )),
         };
         let state = self.recall_state();
-        // The query's terms at weight 1, then, when it embeds, its related terms at theirs
-        // (`recall::expand`); each term's text postings, then its speaker field postings
-        // (only a query term's are used).
+        // The query's terms, then, when it embeds, its related terms (`recall::expand`);
+        // each term's text postings, then its speaker field postings.
         let own = query_terms(&query.text);
         let related = match (&embedding, embedder) {
             (Some(_), Some(e)) => expand::related(&own, e.as_ref()),
             _ => Vec::new(),
         };
-        let weights: Vec<f32> = own
-            .iter()
-            .map(|_| 1.0)
-            .chain(related.iter().map(|(_, w)| *w))
-            .collect();
+        let own_count = own.len();
         let lookups: Vec<String> = own
             .into_iter()
-            .chain(related.into_iter().map(|(t, _)| t))
+            .chain(related.iter().map(|r| r.term.clone()))
             .flat_map(|t| {
                 let speaker = index::speaker_term(&t);
                 [t, speaker]
@@ -238,28 +233,37 @@ impl Memory {
         // them for less than testing facts one by one (`recall::scope`).
         let admissible = scope::admissible(&r, query, st.docs, &speakers)?;
         let may = |id: u64| admissible.as_ref().is_none_or(|a| a.contains(&id));
-        // `terms`: each query term's hash and idf for the text of turns and summaries,
-        // which hold speakers' names as words: its facts are those with the term in their
-        // text or speaker field. `lists`: the speaker field lists (they only boost, see
-        // `recall::accumulate`), then the text lists, each with its own idf.
+        // `terms`: each query or related term's hash and idf for the text of turns and
+        // summaries, which hold speakers' names as words: a query term's facts are those
+        // with the term in their text or speaker field. `lists`: the speaker field lists
+        // (they only boost, see `recall::accumulate`), then the text lists, each with its
+        // own idf. A related term's idf is its weight times its own, at most its query
+        // term's; one in a speaker's name is left out (`recall::expand`).
         let mut terms = Vec::new();
         let mut speaker_lists = Vec::new();
         let mut text_lists = Vec::new();
-        for ((pair, gens), weight) in lookups.chunks(2).zip(generations.chunks(2)).zip(&weights) {
+        let mut own_idf = Vec::with_capacity(own_count);
+        for (i, (pair, gens)) in lookups.chunks(2).zip(generations.chunks(2)).enumerate() {
             let ([t, field], [g, field_g]) = (pair, gens) else {
                 continue;
             };
             let text = state.postings.fetch(&r, t, *g)?;
-            let names = if *weight < 1.0 {
-                Arc::default()
-            } else {
-                state.postings.fetch(&r, field, *field_g)?
-            };
+            let names = state.postings.fetch(&r, field, *field_g)?;
             let either = union_len(&text, &names);
+            let idf = match i.checked_sub(own_count).and_then(|j| related.get(j)) {
+                None => {
+                    own_idf.push(bm.idf(either));
+                    bm.idf(either)
+                }
+                Some(_) if !names.is_empty() => continue,
+                Some(rel) => {
+                    let cap = own_idf.get(rel.source).copied().unwrap_or(0.0);
+                    rel.weight * bm.idf(either).min(cap)
+                }
+            };
             if either == 0 {
                 continue;
             }
-            let idf = bm.idf(either) * weight;
             terms.push((term_hash(t), idf));
             if !names.is_empty() {
                 speaker_lists.push((names, idf));
