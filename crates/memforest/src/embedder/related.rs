@@ -69,7 +69,7 @@ impl RelatedTerms {
         self.near.get(term).map_or(&[], Vec::as_slice)
     }
 
-    /// Index terms that have related terms.
+    /// Index terms read (one per stem, with or without related terms).
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.near.len()
