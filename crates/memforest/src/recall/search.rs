@@ -5,9 +5,9 @@
 //!    filters) are the lexical candidates. A term that is in a speaker's name adds its
 //!    speaker field score ([`index::speaker_term`]) to the facts its other terms found.
 //!    In hybrid and embedding modes the query's related terms join at a lower weight
-//!    ([`crate::recall::expand`]). Only these terms' postings are read. A session, speaker or time filter that
-//!    few facts pass is served from the index ([`crate::recall::scope`]): only the facts
-//!    it lists are scored and loaded.
+//!    ([`crate::recall::expand`]). Only these terms' postings are read. A session,
+//!    speaker or time filter that few facts pass is served from the index
+//!    ([`crate::recall::scope`]): only the facts it lists are scored and loaded.
 //! 2. In hybrid and embedding modes the question is embedded once and the tenant's fact
 //!    vectors ([`crate::recall::vector_cache`], an exact flat scan, or the listed facts'
 //!    vectors alone) give the `POOL_FACTOR * (k + beam)` nearest facts that pass the
