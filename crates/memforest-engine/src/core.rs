@@ -102,8 +102,10 @@ pub struct Core {
 }
 
 impl Core {
-    /// A core over recovered parts. `last_seqno` is the WAL's last seqno (all of it is in
-    /// `state`).
+    /// A core over recovered parts. Reads start at the later of the WAL's last seqno (all
+    /// of the WAL is in `state`) and the manifest's flushed seqno (the segment files hold
+    /// every write up to it): a WAL that lost its unsynced tail, which a read-write open
+    /// pads, still ends before it in a read-only open.
     #[expect(clippy::too_many_arguments, reason = "the parts recovery produces")]
     pub fn new(
         dir: PathBuf,
@@ -116,7 +118,7 @@ impl Core {
         cache: Option<Arc<SegmentCache>>,
         read_only: bool,
     ) -> Self {
-        let last = wal.last_seqno();
+        let last = wal.last_seqno().max(manifest.lock().state().flushed_seqno);
         let levels = options.num_levels;
         let stalling = AtomicBool::new(stall_reason(&state, &options).is_some());
         let write_gate = RwLock::new(Arc::clone(&state.active));
