@@ -33,6 +33,9 @@ pub struct ServeArgs {
     /// Requests one key may have in flight (more get 429).
     #[arg(long, default_value_t = Limits::default().max_in_flight_per_key)]
     pub max_in_flight: usize,
+    /// Seconds a request's whole body may take to arrive (slower ones get 408).
+    #[arg(long, default_value_t = Limits::default().body_timeout.as_secs())]
+    pub body_timeout_secs: u64,
     /// Writer or read replica, and how each follows the object store.
     #[command(flatten)]
     pub role: RoleArgs,
@@ -125,6 +128,7 @@ impl ServeArgs {
             max_body_bytes: self.max_body_bytes,
             max_batch: self.max_batch,
             max_in_flight_per_key: self.max_in_flight,
+            body_timeout: std::time::Duration::from_secs(self.body_timeout_secs),
             ..Limits::default()
         }
     }

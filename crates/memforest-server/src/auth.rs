@@ -1,9 +1,11 @@
 //! The layer in front of every authenticated route: finds the request's [`Access`] from
-//! its key, enforces the per-key in-flight limit, and counts the request in the metrics.
+//! its key, reads the body within the size and time limits, enforces the per-key
+//! in-flight limit, and counts the request in the metrics.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware::Next;
@@ -11,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::access::Access;
 use crate::error::ApiError;
+use crate::limits::Limits;
 use crate::state::Shared;
 
 /// The key a request presents: `Authorization: Bearer <key>` or `X-Api-Key: <key>`.
@@ -44,7 +47,7 @@ pub fn authenticate(shared: &Shared, headers: &HeaderMap) -> Result<Access, ApiE
     Ok(access.on_store(shared.memory.is_read_only()))
 }
 
-/// A refusal sent before the request's body is read. The server drops such a connection
+/// A refusal sent before the request's body is read, or after it stalled or ran over. The server drops such a connection
 /// after the reply, so the reply says `Connection: close`: a client that kept it for its
 /// next request would find it closed under that request.
 fn refuse(e: ApiError) -> Response {
@@ -54,17 +57,55 @@ fn refuse(e: ApiError) -> Response {
     r
 }
 
-/// Middleware: authenticate, limit, run, count.
-pub async fn guard(State(shared): State<Arc<Shared>>, mut req: Request, next: Next) -> Response {
+/// `req` with its whole body read, within `limits.body_timeout` and
+/// `limits.max_body_bytes`, so that a client that stalls its body is cut off instead of
+/// holding one of its key's requests in flight (and, in open mode, everyone's) for as long
+/// as it keeps the connection.
+///
+/// # Errors
+/// [`ApiError::Timeout`] for a body slower than the limit; [`ApiError::TooLarge`] for one
+/// over the size limit; [`ApiError::BadRequest`] for one that broke off.
+async fn buffered(req: Request, limits: &Limits) -> Result<Request, ApiError> {
+    let (parts, body) = req.into_parts();
+    let read = axum::body::to_bytes(body, limits.max_body_bytes);
+    let bytes = tokio::time::timeout(limits.body_timeout, read)
+        .await
+        .map_err(|_| {
+            ApiError::Timeout(format!(
+                "the request body did not arrive within {} s",
+                limits.body_timeout.as_secs_f64()
+            ))
+        })?
+        .map_err(|e| {
+            let over = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            if over {
+                ApiError::TooLarge(format!(
+                    "the body is over the limit of {} bytes",
+                    limits.max_body_bytes
+                ))
+            } else {
+                ApiError::BadRequest(format!("the request body could not be read: {e}"))
+            }
+        })?;
+    Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// Middleware: authenticate, read the body, limit, run, count.
+pub async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let method = req.method().as_str().to_owned();
-    let response = match authenticate(&shared, req.headers()) {
+    let authenticated = match authenticate(&shared, req.headers()) {
+        Ok(access) => buffered(req, &shared.limits).await.map(|req| (access, req)),
+        Err(e) => Err(e),
+    };
+    let response = match authenticated {
         Err(e) => refuse(e),
-        Ok(access) => match shared.limiter.try_enter(access.name()) {
+        Ok((access, mut req)) => match shared.limiter.try_enter(access.name()) {
             None => refuse(ApiError::TooMany),
             Some(in_flight) => {
                 let key = access.name().to_owned();

@@ -36,6 +36,9 @@ pub enum ApiError {
     /// 413: the body, a message or the batch is over its limit.
     #[error("{0}")]
     TooLarge(String),
+    /// 408: the request's body did not arrive in time (`Limits::body_timeout`).
+    #[error("{0}")]
+    Timeout(String),
     /// 429: the key already has its limit of requests in flight.
     #[error("too many requests in flight for this key")]
     TooMany,
@@ -58,6 +61,7 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::TooMany => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,

@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-/// Request size and concurrency limits. Over a size limit: 413; over the in-flight limit:
-/// 429.
+/// Request size, time and concurrency limits. Over a size limit: 413; a body slower than
+/// `body_timeout`: 408; over the in-flight limit: 429.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// Largest request body, bytes (default 1 MiB; MCP requests too).
@@ -21,6 +22,10 @@ pub struct Limits {
     pub max_context_tokens: usize,
     /// Requests one key may have in flight at once (default 32).
     pub max_in_flight_per_key: usize,
+    /// Longest wait for a request's whole body (default 30 s): a client that stalls its
+    /// body is answered 408 and its connection closed. The body is read before the
+    /// request counts against `max_in_flight_per_key`.
+    pub body_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -32,6 +37,7 @@ impl Default for Limits {
             max_k: memforest::MAX_K,
             max_context_tokens: 100_000,
             max_in_flight_per_key: 32,
+            body_timeout: Duration::from_secs(30),
         }
     }
 }

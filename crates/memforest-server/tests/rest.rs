@@ -1,5 +1,5 @@
-//! The REST API on a real listener: every route, tenant isolation, 401/403/413/429, the
-//! loopback rule, health and metrics.
+//! The REST API on a real listener: every route, tenant isolation, 401/403/408/413/429,
+//! the loopback rule, health and metrics.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -174,7 +174,9 @@ fn bodies_over_the_limits_get_413_and_malformed_ones_400() {
     let big_batch = body(&[msg("a"), msg("b"), msg("c")]);
     assert_eq!(call(&http, "POST", &add, None, Some(&big_batch)).0, 413);
     let huge = body(&[msg(&"a".repeat(5000))]);
-    assert_eq!(call(&http, "POST", &add, None, Some(&huge)).0, 413);
+    let (s, reply) = call(&http, "POST", &add, None, Some(&huge));
+    assert_eq!(s, 413);
+    assert!(json(&reply)["error"].as_str().unwrap().contains("4096"));
     for bad in [
         "",
         "{",
@@ -222,6 +224,42 @@ fn a_key_with_its_limit_in_flight_gets_429_until_one_ends() {
     assert_eq!(call(&http, "GET", &url, key, None).0, 429);
     drop(held);
     assert_eq!(call(&http, "GET", &url, key, None).0, 200);
+    server.stop();
+}
+
+/// Clients that send their headers and stall the body hold no request in flight: others of
+/// the same key are served meanwhile, and each stalled one is answered 408 once the body
+/// timeout passes.
+#[test]
+fn a_stalled_body_holds_no_slot_and_gets_408() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        max_in_flight_per_key: 2,
+        body_timeout: std::time::Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let server = start(dir.path(), None, limits);
+    let stalled: Vec<std::net::TcpStream> = (0..4)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(server.addr).unwrap();
+            let head = "POST /v1/users/u/search HTTP/1.1\r\nHost: x\r\n\
+                        Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":";
+            c.write_all(head.as_bytes()).unwrap();
+            c
+        })
+        .collect();
+    let http = client();
+    let (s, body) = call(&http, "GET", &server.url("/v1/users/u/stats"), None, None);
+    assert_eq!(s, 200, "{body}");
+    for mut c in stalled {
+        c.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        let mut reply = String::new();
+        c.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+        assert!(reply.contains("did not arrive within 1 s"), "{reply}");
+    }
     server.stop();
 }
 
