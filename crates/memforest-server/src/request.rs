@@ -7,11 +7,25 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use memforest::{ListOptions, Message, Role, SearchOptions};
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
 
 use crate::error::ApiError;
 use crate::limits::Limits;
+
+/// An optional time in RFC 3339 (`2024-04-02T09:00:00Z`), the form `DateTime<Utc>`
+/// parses; an error names the value (its first 64 characters) and the form expected.
+fn rfc3339<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+    let Some(text) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    text.parse().map(Some).map_err(|e| {
+        let shown: String = text.chars().take(64).collect();
+        D::Error::custom(format!(
+            "{shown:?} is not an RFC 3339 time such as 2024-04-02T09:00:00Z ({e})"
+        ))
+    })
+}
 
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -37,7 +51,7 @@ pub struct MessageBody {
     #[serde(default)]
     pub speaker: Option<String>,
     /// When it was said (RFC 3339); default: now.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rfc3339")]
     pub time: Option<DateTime<Utc>>,
     /// The caller's id for the message, unique in its session: resending an id stores
     /// nothing twice.
@@ -109,13 +123,13 @@ pub struct SearchRequest {
     #[serde(default)]
     pub k: Option<usize>,
     /// Only memories whose event time ends at or after this time (RFC 3339).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rfc3339")]
     pub since: Option<DateTime<Utc>>,
     /// Only memories whose event time starts at or before this time (RFC 3339).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rfc3339")]
     pub until: Option<DateTime<Utc>>,
     /// Answer as of this time (RFC 3339): memories known then, current as of then.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rfc3339")]
     pub as_of: Option<DateTime<Utc>>,
     /// Only memories no newer memory about the same thing supersedes.
     #[serde(default)]
@@ -209,10 +223,10 @@ pub struct ListRequest {
     #[serde(default)]
     pub offset: Option<usize>,
     /// Only memories whose event time starts at or after this time (RFC 3339).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rfc3339")]
     pub since: Option<DateTime<Utc>>,
     /// Only memories whose event time starts at or before this time (RFC 3339).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "rfc3339")]
     pub until: Option<DateTime<Utc>>,
     /// Only memories said in this session.
     #[serde(default)]
@@ -328,7 +342,8 @@ impl Checked for ListRequest {
 ///
 /// # Errors
 /// [`ApiError::TooLarge`] for a body over `limits.max_body_bytes`; [`ApiError::BadRequest`]
-/// for bytes that are not JSON of `T`'s shape; [`Checked::check`]'s errors.
+/// for bytes that are not JSON of `T`'s shape (naming the field, as `messages[0].time`);
+/// [`Checked::check`]'s errors.
 pub fn decode<T: DeserializeOwned + Checked>(body: &[u8], limits: &Limits) -> Result<T, ApiError> {
     if body.len() > limits.max_body_bytes {
         return Err(ApiError::TooLarge(format!(
@@ -337,7 +352,15 @@ pub fn decode<T: DeserializeOwned + Checked>(body: &[u8], limits: &Limits) -> Re
             limits.max_body_bytes
         )));
     }
-    let value: T = serde_json::from_slice(body)
+    let mut json = serde_json::Deserializer::from_slice(body);
+    let value: T = serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let at = e.path().to_string();
+        match at.as_str() {
+            "." => ApiError::BadRequest(format!("invalid JSON body: {}", e.inner())),
+            _ => ApiError::BadRequest(format!("invalid JSON body: {at}: {}", e.inner())),
+        }
+    })?;
+    json.end()
         .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
     value.check(limits)?;
     Ok(value)
@@ -372,5 +395,41 @@ mod tests {
         assert_eq!(bad(many.as_bytes()), 413);
         let k0 = decode::<SearchRequest>(br#"{"query":"q","k":0}"#, &l);
         assert_eq!(k0.unwrap_err().status().as_u16(), 400);
+    }
+
+    #[test]
+    fn a_bad_time_names_its_field_and_the_form_wanted() {
+        let l = Limits::default();
+        let add = |time: &str| {
+            let body = format!(r#"{{"messages":[{{"role":"user","text":"x","time":"{time}"}}]}}"#);
+            decode::<AddRequest>(body.as_bytes(), &l)
+        };
+        let ok = add("2024-04-02T09:00:00Z").unwrap().messages();
+        assert_eq!(
+            ok[0].time.map(|t| t.to_rfc3339()).as_deref(),
+            Some("2024-04-02T09:00:00+00:00")
+        );
+        for bad in [
+            "yesterday",
+            "2024-04-02",
+            "99999-01-01T00:00:00Z",
+            "2024-02-30T00:00:00Z",
+        ] {
+            let e = add(bad).unwrap_err();
+            assert_eq!(e.status().as_u16(), 400);
+            let m = e.to_string();
+            assert!(m.contains("messages[0].time"), "{m}");
+            assert!(
+                m.contains(&format!("{bad:?} is not an RFC 3339 time")),
+                "{m}"
+            );
+        }
+        let e = decode::<SearchRequest>(br#"{"query":"q","as_of":"soon"}"#, &l).unwrap_err();
+        assert!(
+            e.to_string().contains("as_of: \"soon\" is not an RFC 3339"),
+            "{e}"
+        );
+        let e = decode::<SearchRequest>(br#"{"query":"q"} x"#, &l).unwrap_err();
+        assert!(e.to_string().contains("trailing"), "{e}");
     }
 }
