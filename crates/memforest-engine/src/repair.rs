@@ -99,12 +99,17 @@ impl Db {
     /// directory of a store on an object store, [`Error::ForeignDirectory`] with it for a
     /// directory of another store (both before anything changes); [`Error::Io`];
     /// [`Error::InvalidArgument`] for a directory
-    /// holding no segment file and no WAL (nothing to repair); the open's errors (WAL
+    /// holding no segment file, no manifest and no WAL (nothing to repair; without
+    /// `options.remote` refused before the lock file is made); the open's errors (WAL
     /// damage the recovery mode refuses).
     pub fn repair(dir: impl AsRef<Path>, options: Options) -> Result<RepairReport> {
         options.validate()?;
         let dir = dir.as_ref();
         let fs = &*options.storage;
+        // Refused before the lock file is made: a directory that is no store stays as it was.
+        if options.remote.is_none() && !holds_store_files(fs, dir)? {
+            return Err(NOTHING_TO_REPAIR);
+        }
         let mut report = RepairReport::default();
         {
             let _lock = DirLock::acquire(dir)?;
@@ -162,14 +167,8 @@ impl Db {
                     }
                 }
             }
-            let has_wal = fs.list_dir(&dir.join(WAL_DIR)).is_ok_and(|n| {
-                n.iter()
-                    .any(|n| memforest_wal::segment::parse_file_name(n).is_some())
-            });
-            if segments.is_empty() && !has_wal && previous.is_none() {
-                return Err(Error::InvalidArgument(
-                    "nothing to repair: no segment file, no WAL segment and no manifest",
-                ));
+            if segments.is_empty() && !holds_wal_segment(fs, dir) && previous.is_none() {
+                return Err(NOTHING_TO_REPAIR);
             }
             let flushed_seqno = segments.iter().map(|(_, s)| s.max_seqno).max().unwrap_or(0);
             let id = orphans::max_file_id(&names) + 1;
@@ -191,6 +190,32 @@ impl Db {
         report.unquarantined.sort();
         Ok(report)
     }
+}
+
+/// What a repair of a directory with no store's files answers.
+const NOTHING_TO_REPAIR: Error =
+    Error::InvalidArgument("nothing to repair: no segment file, no WAL segment and no manifest");
+
+/// Whether `dir` holds a file a repair starts from: a segment file (set aside or not), a
+/// manifest or a WAL segment.
+///
+/// # Errors
+/// [`Error::Io`] when `dir` cannot be listed.
+fn holds_store_files(fs: &dyn memforest_io::Storage, dir: &Path) -> Result<bool> {
+    let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
+    let ours = names.iter().any(|n| {
+        let base = n.strip_suffix(QUARANTINE_SUFFIX).unwrap_or(n);
+        orphans::segment_id(base).is_some() || manifest::parse_file_name(base).is_some()
+    });
+    Ok(ours || holds_wal_segment(fs, dir))
+}
+
+/// Whether the WAL directory of `dir` holds a WAL segment.
+fn holds_wal_segment(fs: &dyn memforest_io::Storage, dir: &Path) -> bool {
+    fs.list_dir(&dir.join(WAL_DIR)).is_ok_and(|n| {
+        n.iter()
+            .any(|n| memforest_wal::segment::parse_file_name(n).is_some())
+    })
 }
 
 /// Reads segment file `path` (id `id`) whole and returns its manifest record.

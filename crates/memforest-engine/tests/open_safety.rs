@@ -239,3 +239,22 @@ fn a_read_only_open_serves_flushed_writes_the_wal_lost() {
     assert_eq!(count(&db), 200);
     db.close().unwrap();
 }
+
+/// A repair of a directory that holds no store's file refuses and leaves it as it was
+/// (no lock file made).
+#[test]
+fn a_repair_of_a_directory_that_is_no_store_changes_nothing() {
+    let fs = FaultStorage::new(6);
+    let dir = tempfile::tempdir().unwrap();
+    fs.create_dir_all(dir.path()).unwrap();
+    let mut f = fs.create(&dir.path().join("notes.txt")).unwrap();
+    std::io::Write::write_all(&mut f, b"x").unwrap();
+    drop(f);
+    match Db::repair(dir.path(), options(&fs)) {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("nothing to repair"), "{m}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(fs.list_dir(dir.path()).unwrap(), ["notes.txt"]);
+    // The lock file lives on the real file system.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
