@@ -146,9 +146,9 @@ enum Command {
         /// The user.
         #[arg(long, visible_alias = "tenant")]
         user: String,
-        /// At most this many.
-        #[arg(long, default_value_t = 100)]
-        limit: usize,
+        /// At most this many (1 to 1000).
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=MAX_K))]
+        limit: u16,
         /// After skipping this many.
         #[arg(long, default_value_t = 0)]
         offset: usize,
@@ -622,7 +622,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             json,
         } => {
             let options = ListOptions {
-                limit,
+                limit: usize::from(limit),
                 offset,
                 since,
                 until,

@@ -477,7 +477,7 @@ fn bad_arguments_name_what_is_wrong() {
     let missing = dir.path().join("missing.jsonl");
     let missing = missing.to_str().unwrap();
     let not_a_store = dir.path().to_str().unwrap();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &[
                 "add",
@@ -545,6 +545,10 @@ fn bad_arguments_name_what_is_wrong() {
         (
             &["list", "--db", db, "--user", "a", "--since", "later"],
             "\"later\" is not a time",
+        ),
+        (
+            &["list", "--db", db, "--user", "a", "--limit", "0"],
+            "0 is not in 1..=1000",
         ),
     ];
     for (args, says) in cases {
