@@ -840,25 +840,42 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Compact { store, purge, json } => {
             let handle = store.open_existing()?;
-            let report = if purge {
+            let (report, mut text) = if purge {
                 let r = handle.purge()?;
-                serde_json::json!({
+                let text = format!(
+                    "purged: {} files ({} bytes) before, {} files ({} bytes) after; {} WAL \
+                     segments removed\n",
+                    r.files_before,
+                    r.bytes_before,
+                    r.files_after,
+                    r.bytes_after,
+                    r.wal_segments_removed
+                );
+                let report = serde_json::json!({
                     "purged": true,
                     "files_before": r.files_before,
                     "bytes_before": r.bytes_before,
                     "files_after": r.files_after,
                     "bytes_after": r.bytes_after,
                     "wal_segments_removed": r.wal_segments_removed,
-                })
+                });
+                (report, text)
             } else {
                 handle.db().compact_all()?;
-                serde_json::to_value(stats::collect(&handle)?)?
+                let s = stats::collect(&handle)?;
+                let text = format!("compacted\n{}", stats::render(&s));
+                (serde_json::to_value(s)?, text)
             };
             // One-shot writers exit before the automatic collection's first run: the
             // maintenance command collects the object store's garbage itself.
             let report = if store.is_remote() {
                 let policy = memforest_engine::remote_gc::RemoteGc::default().policy;
                 let gc = handle.db().collect_remote_garbage(&policy)?;
+                text.push_str(&format!(
+                    "object store garbage: {} manifests and {} segment files deleted\n",
+                    gc.manifests.len(),
+                    gc.segments.len()
+                ));
                 let mut report = report;
                 report["remote_gc"] = serde_json::json!({
                     "manifests_deleted": gc.manifests.len(),
@@ -869,7 +886,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 report
             };
             handle.close()?;
-            print(json, &report, |r| format!("compacted: {r}\n"))
+            print(json, &report, |_| text)
         }
         Command::Serve {
             store,

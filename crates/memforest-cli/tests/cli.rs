@@ -171,7 +171,9 @@ fn forget_all_then_purge_leaves_no_byte_of_the_tenant() {
     let db = dir.path().join("db");
     let dbs = db.to_str().unwrap();
     ingest_sessions(dbs);
-    ok(&["compact", "--db", dbs]);
+    let text = ok(&["compact", "--db", dbs]);
+    assert!(text.starts_with("compacted\n"), "{text}");
+    assert!(!text.contains('{'), "text for people, not JSON: {text}");
     let all: Vec<u8> = files(&db)
         .iter()
         .flat_map(|p| std::fs::read(p).unwrap())
@@ -181,7 +183,8 @@ fn forget_all_then_purge_leaves_no_byte_of_the_tenant() {
         "bob's text is stored before the forget"
     );
     ok(&["forget", "--db", dbs, "--tenant", "bob", "--all"]);
-    ok(&["compact", "--db", dbs, "--purge"]);
+    let text = ok(&["compact", "--db", dbs, "--purge"]);
+    assert!(text.starts_with("purged: "), "{text}");
     for p in files(&db) {
         let bytes = std::fs::read(&p).unwrap();
         for needle in [&b"Lisbon"[..], b"Carla", b"chemistry"] {
