@@ -42,6 +42,22 @@ fn put(db: &Db, i: u32) {
     .unwrap();
 }
 
+/// The WAL segment files of the store in `dir`, oldest first.
+fn wal_segments(fs: &FaultStorage, dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let wal = dir.join(memforest_engine::WAL_DIR);
+    let mut names = fs.list_dir(&wal).unwrap();
+    names.sort();
+    names.into_iter().map(|n| wal.join(n)).collect()
+}
+
+/// Cuts file `path` to half its length (and syncs it).
+fn cut_in_half(fs: &FaultStorage, path: &std::path::Path) {
+    let bytes = fs.read(path).unwrap();
+    let mut f = fs.create(path).unwrap();
+    std::io::Write::write_all(&mut f, &bytes[..bytes.len() / 2]).unwrap();
+    f.sync_data().unwrap();
+}
+
 fn count(db: &Db) -> usize {
     db.scan_tenant(&tenant(), None).unwrap().count()
 }
@@ -174,16 +190,10 @@ fn a_wal_segment_shorter_than_its_synced_length_refuses_naming_it() {
         put(&db, i);
     }
     db.close().unwrap();
-    let wal = dir.path().join(memforest_engine::WAL_DIR);
-    let mut segments = fs.list_dir(&wal).unwrap();
-    segments.sort();
+    let segments = wal_segments(&fs, dir.path());
     assert!(segments.len() > 2, "{segments:?}");
-    let sealed = wal.join(&segments[0]);
-    let bytes = fs.read(&sealed).unwrap();
-    let mut f = fs.create(&sealed).unwrap();
-    std::io::Write::write_all(&mut f, &bytes[..bytes.len() / 2]).unwrap();
-    f.sync_data().unwrap();
-    drop(f);
+    let sealed = segments[0].clone();
+    cut_in_half(&fs, &sealed);
     for read_only in [false, true] {
         let opened = if read_only {
             Db::open_read_only(dir.path(), options(&fs))
@@ -221,15 +231,7 @@ fn a_read_only_open_serves_flushed_writes_the_wal_lost() {
     }
     db.flush().unwrap();
     db.close().unwrap();
-    let wal = dir.path().join(memforest_engine::WAL_DIR);
-    let mut segments = fs.list_dir(&wal).unwrap();
-    segments.sort();
-    let newest = wal.join(segments.last().unwrap());
-    let bytes = fs.read(&newest).unwrap();
-    let mut f = fs.create(&newest).unwrap();
-    std::io::Write::write_all(&mut f, &bytes[..bytes.len() / 2]).unwrap();
-    f.sync_data().unwrap();
-    drop(f);
+    cut_in_half(&fs, wal_segments(&fs, dir.path()).last().unwrap());
     let db = Db::open_read_only(dir.path(), options(&fs)).unwrap();
     assert_eq!(count(&db), 200);
     let report = db.verify().unwrap();
