@@ -13,7 +13,8 @@
 //!
 //! `turn score = BM25(turn text) + NEIGHBOUR_WEIGHT * max BM25(turn just before or just
 //! after it) + PASSAGE_WEIGHT * max over the turn's pooled facts of the fact's own BM25
-//! score`
+//! score`, an assistant's neighbouring turn counting [`ASSISTANT_NEIGHBOUR_WEIGHT`] of
+//! its BM25 unless the question asks what the assistant said
 //!
 //! A pooled cell is read with the turn just before it and the turn just after it in its
 //! session, so the neighbours of its first and last turns are known even when they belong
@@ -88,6 +89,16 @@ pub const NEIGHBOUR_WEIGHT: f32 = 0.5;
 /// often longer and richer in words, would crowd them out. The assistant's facts and
 /// turns stay stored and found; they rank after the user's of a similar score.
 pub const ASSISTANT_WEIGHT: f32 = 0.5;
+
+/// Weight of an assistant's turn in the neighbour score of the turns next to it, unless
+/// the question asks what the assistant said: without it the assistant's words, weighted
+/// by [`ASSISTANT_WEIGHT`] in the assistant's own turn, lifted every user turn next to it
+/// at full weight, so in a session of short user prompts and long assistant replies the
+/// user's turns all ranked before the one reply that answers ("What was the designation
+/// on my jumpsuit?" in a role-play the assistant narrates). Between 1 and
+/// [`ASSISTANT_WEIGHT`]: the assistant's reply to a user's statement still helps find
+/// that statement. Chosen on LongMemEval (`docs/retrieval-quality.md`).
+pub const ASSISTANT_NEIGHBOUR_WEIGHT: f32 = 0.75;
 
 /// One pooled fact: id, own BM25 score, record.
 pub type Pooled<'a> = (u64, f32, &'a FactRecord);
@@ -273,7 +284,10 @@ pub fn rank(
             ]
             .into_iter()
             .flatten()
-            .map(|(_, s)| *s)
+            .map(|(n, s)| match n.role {
+                Role::Assistant if !asked.about_the_assistant => ASSISTANT_NEIGHBOUR_WEIGHT * s,
+                _ => *s,
+            })
             .fold(0.0, f32::max);
             turn_score.insert(*key, own + NEIGHBOUR_WEIGHT * neighbour);
             let next = after.map(|(a, _)| a).filter(|a| {
