@@ -34,7 +34,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = Limits::default().max_in_flight_per_key)]
     pub max_in_flight: usize,
     /// Seconds a request's whole body may take to arrive (slower ones get 408).
-    #[arg(long, default_value_t = Limits::default().body_timeout.as_secs())]
+    #[arg(long, default_value_t = Limits::default().body_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub body_timeout_secs: u64,
     /// Writer or read replica, and how each follows the object store.
     #[command(flatten)]

@@ -47,9 +47,10 @@ pub fn authenticate(shared: &Shared, headers: &HeaderMap) -> Result<Access, ApiE
     Ok(access.on_store(shared.memory.is_read_only()))
 }
 
-/// A refusal sent before the request's body is read, or after it stalled or ran over. The server drops such a connection
-/// after the reply, so the reply says `Connection: close`: a client that kept it for its
-/// next request would find it closed under that request.
+/// A refusal sent before the request's body is read whole (a bad key, too many bodies
+/// being read, a body that stalled or ran over). The server drops such a connection after
+/// the reply, so the reply says `Connection: close`: a client that kept it for its next
+/// request would find it closed under that request.
 fn refuse(e: ApiError) -> Response {
     let mut r = e.into_response();
     r.headers_mut()
@@ -100,13 +101,21 @@ pub async fn guard(State(shared): State<Arc<Shared>>, req: Request, next: Next) 
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
     let method = req.method().as_str().to_owned();
     let authenticated = match authenticate(&shared, req.headers()) {
-        Ok(access) => buffered(req, &shared.limits).await.map(|req| (access, req)),
+        Ok(access) => match shared.readers.try_enter(access.name()) {
+            Some(reading) => {
+                let read = buffered(req, &shared.limits).await;
+                drop(reading);
+                read.map(|req| (access, req))
+            }
+            None => Err(ApiError::TooMany),
+        },
         Err(e) => Err(e),
     };
     let response = match authenticated {
         Err(e) => refuse(e),
+        // The body is read: the connection stays usable.
         Ok((access, mut req)) => match shared.limiter.try_enter(access.name()) {
-            None => refuse(ApiError::TooMany),
+            None => ApiError::TooMany.into_response(),
             Some(in_flight) => {
                 let key = access.name().to_owned();
                 req.extensions_mut().insert(access);

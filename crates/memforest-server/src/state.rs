@@ -10,6 +10,9 @@ use crate::keys::Keys;
 use crate::limits::{Limiter, Limits};
 use crate::metrics::Metrics;
 
+/// Bodies one key may have being read per request it may have in flight.
+pub const READERS_PER_SLOT: usize = 4;
+
 /// The server's shared state.
 #[derive(Debug)]
 pub struct Shared {
@@ -21,6 +24,9 @@ pub struct Shared {
     pub limits: Limits,
     /// Requests in flight per key.
     pub limiter: Limiter,
+    /// Request bodies being read per key (at most [`READERS_PER_SLOT`] times the in-flight
+    /// limit): bounds the memory of bodies buffered before their request is in flight.
+    pub readers: Limiter,
     /// Request counters.
     pub metrics: Metrics,
 }
@@ -30,11 +36,17 @@ impl Shared {
     #[must_use]
     pub fn new(memory: Arc<Memory>, keys: Option<Keys>, limits: Limits) -> Self {
         let limiter = Limiter::new(limits.max_in_flight_per_key);
+        let readers = Limiter::new(
+            limits
+                .max_in_flight_per_key
+                .saturating_mul(READERS_PER_SLOT),
+        );
         Self {
             memory,
             keys,
             limits,
             limiter,
+            readers,
             metrics: Metrics::default(),
         }
     }
