@@ -107,8 +107,12 @@ impl Db {
         let dir = dir.as_ref();
         let fs = &*options.storage;
         // Refused before the lock file is made: a directory that is no store stays as it was.
-        if options.remote.is_none() && !holds_store_files(fs, dir)? {
-            return Err(NOTHING_TO_REPAIR);
+        if options.remote.is_none() {
+            // Both only read: a store on an object store needs its location first.
+            crate::remote_binding::refuse_without_location(fs, dir)?;
+            if !holds_store_files(fs, dir)? {
+                return Err(NOTHING_TO_REPAIR);
+            }
         }
         let mut report = RepairReport::default();
         {
