@@ -91,8 +91,8 @@ pub const NEIGHBOUR_WEIGHT: f32 = 0.5;
 pub const ASSISTANT_WEIGHT: f32 = 0.5;
 
 /// Weight of an assistant's turn in the neighbour score of the turns next to it, unless
-/// the question asks what the assistant said: without it the assistant's words, weighted
-/// by [`ASSISTANT_WEIGHT`] in the assistant's own turn, lifted every user turn next to it
+/// the question asks what the assistant said: without it the assistant's words, whose
+/// facts' final scores [`ASSISTANT_WEIGHT`] weights, lifted every user turn next to it
 /// at full weight, so in a session of short user prompts and long assistant replies the
 /// user's turns all ranked before the one reply that answers ("What was the designation
 /// on my jumpsuit?" in a role-play the assistant narrates). Between 1 and
