@@ -895,7 +895,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => {
             serve::init_logs();
             let config = serve.config(&store)?;
-            Ok(serve::serve(serve.role.open(&store, &models)?, config)?)
+            // Bound first: a refused address must not leave a new store directory.
+            let listener = memforest_server::listen(&config).map_err(serve::served)?;
+            let memory = serve.role.open(&store, &models)?;
+            Ok(serve::serve(listener, memory, config)?)
         }
         Command::Mcp {
             store,

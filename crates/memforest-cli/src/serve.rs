@@ -177,18 +177,20 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         })
 }
 
-fn served(e: memforest_server::ServeError) -> CliError {
+/// A server error as the CLI reports it (a usage error: a refused address, a port in use).
+pub fn served(e: memforest_server::ServeError) -> CliError {
     CliError::Usage(e.to_string())
 }
 
-/// Serves `memory` with `config` until SIGTERM or SIGINT, then drains and closes it.
-/// Prints `listening on ADDR` to stdout once bound.
+/// Serves `memory` with `config` on `listener` (bound by [`memforest_server::listen`]
+/// before the store was opened) until SIGTERM or SIGINT, then drains and closes it.
+/// Prints `listening on ADDR` to stdout.
 ///
 /// # Errors
-/// A non-loopback address without keys; bind and serve errors; the store's close error.
-pub fn serve(memory: Memory, config: ServeConfig) -> Result<()> {
+/// Serve errors; the store's close error.
+pub fn serve(listener: std::net::TcpListener, memory: Memory, config: ServeConfig) -> Result<()> {
     runtime()?.block_on(async move {
-        let server = Server::bind(memory, config).await.map_err(served)?;
+        let server = Server::on(listener, memory, config).map_err(served)?;
         let addr = server.local_addr().map_err(|source| CliError::Io {
             op: "read the listener address",
             path: PathBuf::new(),

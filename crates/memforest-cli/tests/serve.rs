@@ -1,5 +1,5 @@
 //! `memforest serve`, `memforest mcp` and `memforest keys add` as processes: keys from the
-//! command, the loopback rule, SIGTERM during a burst of adds, MCP over stdio with rmcp's
+//! command, the loopback rule (a refused address makes no store), SIGTERM during a burst of adds, MCP over stdio with rmcp's
 //! client, a writer on an object store publishing on its timer and at SIGTERM, read-only
 //! servers.
 
@@ -8,6 +8,7 @@
 mod common;
 
 use std::io::{BufRead as _, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use common::{fails, ok};
@@ -83,6 +84,15 @@ fn keys_made_by_keys_add_open_only_their_tenant_and_an_open_public_listener_is_r
 
     let text = fails(&["serve", "--db", db, "--listen", "0.0.0.0:0"]);
     assert!(text.contains("refusing"), "{text}");
+    assert!(!Path::new(db).exists(), "a refused address makes no store");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let text = fails(&["serve", "--db", db, "--listen", &taken]);
+    assert!(
+        text.contains(&format!("cannot listen on {taken}")),
+        "{text}"
+    );
+    assert!(!Path::new(db).exists(), "a port in use makes no store");
 
     let mut s = serve(&["--db", db, "--keys", file_s]);
     let agent = http();

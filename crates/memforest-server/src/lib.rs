@@ -31,4 +31,4 @@ pub use error::ApiError;
 pub use keys::{KeyEntry, Keys, KeysFile, Right};
 pub use limits::{InFlight, Limiter, Limits};
 pub use mcp::MemoryTools;
-pub use server::{serve_stdio, shutdown_signal, ServeConfig, ServeError, Server};
+pub use server::{listen, serve_stdio, shutdown_signal, ServeConfig, ServeError, Server};

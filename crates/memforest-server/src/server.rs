@@ -37,7 +37,15 @@ pub enum ServeError {
     /// user's memory.
     #[error("refusing to listen on {0} without keys: give --keys, or listen on a loopback address (127.0.0.1, ::1)")]
     OpenNonLoopback(SocketAddr),
-    /// Binding or serving failed.
+    /// The address could not be bound (in use, not this machine's, a privileged port).
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The bind's error.
+        source: std::io::Error,
+    },
+    /// Serving failed.
     #[error("listener: {0}")]
     Io(#[from] std::io::Error),
     /// Closing the store failed (its WAL sync).
@@ -70,18 +78,50 @@ pub struct Server {
     refresh: Option<Duration>,
 }
 
+/// Binds `config.listen` for a [`Server`], before its store is opened, so that a refused
+/// address (non-loopback without keys, a port in use) leaves no store directory behind.
+/// The listener is non-blocking, as [`Server::on`] needs it.
+///
+/// # Errors
+/// [`ServeError::OpenNonLoopback`] for a non-loopback address without keys;
+/// [`ServeError::Bind`].
+pub fn listen(config: &ServeConfig) -> Result<std::net::TcpListener, ServeError> {
+    let open = config.keys.as_ref().is_none_or(Keys::is_empty);
+    if open && !config.listen.ip().is_loopback() {
+        return Err(ServeError::OpenNonLoopback(config.listen));
+    }
+    let bind = |source| ServeError::Bind {
+        addr: config.listen,
+        source,
+    };
+    let listener = std::net::TcpListener::bind(config.listen).map_err(bind)?;
+    listener.set_nonblocking(true).map_err(bind)?;
+    Ok(listener)
+}
+
 impl Server {
-    /// Binds `config.listen` for `memory`.
+    /// Binds `config.listen` for `memory` ([`listen`], then [`Server::on`]).
     ///
     /// # Errors
-    /// [`ServeError::OpenNonLoopback`] for a non-loopback address without keys; the bind's
-    /// error.
+    /// As [`listen`].
     pub async fn bind(memory: Memory, config: ServeConfig) -> Result<Self, ServeError> {
+        let listener = listen(&config)?;
+        Self::on(listener, memory, config)
+    }
+
+    /// A server for `memory` on `listener`, bound by [`listen`] for the same `config`
+    /// (a blocking listener would stall the runtime). Must be called within a Tokio
+    /// runtime.
+    ///
+    /// # Errors
+    /// Registering the listener with the runtime.
+    pub fn on(
+        listener: std::net::TcpListener,
+        memory: Memory,
+        config: ServeConfig,
+    ) -> Result<Self, ServeError> {
+        let listener = TcpListener::from_std(listener)?;
         let keys = config.keys.filter(|k| !k.is_empty());
-        if keys.is_none() && !config.listen.ip().is_loopback() {
-            return Err(ServeError::OpenNonLoopback(config.listen));
-        }
-        let listener = TcpListener::bind(config.listen).await?;
         let shared = Arc::new(Shared::new(Arc::new(memory), keys, config.limits));
         Ok(Self {
             listener,
