@@ -16,6 +16,7 @@
 mod access;
 mod auth;
 mod error;
+mod error_bodies;
 pub mod keys;
 mod limits;
 mod mcp;

@@ -221,6 +221,7 @@ fn router(shared: &Arc<Shared>, addr: SocketAddr, stop: CancellationToken) -> Ro
         .route("/health", get(crate::rest::health))
         .route("/metrics", get(crate::rest::metrics))
         .layer(DefaultBodyLimit::max(shared.limits.max_body_bytes))
+        .layer(axum::middleware::from_fn(crate::error_bodies::as_json))
         .with_state(Arc::clone(shared))
 }
 

@@ -269,6 +269,30 @@ fn a_stalled_body_holds_no_slot_and_gets_408() {
 }
 
 #[test]
+fn every_error_response_has_a_json_body_that_says_what_was_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None, Limits::default());
+    let http = client();
+    let cases = [
+        ("GET", "/nope", 404, "no route for GET /nope"),
+        ("PATCH", "/v1/users/u/search", 405, "PATCH is not allowed"),
+        ("POST", "/health", 405, "POST is not allowed on /health"),
+        ("GET", "/v1/users/%FF/stats", 400, "UTF-8"),
+    ];
+    for (method, path, status, says) in cases {
+        let (s, reply) = call(&http, method, &server.url(path), None, None);
+        assert_eq!(s, status, "{method} {path}: {reply}");
+        let error = json(&reply)["error"].as_str().unwrap_or("").to_owned();
+        assert!(error.contains(says), "{method} {path}: {reply}");
+    }
+    // The MCP transport's own refusals (here: no `Accept` for its event stream).
+    let (s, reply) = call(&http, "POST", &server.url("/mcp"), None, Some("{"));
+    assert!((400..500).contains(&s), "{s}: {reply}");
+    assert!(json(&reply)["error"].is_string(), "{reply}");
+    server.stop();
+}
+
+#[test]
 fn a_keyless_server_refuses_a_non_loopback_address() {
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
