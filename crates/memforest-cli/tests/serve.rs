@@ -205,13 +205,17 @@ fn mcp_over_stdio_serves_the_tools_for_its_user_with_rmcp_client() {
         assert_ne!(error, Some(true), "{text}");
         let (_, text) = call_tool(&client, "search_memory", serde_json::json!({"query": "cat"})).await;
         assert!(text.contains("Miso"), "{text}");
-        let (error, _) = call_tool(
+        let (error, text) = call_tool(
             &client,
             "search_memory",
             serde_json::json!({"user": "bob", "query": "cat"}),
         )
         .await;
         assert_eq!(error, Some(true), "stdio serves only --user");
+        assert!(
+            text.contains("serves one user") && text.contains("\"bob\""),
+            "{text}"
+        );
         client.cancel().await.unwrap();
     });
     // The server closed the store when the client went away: it opens again.

@@ -68,6 +68,7 @@ impl Access {
         match granted {
             Some(g) if g >= need => Ok(()),
             _ => Err(ApiError::Forbidden {
+                by: "this key",
                 need: match need {
                     Right::Read => "read",
                     Right::ReadWrite => "write",

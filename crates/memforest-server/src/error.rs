@@ -16,8 +16,10 @@ pub enum ApiError {
     #[error("missing or unknown API key")]
     Unauthorized,
     /// 403: the key may not do this with this user's data.
-    #[error("this key may not {need} user {user:?}")]
+    #[error("{by} may not {need} user {user:?}")]
     Forbidden {
+        /// Who is refused: `this key`, or a stdio MCP server serving another user.
+        by: &'static str,
         /// What was asked (`read` or `write`).
         need: &'static str,
         /// The user named by the request.

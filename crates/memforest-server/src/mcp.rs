@@ -111,8 +111,19 @@ impl MemoryTools {
         }
     }
 
-    /// The user a call acts for, checked for `need`.
+    /// The user a call acts for, checked for `need`. Over stdio a call for another user
+    /// than the one served is refused with a message that says which one is.
     fn user(&self, ext: &Extensions, given: Option<&str>, need: Right) -> Result<String, ApiError> {
+        if let Some(fixed) = &self.fixed {
+            return fixed.resolve(given, need).map_err(|e| match e {
+                ApiError::Forbidden { need, user, .. } => ApiError::Forbidden {
+                    by: "this MCP server serves one user (memforest mcp --user) and",
+                    need,
+                    user,
+                },
+                other => other,
+            });
+        }
         let from_http = ext
             .get::<axum::http::request::Parts>()
             .and_then(|p| p.extensions.get::<Access>());
