@@ -160,7 +160,7 @@ pub fn check(data: &[u8]) {
         .count();
 
     for mode in RecoveryMode::ALL {
-        match plan(&images, mode) {
+        match plan(&images, mode, &|_| None) {
             Ok(p) => {
                 let got: Vec<(u64, &WriteBatch)> = p
                     .batches

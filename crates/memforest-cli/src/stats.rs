@@ -91,10 +91,13 @@ pub fn render(s: &StoreStats) -> String {
     if s.damage.is_damaged() {
         let _ = writeln!(
             out,
-            "DAMAGED: {} quarantined segment files ({}), {} lost WAL segments: what they \
-             hold is not served; run `memforest verify` and `memforest repair`",
+            "DAMAGED: {} quarantined segment files ({}), {} quarantined WAL files ({}), {} \
+             lost WAL segments: what they hold is not served; run `memforest verify` and \
+             `memforest repair`",
             s.damage.quarantined.len(),
             s.damage.quarantined.join(", "),
+            s.damage.wal_quarantined.len(),
+            s.damage.wal_quarantined.join(", "),
             s.damage.wal_missing.len()
         );
     }

@@ -97,6 +97,13 @@ pub fn render(report: &MemoryVerifyReport) -> String {
                 .map_or("set aside by an earlier open", |u| u.reason.as_str());
             let _ = writeln!(out, "  quarantined segment file {name}: {why}");
         }
+        for name in &r.wal_quarantined {
+            let _ = writeln!(
+                out,
+                "  WAL segment file wal/{name} set aside by recovery: it held no valid \
+                 segment header or lay past the recovery point"
+            );
+        }
         for id in &r.wal_missing {
             let _ = writeln!(
                 out,

@@ -49,7 +49,7 @@ pub fn check(dir: &Path) -> Result<(RecoveryPlan, usize)> {
         .iter()
         .map(|(id, bytes)| SegmentImage { id: *id, bytes })
         .collect();
-    match plan(&images, RecoveryMode::AbsoluteConsistency) {
+    match plan(&images, RecoveryMode::AbsoluteConsistency, &|_| None) {
         Ok(p) => Ok((p, files.len())),
         Err(WalError::Corruption {
             segment,

@@ -600,7 +600,7 @@ impl Db {
             return Err(Error::Background(e));
         }
         if !self.core.read_only {
-            self.core.wal.sync()?;
+            self.core.wal.close()?;
         }
         published
     }

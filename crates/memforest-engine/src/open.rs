@@ -67,6 +67,15 @@ pub struct OpenReport {
     /// WAL segments the manifest tracks that were missing or short, accepted under
     /// `RecoveryMode::SkipAnyCorrupted` (any other mode refuses to open).
     pub wal_missing: Vec<u64>,
+    /// WAL segment files that recovery set aside, this open or an earlier one (names in
+    /// the `wal/` directory ending in `.wal.quarantine`): a last segment holding no valid
+    /// record or segments past the recovery point (`RecoveryMode::PointInTime`), never
+    /// read again and never deleted.
+    pub wal_quarantined: Vec<String>,
+    /// `(segment id, byte offset)` of a damaged last WAL record cut off as a torn write
+    /// (a crash during an append whose sync had not returned). Not damage: damage before
+    /// a segment's synced length (sealed, or at a clean close) refuses to open instead.
+    pub wal_torn_tail: Option<(u64, u64)>,
 }
 
 impl OpenReport {
@@ -75,7 +84,9 @@ impl OpenReport {
     /// record described is either proven redundant or quarantined.
     #[must_use]
     pub fn is_damaged(&self) -> bool {
-        !self.quarantined.is_empty() || !self.wal_missing.is_empty()
+        !self.quarantined.is_empty()
+            || !self.wal_missing.is_empty()
+            || !self.wal_quarantined.is_empty()
     }
 }
 
@@ -165,13 +176,27 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         compression: options.wal_compression,
     };
     let wal_storage = Arc::clone(storage);
+    let ledger = Arc::new(ManifestLedger(Arc::clone(&manifest)));
     let (wal, recovered) = match access {
-        Access::ReadWrite => {
-            let ledger = Arc::new(ManifestLedger(Arc::clone(&manifest)));
-            Wal::open_tracked(wal_storage, &wal_dir, wal_options, ledger)?
+        Access::ReadWrite => Wal::open_tracked(wal_storage, &wal_dir, wal_options, ledger)?,
+        Access::ReadOnly => {
+            Wal::open_read_only_tracked(wal_storage, &wal_dir, wal_options, ledger)?
         }
-        Access::ReadOnly => Wal::open_read_only(wal_storage, &wal_dir, wal_options)?,
     };
+    report.wal_torn_tail = recovered
+        .report
+        .tolerated_tail
+        .as_ref()
+        .map(|d| (d.segment, d.offset));
+    report.wal_quarantined = match fs.list_dir(&wal_dir) {
+        Ok(names) => names
+            .into_iter()
+            .filter(|n| n.ends_with(memforest_wal::segment::QUARANTINE_SUFFIX))
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io("read dir", &wal_dir)(e)),
+    };
+    report.wal_quarantined.sort();
     if access == Access::ReadWrite {
         track_wal(&manifest, &wal, &lost)?;
         pad_wal_seqno(&wal, mstate.flushed_seqno)?;

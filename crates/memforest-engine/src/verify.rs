@@ -60,6 +60,8 @@ pub struct VerifyReport {
     pub unlisted: Vec<crate::UnlistedFile>,
     /// Tracked WAL segments found missing or short and accepted by salvage.
     pub wal_missing: Vec<u64>,
+    /// WAL segment files set aside by recovery (see [`crate::OpenReport::wal_quarantined`]).
+    pub wal_quarantined: Vec<String>,
     /// A read-only handle found that a writer changed the manifest since its open.
     pub store_changed: bool,
     /// WAL segment files replayed.
@@ -69,12 +71,15 @@ pub struct VerifyReport {
 }
 
 impl VerifyReport {
-    /// True when nothing is damaged: no quarantined segment file, no accepted WAL loss.
+    /// True when nothing is damaged: no quarantined segment or WAL file, no accepted WAL
+    /// loss.
     /// (A torn manifest tail alone is not damage: the open proved what it described
     /// redundant or quarantined it.)
     #[must_use]
     pub fn is_clean(&self) -> bool {
-        self.quarantined.is_empty() && self.wal_missing.is_empty()
+        self.quarantined.is_empty()
+            && self.wal_missing.is_empty()
+            && self.wal_quarantined.is_empty()
     }
 }
 
@@ -115,6 +120,7 @@ impl Db {
         r.quarantined.sort();
         r.unlisted = open.unlisted.clone();
         r.wal_missing = open.wal_missing.clone();
+        r.wal_quarantined = open.wal_quarantined.clone();
         self.verify_wal(&mut r)?;
         Ok(r)
     }
@@ -197,7 +203,9 @@ impl Db {
             .iter()
             .map(|(id, bytes)| SegmentImage { id: *id, bytes })
             .collect();
-        let p = plan(&images, RecoveryMode::TolerateCorruptedTail)?;
+        let synced = self.core().lock_manifest().state().wal.clone();
+        let synced = |id| synced.get(&id).copied().flatten();
+        let p = plan(&images, RecoveryMode::TolerateCorruptedTail, &synced)?;
         r.wal_files = files.len() as u64;
         r.wal_batches = p.batches.len() as u64;
         Ok(())

@@ -38,6 +38,14 @@ impl SegmentLedger for ManifestLedger {
     fn deleting(&self, ids: &[u64]) -> io::Result<()> {
         self.append(&[Edit::WalDeleted { ids: ids.to_vec() }])
     }
+
+    fn closed(&self, id: u64, size: u64) -> io::Result<()> {
+        self.append(&[Edit::WalSealed { id, size }])
+    }
+
+    fn synced_len(&self, id: u64) -> Option<u64> {
+        self.0.lock().state().wal.get(&id).copied().flatten()
+    }
 }
 
 /// A tracked WAL segment found missing or short.

@@ -230,7 +230,8 @@ fn a_read_only_open_serves_flushed_writes_the_wal_lost() {
         put(&db, i);
     }
     db.flush().unwrap();
-    db.close().unwrap();
+    // A crash, not a close: a clean close records the WAL's synced length.
+    drop(db);
     cut_in_half(&fs, wal_segments(&fs, dir.path()).last().unwrap());
     let db = Db::open_read_only(dir.path(), options(&fs)).unwrap();
     assert_eq!(count(&db), 200);
@@ -259,4 +260,125 @@ fn a_repair_of_a_directory_that_is_no_store_changes_nothing() {
     assert_eq!(fs.list_dir(dir.path()).unwrap(), ["notes.txt"]);
     // The lock file lives on the real file system.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// After a clean close every WAL byte was synced: the active segment cut short, or a byte
+/// of its last record flipped, is damage that refuses to open (naming the segment), not a
+/// torn tail to cut off as a crash leaves one.
+#[test]
+fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
+    let fs = FaultStorage::new(6);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    for i in 0..30 {
+        put(&db, i);
+    }
+    db.close().unwrap();
+    let last = wal_segments(&fs, dir.path()).last().unwrap().clone();
+    let name = last.file_name().unwrap().to_str().unwrap().to_owned();
+    let id: u64 = name.trim_end_matches(".wal").parse().unwrap();
+    let whole = fs.read(&last).unwrap();
+    let write = |bytes: &[u8]| {
+        let mut f = fs.create(&last).unwrap();
+        std::io::Write::write_all(&mut f, bytes).unwrap();
+        f.sync_data().unwrap();
+    };
+    let mut flipped = whole.clone();
+    let at = flipped.len() - 10;
+    flipped[at] ^= 0x55;
+    for damaged in [&whole[..whole.len() - 100], &flipped[..]] {
+        write(damaged);
+        for read_only in [false, true] {
+            let opened = if read_only {
+                Db::open_read_only(dir.path(), options(&fs))
+            } else {
+                Db::open(dir.path(), options(&fs))
+            };
+            match opened {
+                Err(Error::Corrupt { path, .. }) => assert_eq!(path, last),
+                Err(Error::Wal(memforest_wal::WalError::Corruption { segment, .. })) => {
+                    assert_eq!(segment, id);
+                }
+                other => panic!("read_only {read_only}: expected a refusal, got {other:?}"),
+            }
+        }
+        assert_eq!(
+            fs.read(&last).unwrap(),
+            damaged,
+            "the refused open cut nothing"
+        );
+    }
+    write(&whole);
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), 30);
+    assert!(!db.open_report().is_damaged());
+    db.close().unwrap();
+}
+
+/// A crash during an append leaves a torn last record: the open cuts it off, serves every
+/// whole record, and reports where it cut.
+#[test]
+fn a_torn_wal_tail_after_a_crash_is_cut_and_reported() {
+    let fs = FaultStorage::new(7);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    for i in 0..30 {
+        put(&db, i);
+    }
+    drop(db);
+    let last = wal_segments(&fs, dir.path()).last().unwrap().clone();
+    let mut bytes = fs.read(&last).unwrap();
+    let end = bytes.len() as u64;
+    bytes.extend_from_slice(&[0x17; 21]);
+    let mut f = fs.create(&last).unwrap();
+    std::io::Write::write_all(&mut f, &bytes).unwrap();
+    f.sync_data().unwrap();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), 30);
+    let report = db.open_report();
+    let (segment, offset) = report.wal_torn_tail.unwrap();
+    assert_eq!(offset, end, "{report:?}");
+    assert_eq!(
+        last.file_name().unwrap().to_str().unwrap(),
+        format!("{segment:020}.wal")
+    );
+    assert!(!report.is_damaged());
+    db.close().unwrap();
+}
+
+/// A WAL segment file after the last one that holds no valid segment header (junk, a
+/// stray copy) is set aside as `.wal.quarantine`, never deleted, and reported as damage
+/// by this open and later ones; an empty one (a crash as it was created) is deleted.
+#[test]
+fn a_wal_segment_without_a_valid_header_is_set_aside_not_deleted() {
+    let fs = FaultStorage::new(8);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    for i in 0..30 {
+        put(&db, i);
+    }
+    db.close().unwrap();
+    let last = wal_segments(&fs, dir.path()).last().unwrap().clone();
+    let name = last.file_name().unwrap().to_str().unwrap().to_owned();
+    let id: u64 = name.trim_end_matches(".wal").parse().unwrap();
+    let wal = dir.path().join(memforest_engine::WAL_DIR);
+    let junk = wal.join(format!("{:020}.wal", id + 1));
+    let junk_bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    let mut f = fs.create(&junk).unwrap();
+    std::io::Write::write_all(&mut f, &junk_bytes).unwrap();
+    f.sync_data().unwrap();
+    let aside = format!("{:020}.wal.quarantine", id + 1);
+    for round in 0..2 {
+        if round == 1 {
+            fs.create(&junk).unwrap().sync_data().unwrap();
+        }
+        let db = Db::open(dir.path(), options(&fs)).unwrap();
+        assert_eq!(count(&db), 30);
+        assert_eq!(db.open_report().wal_quarantined, vec![aside.clone()]);
+        assert!(db.open_report().is_damaged());
+        assert!(!db.verify().unwrap().is_clean());
+        db.close().unwrap();
+    }
+    assert_eq!(fs.read(&wal.join(&aside)).unwrap(), junk_bytes);
+    assert!(!fs.exists(&junk), "the empty segment is deleted");
 }

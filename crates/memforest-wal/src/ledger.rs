@@ -18,10 +18,23 @@ pub trait SegmentLedger: Send + Sync + Debug {
     /// Any error fails the rotation (the log is poisoned) or the open.
     fn created(&self, id: u64, sealed: Option<(u64, u64)>) -> io::Result<()>;
 
-    /// Segments `ids` are about to be deleted (purged after a flush, or dropped by a
-    /// recovery mode).
+    /// Segments `ids` are about to be deleted (purged after a flush) or set aside (dropped
+    /// by a recovery mode).
     ///
     /// # Errors
     /// Any error cancels the deletion.
     fn deleting(&self, ids: &[u64]) -> io::Result<()>;
+
+    /// The log was closed cleanly ([`crate::Wal::close`]) with its active segment `id`
+    /// synced in full at `size` bytes.
+    ///
+    /// # Errors
+    /// Any error fails the close.
+    fn closed(&self, id: u64, size: u64) -> io::Result<()>;
+
+    /// The length in bytes segment `id` was last synced at in full, as recorded by
+    /// [`SegmentLedger::created`]'s `sealed` or [`SegmentLedger::closed`]; `None` when
+    /// unknown. Recovery refuses damage before it: those bytes held acknowledged writes, so
+    /// damage there is not a torn tail to cut.
+    fn synced_len(&self, id: u64) -> Option<u64>;
 }

@@ -71,7 +71,9 @@ pub struct RecoveryReport {
     pub stopped_at: Option<SegmentDamage>,
     /// `SkipAnyCorrupted`: every damaged region that was skipped.
     pub skipped: Vec<SegmentDamage>,
-    /// Segments deleted because they lie past the recovery point or hold no valid record.
+    /// Segments dropped because they lie past the recovery point or hold no valid record:
+    /// a read-write open deletes the empty ones and sets the others aside as
+    /// `{id:020}.wal.quarantine` ([`crate::segment::QUARANTINE_SUFFIX`]).
     pub deleted_segments: Vec<u64>,
     /// `(segment, old length, new length)` when the last segment was truncated.
     pub truncated: Option<(u64, u64, u64)>,
@@ -173,12 +175,18 @@ fn events(image: SegmentImage<'_>) -> Vec<Event> {
     out
 }
 
-/// Replays `images` (ascending ids, the whole log) under `mode`.
+/// Replays `images` (ascending ids, the whole log) under `mode`. `synced` gives the length
+/// in bytes each segment is known to have been synced at in full
+/// ([`crate::SegmentLedger::synced_len`]); damage before it is never cut as a torn tail.
 ///
 /// # Errors
 /// [`WalError::Corruption`] naming the segment and offset of the first damage the mode
 /// does not tolerate.
-pub fn plan(images: &[SegmentImage<'_>], mode: RecoveryMode) -> Result<RecoveryPlan> {
+pub fn plan(
+    images: &[SegmentImage<'_>],
+    mode: RecoveryMode,
+    synced: &dyn Fn(u64) -> Option<u64>,
+) -> Result<RecoveryPlan> {
     let mut out = RecoveryPlan::default();
     let mut prev: Option<u64> = None;
     for (i, &image) in images.iter().enumerate() {
@@ -245,7 +253,8 @@ pub fn plan(images: &[SegmentImage<'_>], mode: RecoveryMode) -> Result<RecoveryP
                 RecoveryMode::AbsoluteConsistency => return Err(found.into_error()),
                 RecoveryMode::TolerateCorruptedTail => {
                     let valid_after = events.iter().skip(j).any(Event::is_valid_record);
-                    if !is_last || valid_after {
+                    let was_synced = synced(image.id).is_some_and(|len| offset < len);
+                    if !is_last || valid_after || was_synced {
                         return Err(found.into_error());
                     }
                     out.report.tolerated_tail = Some(found);

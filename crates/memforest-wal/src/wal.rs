@@ -59,8 +59,8 @@ impl Active {
 enum Access {
     /// For appending, with an optional ledger.
     Write(Option<Arc<dyn SegmentLedger>>),
-    /// Recovery in memory only.
-    ReadOnly,
+    /// Recovery in memory only, with an optional ledger to read synced lengths from.
+    ReadOnly(Option<Arc<dyn SegmentLedger>>),
 }
 
 /// The write-ahead log: a directory of `{id:020}.wal` segment files.
@@ -143,7 +143,27 @@ impl Wal {
         dir: impl AsRef<Path>,
         options: WalOptions,
     ) -> Result<(Self, Recovered)> {
-        Self::open_inner(storage, dir.as_ref(), options, Access::ReadOnly)
+        Self::open_inner(storage, dir.as_ref(), options, Access::ReadOnly(None))
+    }
+
+    /// [`Wal::open_read_only`] with `ledger`'s synced lengths
+    /// ([`SegmentLedger::synced_len`]): damage before a segment's synced length is refused
+    /// as it is by [`Wal::open_tracked`]. The ledger is told of nothing.
+    ///
+    /// # Errors
+    /// As [`Wal::open_read_only`].
+    pub fn open_read_only_tracked(
+        storage: Arc<dyn Storage>,
+        dir: impl AsRef<Path>,
+        options: WalOptions,
+        ledger: Arc<dyn SegmentLedger>,
+    ) -> Result<(Self, Recovered)> {
+        Self::open_inner(
+            storage,
+            dir.as_ref(),
+            options,
+            Access::ReadOnly(Some(ledger)),
+        )
     }
 
     fn open_inner(
@@ -159,7 +179,7 @@ impl Wal {
         let fs = &*storage;
         let (read_only, ledger) = match access {
             Access::Write(ledger) => (false, ledger),
-            Access::ReadOnly => (true, None),
+            Access::ReadOnly(ledger) => (true, ledger),
         };
         if !read_only {
             fs.create_dir_all(&dir).map_err(|e| WalError::io(&dir, e))?;
@@ -182,7 +202,13 @@ impl Wal {
             .zip(&files)
             .map(|(&id, bytes)| SegmentImage { id, bytes })
             .collect();
-        let plan = recovery::plan(&images, options.recovery_mode)?;
+        let synced = |id| ledger.as_ref().and_then(|l| l.synced_len(id));
+        let plan = recovery::plan(&images, options.recovery_mode, &synced)?;
+        let empty: Vec<u64> = images
+            .iter()
+            .filter(|i| i.bytes.is_empty())
+            .map(|i| i.id)
+            .collect();
         drop(files);
 
         let mut stats = WalStats::default();
@@ -193,10 +219,17 @@ impl Wal {
             if let (Some(l), false) = (&ledger, deleted.is_empty()) {
                 l.deleting(deleted).map_err(|e| WalError::io(&dir, e))?;
             }
-            // Newest first, so a crash part-way leaves a contiguous log.
+            // Newest first, so a crash part-way leaves a contiguous log. Only an empty file
+            // is provably garbage; the others may hold writes a later salvage wants.
             for &id in deleted.iter().rev() {
                 let path = segment::path(&dir, id);
-                fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
+                if empty.contains(&id) {
+                    fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
+                } else {
+                    let aside = segment::quarantine_path(&dir, id);
+                    fs.rename(&path, &aside)
+                        .map_err(|e| WalError::io(&path, e))?;
+                }
             }
             if !deleted.is_empty() {
                 segment::sync_dir(fs, &dir)?;
@@ -286,6 +319,25 @@ impl Wal {
         let mut active = self.active.lock();
         self.sync_active(&mut active, Durability::SyncData)
             .map_err(|e| self.queue.poison(e))
+    }
+
+    /// Syncs the active segment ([`Wal::sync`]) and tells the ledger its synced length
+    /// ([`SegmentLedger::closed`]), so a later recovery refuses damage before it instead of
+    /// cutting it as a torn tail. For a clean shutdown; the log stays usable.
+    ///
+    /// # Errors
+    /// As [`Wal::sync`]; the ledger's error.
+    pub fn close(&self) -> Result<()> {
+        self.check_writable()?;
+        let mut active = self.active.lock();
+        self.sync_active(&mut active, Durability::SyncData)
+            .map_err(|e| self.queue.poison(e))?;
+        if let Some(l) = &self.ledger {
+            let len = active.writer()?.len();
+            l.closed(active.id, len)
+                .map_err(|e| WalError::io(segment::path(&self.dir, active.id), e))?;
+        }
+        Ok(())
     }
 
     /// Closes the active segment (synced) and starts a new one, whatever its size.
