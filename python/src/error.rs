@@ -61,7 +61,8 @@ fn kind(e: &MemoryError) -> Kind {
         | MemoryError::Name(_)
         | MemoryError::BadId(_)
         | MemoryError::AgentConflict { .. }
-        | MemoryError::ReservedId { .. } => Kind::InvalidInput,
+        | MemoryError::ReservedId { .. }
+        | MemoryError::ReservedSession(_) => Kind::InvalidInput,
         MemoryError::NotFound { .. } => Kind::NotFound,
         MemoryError::Model(_) => Kind::ModelCall,
         MemoryError::Stopped => Kind::Closed,

@@ -78,6 +78,7 @@ impl From<MemoryError> for ApiError {
             | MemoryError::BadId(_)
             | MemoryError::Input(_)
             | MemoryError::ReservedId { .. }
+            | MemoryError::ReservedSession(_)
             | MemoryError::SnapshotNotHeld { .. } => Self::BadRequest(e.to_string()),
             MemoryError::NotFound { .. } => Self::NotFound(e.to_string()),
             MemoryError::AgentConflict { .. } | MemoryError::EmbedderMismatch { .. } => {

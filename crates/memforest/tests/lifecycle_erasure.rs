@@ -243,3 +243,51 @@ fn forgotten_session_leaves_no_bytes_uncompressed() {
 fn forgotten_session_leaves_no_bytes_with_zstd() {
     run(Compression::Zstd { level: 3 });
 }
+
+/// A canary written by `Memory::update`: deleting the memory deletes the message that
+/// holds its text, so after `purge` no file holds it; the updates' session never becomes
+/// the conversation of the short-term memory, and no `add` may write into it.
+#[test]
+fn a_deleted_update_leaves_no_bytes_and_its_session_is_reserved() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Memory::open_with(dir.path(), options(false, None)).unwrap();
+    let said = |text: &str| memforest::Message::user(text);
+    db.add("u", "chat", &[said("My password hint is my first school.")])
+        .unwrap();
+    let old = db.list("u", &Default::default()).unwrap()[0].id;
+    let new = db
+        .update("u", old, "My password hint is the Zyxwquorble street.")
+        .unwrap();
+    db.flush_summaries().unwrap();
+    db.db().flush().unwrap();
+    assert!(logical_hits(&db) > 0);
+    let context = db
+        .context("u", "password hint", 500, &Default::default())
+        .unwrap();
+    assert!(
+        !context.contains(memforest::api::UPDATES_SESSION),
+        "{context}"
+    );
+    assert!(
+        context.contains("chat"),
+        "the conversation stays the latest: {context}"
+    );
+    let refused = db.add(
+        "u",
+        memforest::api::UPDATES_SESSION,
+        &[said("Hello there, friend.")],
+    );
+    assert!(
+        matches!(refused, Err(memforest::MemoryError::ReservedSession(_))),
+        "{refused:?}"
+    );
+
+    let deleted = db.delete("u", new).unwrap();
+    assert_eq!((deleted.messages, deleted.memories), (1, 1), "{deleted:?}");
+    assert!(db.get("u", old).is_ok(), "the older version stays");
+    db.flush_summaries().unwrap();
+    assert_eq!(logical_hits(&db), 0, "a live row still holds the canary");
+    db.purge().unwrap();
+    assert_eq!(raw_hits(dir.path()), Vec::<String>::new());
+    db.close().unwrap();
+}

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::api::{user, MemoryId};
+use crate::api::{user, MemoryId, UPDATES_SESSION};
 use crate::lifecycle::{Forget, ForgetReport};
 use crate::memory::MemoryError;
 use crate::Memory;
@@ -30,19 +30,56 @@ impl From<ForgetReport> for Deleted {
     }
 }
 
+impl Deleted {
+    fn add(&mut self, other: Self) {
+        self.messages += other.messages;
+        self.memories += other.memories;
+        self.memories_updated += other.memories_updated;
+    }
+}
+
 impl Memory {
-    /// Deletes memory `id` of `user` (its source messages stay). The bytes leave the files
-    /// at the next [`Memory::purge`].
+    /// Deletes memory `id` of `user`. The messages of conversations it was extracted from
+    /// stay; the messages [`Memory::update`] stored its text in (session
+    /// [`UPDATES_SESSION`]) are deleted with it, as they hold nothing else. The bytes
+    /// leave the files at the next [`Memory::purge`].
     ///
     /// # Errors
     /// [`MemoryError::NotFound`] when `user` has no memory `id` (nothing changed);
     /// [`MemoryError::Name`]; engine errors.
     pub fn delete(&self, user: &str, id: MemoryId) -> Result<Deleted, MemoryError> {
         let tenant = user::tenant(user)?;
-        if self.fact(&tenant, id.fact())?.is_none() {
+        let Some(rec) = self.fact(&tenant, id.fact())? else {
             return Err(not_found("memory", id.to_string(), user));
+        };
+        let updates: Vec<&str> = rec
+            .occurrences
+            .iter()
+            .filter(|o| o.session == UPDATES_SESSION)
+            .flat_map(|o| o.turns.iter().map(String::as_str))
+            .collect();
+        let mut deleted = Deleted::default();
+        if !updates.is_empty() {
+            let turns = self
+                .stored_turns(&tenant, UPDATES_SESSION)?
+                .unwrap_or_default();
+            for (index, _) in turns
+                .iter()
+                .filter(|(_, t)| updates.contains(&t.id.as_str()))
+            {
+                let turn = Forget::Turn {
+                    session: UPDATES_SESSION.to_owned(),
+                    index: *index,
+                };
+                deleted.add(self.forget(&tenant, &turn)?.into());
+            }
         }
-        Ok(self.forget(&tenant, &Forget::Fact(id.fact()))?.into())
+        // Supported by conversation messages too (or by no update message found): the
+        // memory itself.
+        if self.fact(&tenant, id.fact())?.is_some() {
+            deleted.add(self.forget(&tenant, &Forget::Fact(id.fact()))?.into());
+        }
+        Ok(deleted)
     }
 
     /// Deletes message `message` (its id, as given to or numbered by [`Memory::add`]) of

@@ -64,6 +64,10 @@ pub enum MemoryError {
         /// The id given.
         id: String,
     },
+    /// `Memory::add` was given the session that holds `Memory::update`'s texts
+    /// (`api::UPDATES_SESSION`); nothing was stored.
+    #[error("session {0:?} is reserved for the texts of Memory::update; choose another session id (nothing was stored)")]
+    ReservedSession(String),
     /// A record failed to encode (or is over the record size limit).
     #[error("encode: {0}")]
     Encode(String),

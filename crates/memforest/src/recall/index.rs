@@ -20,6 +20,7 @@ use memforest_engine::WriteBatch;
 use memforest_tree::TimeRange;
 use serde::{Deserialize, Serialize};
 
+use crate::api::UPDATES_SESSION;
 use crate::memory::extract::statements;
 use crate::memory::record::{self, FactRecord, SessionRecord, SESSION_PREFIX};
 use crate::memory::store::{Kv, Staged};
@@ -519,11 +520,15 @@ fn change(st: &mut Staged<'_>, id: u64, rec: &FactRecord, add: bool) -> Result<(
 
 /// Records that `session`'s last turn is at `last_time` (microseconds); keeps the latest
 /// session by `(last_time, id)` under [`LATEST_SESSION_KEY`] (the short-term memory's
-/// session, found without scanning the sessions).
+/// session, found without scanning the sessions). The session of `Memory::update`'s texts
+/// ([`UPDATES_SESSION`]) is no conversation and is never the latest.
 ///
 /// # Errors
 /// Engine read errors; a corrupt record.
 pub fn note_session(st: &mut Staged<'_>, session: &str, last_time: i64) -> Result<(), MemoryError> {
+    if session == UPDATES_SESSION {
+        return Ok(());
+    }
     let cur: Option<(i64, String)> = st
         .get(Table::Postings, LATEST_SESSION_KEY)?
         .map(|b| record::decode(&b, "latest session"))
