@@ -430,6 +430,38 @@ fn concurrent_adds_to_one_session_store_every_message() {
         .unwrap();
 }
 
+/// Adds racing deletes of their session: every add succeeds (what it stored may be
+/// forgotten at once; its extraction then finds the cell gone, which is no error) and the
+/// store closes without a background error.
+#[test]
+fn adds_racing_deletes_of_their_session_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = std::sync::Arc::new(Memory::open(dir.path()).unwrap());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let deleter = {
+        let (mem, stop) = (std::sync::Arc::clone(&mem), std::sync::Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = mem.delete_session("alice", "s");
+            }
+        })
+    };
+    for i in 0..300 {
+        let said =
+            Message::user(format!("I like fruit number {i} a lot.")).with_id(format!("m{i}"));
+        if let Err(e) = mem.add("alice", "s", &[said]) {
+            panic!("add {i}: {e}");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    deleter.join().unwrap();
+    std::sync::Arc::try_unwrap(mem)
+        .ok()
+        .unwrap()
+        .close()
+        .unwrap();
+}
+
 /// A search may ask for any number of memories: it gets those there are, and nothing is
 /// reserved for the ones that are not.
 #[test]

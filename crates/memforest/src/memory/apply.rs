@@ -39,27 +39,38 @@ pub struct CellOutcome {
     pub seqno: u64,
 }
 
-/// Loads cell `cell` and its turns.
+/// Loads cell `cell` and its turns; `None` when the cell was forgotten after it was
+/// queued (a forget of its session or turns, which removes its pending mark with it, ran
+/// between the ingest that wrote it and this extraction).
 fn load(
     shared: &Shared,
     tenant: &TenantId,
     cell: u64,
-) -> Result<(CellRecord, Vec<TurnRecord>), MemoryError> {
+) -> Result<Option<(CellRecord, Vec<TurnRecord>)>, MemoryError> {
+    // Told apart from damage by the pending mark: a forget removes it with the cell.
+    let gone = |what: &'static str| -> Result<Option<_>, MemoryError> {
+        let pending = record::prefixed(PENDING_PREFIX, &cell.to_be_bytes());
+        match shared.kv.get(tenant, Table::RouterState, &pending)? {
+            None => Ok(None),
+            Some(_) => Err(MemoryError::Invariant(what)),
+        }
+    };
     let key = record::prefixed(CELL_PREFIX, &cell.to_be_bytes());
-    let bytes = shared
-        .kv
-        .get(tenant, Table::Sessions, &key)?
-        .ok_or(MemoryError::Invariant("pending cell has no cell record"))?;
+    let Some(bytes) = shared.kv.get(tenant, Table::Sessions, &key)? else {
+        return gone("pending cell has no cell record");
+    };
     let rec: CellRecord = record::decode(&bytes, "cell")?;
     let mut turns = Vec::with_capacity(rec.count as usize);
     for i in rec.first..rec.first + rec.count {
-        let b = shared
+        let Some(b) = shared
             .kv
             .get(tenant, Table::Turns, &record::turn_key(&rec.session, i))?
-            .ok_or(MemoryError::Invariant("cell turn missing"))?;
+        else {
+            return gone("cell turn missing");
+        };
         turns.push(record::decode(&b, "turn")?);
     }
-    Ok((rec, turns))
+    Ok(Some((rec, turns)))
 }
 
 /// A cell whose extraction is done, ready for [`commit`].
@@ -93,6 +104,12 @@ impl Prepared {
         }
     }
 
+    /// A cell forgotten before its extraction: nothing to extract, and [`commit`] skips it
+    /// (its pending mark is gone).
+    fn gone(cell: u64) -> Self {
+        Self::of_items(cell, CellRecord::default(), Vec::new(), Vec::new(), None)
+    }
+
     /// The cell's id.
     #[must_use]
     pub fn cell(&self) -> u64 {
@@ -118,7 +135,9 @@ pub fn process(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<CellOutc
 /// [`MemoryError::Model`] when the extractor or the embedder fails (the cell stays
 /// pending); engine and record errors.
 pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared, MemoryError> {
-    let (rec, turns) = load(shared, tenant, cell)?;
+    let Some((rec, turns)) = load(shared, tenant, cell)? else {
+        return Ok(Prepared::gone(cell));
+    };
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
     let extraction = match shared.opts.extractor.extract(&input_of(&rec, &turns)) {
         Ok(x) => {
@@ -176,7 +195,8 @@ pub fn prepare_batch(
     let mut loaded = Vec::with_capacity(cells.len());
     for &cell in cells {
         match load(shared, tenant, cell) {
-            Ok(l) => loaded.push((cell, l)),
+            Ok(Some(l)) => loaded.push((cell, l)),
+            Ok(None) => out.push((cell, Ok(Prepared::gone(cell)))),
             Err(e) => out.push((cell, Err(e))),
         }
     }
@@ -295,7 +315,9 @@ pub fn prepare_stated(
     cell: u64,
     items: Vec<ExtractedItem>,
 ) -> Result<Prepared, MemoryError> {
-    let (rec, turns) = load(shared, tenant, cell)?;
+    let Some((rec, turns)) = load(shared, tenant, cell)? else {
+        return Ok(Prepared::gone(cell));
+    };
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
     let embeddings = embed_items(shared, &name, &items)?;
     Ok(Prepared::of_items(cell, rec, turns, items, embeddings))

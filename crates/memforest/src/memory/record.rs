@@ -97,7 +97,7 @@ pub struct FailedCellRecord {
 }
 
 /// A MemCell: turns `first..first + count` of a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CellRecord {
     /// Session id.
     pub session: String,
