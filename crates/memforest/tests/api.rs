@@ -462,6 +462,38 @@ fn adds_racing_deletes_of_their_session_all_succeed() {
         .unwrap();
 }
 
+/// Purges from several threads at once, between adds and deletes: each succeeds (a file
+/// another purge removed while this one measured the directory is not an error).
+#[test]
+fn concurrent_purges_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = std::sync::Arc::new(Memory::open(dir.path()).unwrap());
+    let threads: Vec<_> = (0..4)
+        .map(|k| {
+            let mem = std::sync::Arc::clone(&mem);
+            std::thread::spawn(move || {
+                for i in 0..40 {
+                    let session = format!("t{k}");
+                    let said = Message::user(format!("Thread {k} round {i} likes plums."));
+                    mem.add("alice", &session, &[said]).unwrap();
+                    mem.delete_session("alice", &session).unwrap();
+                    if let Err(e) = mem.purge() {
+                        panic!("thread {k} round {i}: {e}");
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    std::sync::Arc::try_unwrap(mem)
+        .ok()
+        .unwrap()
+        .close()
+        .unwrap();
+}
+
 /// A search may ask for any number of memories: it gets those there are, and nothing is
 /// reserved for the ones that are not.
 #[test]

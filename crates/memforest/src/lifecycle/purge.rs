@@ -37,7 +37,17 @@ fn usage(dir: &Path) -> Result<(u64, u64), MemoryError> {
     let mut out = (0, 0);
     for e in std::fs::read_dir(dir).map_err(io)? {
         let e = e.map_err(io)?;
-        let meta = e.metadata().map_err(io)?;
+        // A file a flush, compaction or another purge removed since the listing.
+        let meta = match e.metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            other => other.map_err(|source| {
+                MemoryError::Engine(memforest_engine::Error::Io {
+                    op: "stat",
+                    path: e.path(),
+                    source,
+                })
+            })?,
+        };
         if meta.is_dir() {
             let (f, b) = usage(&e.path())?;
             out = (out.0 + f, out.1 + b);
