@@ -489,6 +489,42 @@ fn a_summarizer_that_never_gives_a_usable_reply_ends_in_the_extractive_summary()
     db.close().unwrap();
 }
 
+/// Every reply is longer than a tree page holds.
+#[derive(Debug)]
+struct Verbose;
+
+impl Summarizer for Verbose {
+    fn name(&self) -> &str {
+        "verbose"
+    }
+    fn summarize(&self, _: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
+        Ok(SummaryOutput {
+            text: "summary ".repeat(400_000),
+            usage: Usage::default(),
+        })
+    }
+}
+
+/// A summary too long for a tree page is a failed call: retried, then the extractive
+/// summary; it used to fail the tree write, leaving the node dirty for good, so
+/// `flush_summaries` and `purge` failed until the summarizer changed.
+#[test]
+fn a_summary_too_long_for_a_page_ends_in_the_extractive_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Memory::open_with(dir.path(), fast_retry(Some(Arc::new(Verbose)))).unwrap();
+    ingest_days(
+        &db,
+        6,
+        |i| format!("I swam {i} laps at the Riverside pool with Maya."),
+        "Great effort.",
+    );
+    db.flush_summaries().unwrap();
+    assert!(assert_summaries_current(&db) > 0);
+    assert!(db.memory_stats().summary_fallbacks > 0);
+    db.purge().unwrap();
+    db.close().unwrap();
+}
+
 #[test]
 fn failed_extraction_keeps_the_cell_pending_until_a_retry_succeeds() {
     let dir = tempfile::tempdir().unwrap();

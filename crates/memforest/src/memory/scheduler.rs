@@ -21,6 +21,7 @@ use memforest_tree::{MemTree, NodeId, TreeError};
 use parking_lot::MutexGuard;
 
 use crate::memory::forest::TenantForest;
+use crate::memory::limits::LEAF_TEXT_BUDGET;
 use crate::memory::model::ModelError;
 use crate::memory::record;
 use crate::memory::stats::CallKind;
@@ -337,9 +338,9 @@ fn summarize(
     settle_call(shared, &name, &request, answer, last_try)
 }
 
-/// A node's summary from the summarizer's `answer`: a failure (counted as a failed call)
-/// leaves the node dirty for a retry, except on its `last_try`, which gives the
-/// extractive summary instead.
+/// A node's summary from the summarizer's `answer`: a failure (counted as a failed call),
+/// or a summary over [`LEAF_TEXT_BUDGET`] bytes, leaves the node dirty for a retry, except
+/// on its `last_try`, which gives the extractive summary instead.
 fn settle_call(
     shared: &Shared,
     tenant: &str,
@@ -348,6 +349,14 @@ fn settle_call(
     last_try: bool,
 ) -> Result<Summarized, MemoryError> {
     let mut fell_back = false;
+    // A summary must fit a tree page with the headers stacked over it, as a leaf must.
+    let answer = answer.and_then(|o| match o.text.len() {
+        len if len > LEAF_TEXT_BUDGET => Err(ModelError::Malformed {
+            offset: LEAF_TEXT_BUDGET,
+            what: format!("summary of {len} bytes, over the {LEAF_TEXT_BUDGET}-byte budget"),
+        }),
+        _ => Ok(o),
+    });
     let out = match answer {
         Ok(o) => o,
         Err(e) => {
