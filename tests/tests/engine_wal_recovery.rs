@@ -32,7 +32,7 @@ fn last_wal_segment(dir: &Path) -> PathBuf {
     segs.pop().unwrap()
 }
 
-/// 10 flushed batches, then 10 more only in the WAL; returns the directory.
+/// 10 flushed batches, then 10 more only in the WAL, then a crash; returns the directory.
 fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
@@ -44,7 +44,9 @@ fn setup() -> tempfile::TempDir {
             db.flush().unwrap();
         }
     }
-    db.close().unwrap();
+    // Ended by a crash: only then can the WAL's end be torn (a clean close records its
+    // synced length, and an open refuses a WAL cut short of it).
+    drop(db);
     dir
 }
 
