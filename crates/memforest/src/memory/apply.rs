@@ -281,20 +281,12 @@ fn embed_items(
         return Ok(None);
     };
     let texts: Vec<String> = items.iter().map(|i| i.fact_text.clone()).collect();
-    match emb.embed(&texts) {
-        Ok(e) if e.vectors.len() == texts.len() => {
+    match crate::memory::embed::checked(emb.as_ref(), &texts) {
+        Ok(e) => {
             shared
                 .counters
                 .call(tenant, CallKind::Embedding, Ok(e.usage));
             Ok(Some(e.vectors))
-        }
-        Ok(e) => {
-            shared.counters.call(tenant, CallKind::Embedding, Err(()));
-            Err(MemoryError::Model(format!(
-                "embedder returned {} vectors for {} texts",
-                e.vectors.len(),
-                texts.len()
-            )))
         }
         Err(e) => {
             shared.counters.call(tenant, CallKind::Embedding, Err(()));

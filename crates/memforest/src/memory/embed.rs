@@ -76,3 +76,111 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
         dot / (na.sqrt() * nb.sqrt())
     }
 }
+
+/// [`Embedder::embed`] of `texts`, with its answer checked before anything stores or
+/// scores it: one vector per text, all of one dimension above zero, every component
+/// finite.
+///
+/// # Errors
+/// The embedder's [`ModelError`]; [`ModelError::Malformed`] naming the first vector that
+/// breaks a rule (the work that needed them stays queued for a retry, as after any failed
+/// call).
+pub fn checked(embedder: &dyn Embedder, texts: &[String]) -> Result<Embeddings, ModelError> {
+    let e = embedder.embed(texts)?;
+    let bad = |what: String| ModelError::Malformed { offset: 0, what };
+    if e.vectors.len() != texts.len() {
+        return Err(bad(format!(
+            "embedder returned {} vectors for {} texts",
+            e.vectors.len(),
+            texts.len()
+        )));
+    }
+    let dim = e.vectors.first().map_or(0, Vec::len);
+    for (i, v) in e.vectors.iter().enumerate() {
+        if v.is_empty() || v.len() != dim {
+            return Err(bad(format!(
+                "embedder returned a vector of {} dimensions at {i}, the first has {dim}",
+                v.len()
+            )));
+        }
+        if let Some(j) = v.iter().position(|x| !x.is_finite()) {
+            return Err(bad(format!(
+                "embedder returned a non-finite component at vector {i}, dimension {j}"
+            )));
+        }
+    }
+    Ok(e)
+}
+
+/// [`Embedder::embed_query`] of `text`, checked as [`checked`] checks each vector.
+///
+/// # Errors
+/// The embedder's [`ModelError`]; [`ModelError::Malformed`] for an empty vector or a
+/// non-finite component.
+pub fn checked_query(embedder: &dyn Embedder, text: &str) -> Result<Vec<f32>, ModelError> {
+    let v = embedder.embed_query(text)?;
+    let what = if v.is_empty() {
+        "embedder returned an empty query vector".to_owned()
+    } else if let Some(j) = v.iter().position(|x| !x.is_finite()) {
+        format!("embedder returned a non-finite query vector component at dimension {j}")
+    } else {
+        return Ok(v);
+    };
+    Err(ModelError::Malformed { offset: 0, what })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{checked, checked_query, Embedder, Embeddings, ModelError};
+
+    /// Answers every call with `vectors`.
+    #[derive(Debug)]
+    struct Canned(Vec<Vec<f32>>);
+
+    impl Embedder for Canned {
+        fn name(&self) -> &str {
+            "canned"
+        }
+        fn embed(&self, _: &[String]) -> Result<Embeddings, ModelError> {
+            Ok(Embeddings {
+                vectors: self.0.clone(),
+                ..Embeddings::default()
+            })
+        }
+    }
+
+    fn texts(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("text {i}")).collect()
+    }
+
+    #[test]
+    fn only_one_finite_vector_per_text_of_one_dimension_passes() {
+        let fine = Canned(vec![vec![0.5, 1.0], vec![0.0, 0.0]]);
+        assert!(checked(&fine, &texts(2)).is_ok());
+        assert!(checked_query(&Canned(vec![vec![0.5, 1.0]]), "q").is_ok());
+        for (vectors, says) in [
+            (vec![vec![1.0, 2.0]], "1 vectors for 2 texts"),
+            (vec![vec![1.0, 2.0], vec![1.0]], "1 dimensions at 1"),
+            (vec![vec![], vec![]], "0 dimensions at 0"),
+            (
+                vec![vec![1.0, f32::NAN], vec![1.0, 2.0]],
+                "vector 0, dimension 1",
+            ),
+            (
+                vec![vec![1.0, 2.0], vec![f32::INFINITY, 2.0]],
+                "vector 1, dimension 0",
+            ),
+        ] {
+            let why = checked(&Canned(vectors), &texts(2))
+                .unwrap_err()
+                .to_string();
+            assert!(why.contains(says), "{why}");
+        }
+        for (vector, says) in [(vec![], "empty"), (vec![f32::NAN], "dimension 0")] {
+            let why = checked_query(&Canned(vec![vector]), "q")
+                .unwrap_err()
+                .to_string();
+            assert!(why.contains(says), "{why}");
+        }
+    }
+}

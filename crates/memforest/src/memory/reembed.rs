@@ -46,7 +46,7 @@ impl Memory {
                 let mut embedded = Vec::with_capacity(missing.len());
                 for chunk in missing.chunks(BATCH) {
                     let texts: Vec<String> = chunk.iter().map(|m| m.1.clone()).collect();
-                    let e = match embedder.embed(&texts) {
+                    let e = match crate::memory::embed::checked(embedder.as_ref(), &texts) {
                         Ok(e) => e,
                         Err(e) => {
                             shared.counters.call(&name, CallKind::Embedding, Err(()));
@@ -56,11 +56,6 @@ impl Memory {
                     shared
                         .counters
                         .call(&name, CallKind::Embedding, Ok(e.usage));
-                    if e.vectors.len() != chunk.len() {
-                        return Err(MemoryError::Model(
-                            "embedder returned a different number of vectors".into(),
-                        ));
-                    }
                     embedded.extend(chunk.iter().cloned().zip(e.vectors));
                 }
                 written += store(&shared, &tenant, id, embedded)?;
@@ -90,16 +85,11 @@ fn embed_facts(
     let mut written = 0;
     for chunk in todo.chunks(BATCH) {
         let texts: Vec<String> = chunk.iter().map(|c| c.1.clone()).collect();
-        let e = embedder.embed(&texts).map_err(|e| {
+        let e = crate::memory::embed::checked(embedder, &texts).map_err(|e| {
             shared.counters.call(name, CallKind::Embedding, Err(()));
             MemoryError::Model(e.to_string())
         })?;
         shared.counters.call(name, CallKind::Embedding, Ok(e.usage));
-        if e.vectors.len() != chunk.len() {
-            return Err(MemoryError::Model(
-                "embedder returned a different number of vectors".into(),
-            ));
-        }
         let _forest = shared.forest.lock();
         let mut st = Staged::new(&shared.kv, tenant.clone());
         for ((key, text), v) in chunk.iter().zip(&e.vectors) {

@@ -398,20 +398,12 @@ fn embed_summaries(shared: &Shared, results: &mut [Outcome]) {
             .iter()
             .filter_map(|r| r.2.as_ref().ok().map(|s| s.out.text.clone()))
             .collect();
-        let vectors = match embedder.embed(&texts) {
-            Ok(e) if e.vectors.len() == texts.len() => {
+        let vectors = match crate::memory::embed::checked(embedder.as_ref(), &texts) {
+            Ok(e) => {
                 shared
                     .counters
                     .call(&name, CallKind::Embedding, Ok(e.usage));
                 Ok(e.vectors)
-            }
-            Ok(e) => {
-                shared.counters.call(&name, CallKind::Embedding, Err(()));
-                Err(format!(
-                    "embedder returned {} vectors for {} summaries",
-                    e.vectors.len(),
-                    texts.len()
-                ))
             }
             Err(e) => {
                 shared.counters.call(&name, CallKind::Embedding, Err(()));

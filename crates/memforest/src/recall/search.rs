@@ -160,7 +160,7 @@ impl Memory {
                 return Err(MemoryError::Model("no embedder configured".into()))
             }
             (Mode::Embedding | Mode::Hybrid, Some(e)) => Some(vectors::unit(
-                &e.embed_query(&query.text)
+                &crate::memory::embed::checked_query(e.as_ref(), &query.text)
                     .map_err(|e| MemoryError::Model(e.to_string()))?,
             )),
         };
