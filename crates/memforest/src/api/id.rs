@@ -7,8 +7,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A memory's id: 16 lowercase hex digits (the fact's 64-bit id), e.g. `"3f9c0a1b2d4e5f60"`.
 /// Stable across reopen (a fact's id is derived from its normalized text), unique within
-/// a user, and a plain string in JSON. Parse one with `str::parse`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// a user, and a plain string in JSON. Parse one with `str::parse`. `Debug` shows the same
+/// hex digits (`MemoryId(3f9c0a1b2d4e5f60)`), so logs and messages agree.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MemoryId(u64);
 
 impl MemoryId {
@@ -26,6 +27,12 @@ impl MemoryId {
 impl fmt::Display for MemoryId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:016x}", self.0)
+    }
+}
+
+impl fmt::Debug for MemoryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MemoryId({self})")
     }
 }
 
@@ -67,6 +74,7 @@ mod tests {
     fn ids_round_trip_as_strings_and_refuse_anything_else() {
         let id = MemoryId::from_fact(0x00ab_cdef_0123_4567);
         assert_eq!(id.to_string(), "00abcdef01234567");
+        assert_eq!(format!("{id:?}"), "MemoryId(00abcdef01234567)");
         assert_eq!("00abcdef01234567".parse::<MemoryId>(), Ok(id));
         assert_eq!("00ABCDEF01234567".parse::<MemoryId>(), Ok(id));
         for bad in [
