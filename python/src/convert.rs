@@ -4,7 +4,7 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDateTime, PyDict, PyList, PyTzInfo};
 use pyo3::IntoPyObjectExt;
 use serde::Serialize;
 use serde_json::Value;
@@ -54,24 +54,29 @@ fn json_to_py<'py>(py: Python<'py>, v: &Value, time: bool) -> PyResult<Bound<'py
     })
 }
 
-/// A `datetime` argument in UTC: an aware one converted, a naive one read as UTC.
+/// A `datetime` argument in UTC: an aware one (any `tzinfo`: `datetime.timezone`,
+/// `zoneinfo.ZoneInfo`, a custom one) converted with its `astimezone`, a naive one (no
+/// `tzinfo`, or one whose `utcoffset()` is `None`) read as UTC.
 ///
 /// # Errors
-/// `TypeError` for anything but a `datetime`.
+/// `TypeError` for anything but a `datetime` (naming the type it got); the `datetime`'s
+/// own errors (e.g. `OverflowError` out of its range in UTC).
 pub(crate) fn time(value: &Bound<'_, PyAny>, what: &str) -> PyResult<DateTime<Utc>> {
-    if let Ok(t) = value.extract::<DateTime<Utc>>() {
-        return Ok(t);
+    if !value.is_instance_of::<PyDateTime>() {
+        return Err(PyTypeError::new_err(format!(
+            "{what}: expected a datetime.datetime, got {}",
+            value.get_type().name()?
+        )));
     }
-    if let Ok(t) = value.extract::<DateTime<chrono::FixedOffset>>() {
-        return Ok(t.to_utc());
+    let py = value.py();
+    if value.call_method0("utcoffset")?.is_none() {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("tzinfo", py.None())?;
+        let naive = value.call_method("replace", (), Some(&kwargs))?;
+        return Ok(naive.extract::<NaiveDateTime>()?.and_utc());
     }
-    if let Ok(t) = value.extract::<NaiveDateTime>() {
-        return Ok(t.and_utc());
-    }
-    Err(PyTypeError::new_err(format!(
-        "{what} must be a datetime, not {}",
-        value.get_type().name()?
-    )))
+    let utc = value.call_method1("astimezone", (PyTzInfo::utc(py)?,))?;
+    utc.extract::<DateTime<Utc>>()
 }
 
 /// An optional `datetime` argument ([`time`]).

@@ -73,9 +73,10 @@ impl From<Failure> for PyErr {
 /// * ``read_only``: open without the lock; every change raises.
 ///
 /// Memories belong to a user (``user_id``): no call reads or changes another user's.
-/// Results are plain dicts and lists (times as timezone-aware ``datetime`` in UTC; a naive
-/// ``datetime`` argument is read as UTC); memory ids are strings of 16 hex digits. Every
-/// call that does I/O releases the GIL. ``AsyncMemory`` has the same methods as coroutines.
+/// Results are plain dicts and lists (times as timezone-aware ``datetime`` in UTC; an aware
+/// ``datetime`` argument, of any ``tzinfo``, is converted to UTC, a naive one is read as
+/// UTC); memory ids are strings of 16 hex digits. Every call that does I/O releases the
+/// GIL. ``AsyncMemory`` has the same methods as coroutines.
 ///
 /// A ``Memory`` belongs to the process that opened it: in a forked child it reads as
 /// closed and every call raises ``ClosedError``. Its background threads cannot be carried

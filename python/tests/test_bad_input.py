@@ -130,3 +130,68 @@ def test_timestamps_in_other_timezones_are_converted_to_utc(mem):
     mem.add("I woke at seven.", user_id="alice", timestamp=dt.datetime(2024, 1, 1, 8, tzinfo=paris))
     (record,) = mem.get_all(user_id="alice")
     assert record["start"] == dt.datetime(2024, 1, 1, 7, tzinfo=dt.timezone.utc)
+
+
+class _Plus2(dt.tzinfo):
+    """A custom fixed-offset tzinfo (UTC+2), not a `datetime.timezone`."""
+
+    def utcoffset(self, d):
+        return dt.timedelta(hours=2)
+
+    def dst(self, d):
+        return dt.timedelta(0)
+
+    def tzname(self, d):
+        return "PLUS2"
+
+
+def test_zoneinfo_and_custom_tzinfo_datetimes_are_converted_to_utc(mem):
+    zoneinfo = pytest.importorskip("zoneinfo")
+    paris = zoneinfo.ZoneInfo("Europe/Paris")
+    utc = dt.timezone.utc
+    # Paris is UTC+1 in January, UTC+2 in July.
+    mem.add("I woke at eight.", user_id="alice",
+            timestamp=dt.datetime(2024, 1, 15, 9, tzinfo=paris))
+    mem.add({"role": "user", "content": "I swam at noon.",
+             "timestamp": dt.datetime(2024, 7, 15, 14, tzinfo=_Plus2())}, user_id="bob")
+    mem.add([{"role": "user", "content": "I ran at six.",
+              "timestamp": dt.datetime(2024, 7, 15, 8, tzinfo=paris)}], user_id="carol")
+    (a,) = mem.get_all(user_id="alice")
+    assert a["start"] == dt.datetime(2024, 1, 15, 8, tzinfo=utc)
+    (b,) = mem.get_all(user_id="bob")
+    assert b["start"] == dt.datetime(2024, 7, 15, 12, tzinfo=utc)
+    (c,) = mem.get_all(user_id="carol")
+    assert c["start"] == dt.datetime(2024, 7, 15, 6, tzinfo=utc)
+    # since/until/as_of take them too, converted the same way.
+    start = dt.datetime(2024, 1, 15, 9, tzinfo=paris)
+    assert [r["id"] for r in mem.get_all(user_id="alice", since=start, until=start)] == [a["id"]]
+    assert mem.get_all(user_id="alice", since=dt.datetime(2024, 1, 15, 9, 1, tzinfo=paris)) == []
+    hits = mem.search("woke", user_id="alice", since=start, until=start,
+                      as_of=dt.datetime(2030, 1, 1, tzinfo=_Plus2()))
+    assert [h["id"] for h in hits] == [a["id"]]
+    assert mem.context("woke", user_id="alice", as_of=dt.datetime(2030, 1, 1, tzinfo=paris))
+
+
+def test_naive_datetimes_are_read_as_utc(mem):
+    mem.add("I woke at seven.", user_id="alice", timestamp=dt.datetime(2024, 1, 1, 7))
+    (record,) = mem.get_all(user_id="alice", since=dt.datetime(2024, 1, 1, 7),
+                            until=dt.datetime(2024, 1, 1, 7))
+    assert record["start"] == dt.datetime(2024, 1, 1, 7, tzinfo=dt.timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "call, what, got",
+    [
+        (lambda m: m.add("hi", user_id="alice", timestamp="2024-01-01"), "timestamp", "str"),
+        (lambda m: m.add("hi", user_id="alice", timestamp=dt.date(2024, 1, 1)), "timestamp",
+         "date"),
+        (lambda m: m.search("q", user_id="alice", since=1700000000), "since", "int"),
+        (lambda m: m.search("q", user_id="alice", until=1.5), "until", "float"),
+        (lambda m: m.get_all(user_id="alice", until="now"), "until", "str"),
+        (lambda m: m.context("q", user_id="alice", as_of=b"x"), "as_of", "bytes"),
+    ],
+)
+def test_a_time_that_is_not_a_datetime_names_the_type_it_got(mem, call, what, got):
+    with pytest.raises(TypeError) as e:
+        call(mem)
+    assert str(e.value) == f"{what}: expected a datetime.datetime, got {got}"
