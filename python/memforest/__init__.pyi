@@ -100,7 +100,11 @@ class PurgeDict(TypedDict):
     wal_segments_removed: int
 
 Messages = Union[str, MessageDict, Sequence[Union[str, MessageDict]]]
-Extractor = Callable[[list[dict[str, Any]]], Sequence[Union[str, Mapping[str, Any]]]]
+ExtractedItem = Union[str, dict[str, Any]]
+# A reply of any other type (a `str` included) is a failed model call.
+Extractor = Callable[
+    [list[dict[str, Any]]], Union[list[ExtractedItem], tuple[ExtractedItem, ...]]
+]
 Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 Summarizer = Callable[[list[str]], str]
 

@@ -16,7 +16,7 @@ use memforest::memory::model::{ModelError, Usage};
 use memforest::memory::summarize::{self, Summarizer, SummaryOutput, SummaryRequest};
 use pyo3::conversion::FromPyObjectOwned;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 /// A failed Python call as a model error.
 fn failed(e: PyErr) -> ModelError {
@@ -67,6 +67,50 @@ impl PyModel {
     }
 }
 
+/// The extractor's reply as the `{"items": [...]}` JSON `parse_items` reads (`None`: no
+/// items): a list or tuple of statements (`str`) and item dicts.
+///
+/// # Errors
+/// [`ModelError::Malformed`] naming what was returned instead; the `json` module's
+/// errors.
+fn extractor_reply(reply: &Bound<'_, PyAny>) -> PyResult<Result<Option<String>, ModelError>> {
+    let py = reply.py();
+    let malformed = |what: String| Ok(Err(ModelError::Malformed { offset: 0, what }));
+    if !(reply.is_instance_of::<PyList>() || reply.is_instance_of::<PyTuple>()) {
+        let shown: String = reply.repr()?.to_string().chars().take(80).collect();
+        return malformed(format!(
+            "the extractor returned a {} ({shown}), not a list of str or dict",
+            reply.get_type().name()?
+        ));
+    }
+    let items = PyList::empty(py);
+    for (i, item) in reply.try_iter()?.enumerate() {
+        let item = item?;
+        if item.is_instance_of::<PyString>() {
+            let statement = PyDict::new(py);
+            statement.set_item("fact_text", item)?;
+            items.append(statement)?;
+        } else if item.is_instance_of::<PyDict>() {
+            items.append(item)?;
+        } else {
+            return malformed(format!(
+                "the extractor returned a list whose item {i} is a {}, not a str or dict",
+                item.get_type().name()?
+            ));
+        }
+    }
+    if items.is_empty() {
+        return Ok(Ok(None));
+    }
+    let json = PyDict::new(py);
+    json.set_item("items", items)?;
+    Ok(Ok(Some(
+        py.import("json")?
+            .call_method1("dumps", (json,))?
+            .extract()?,
+    )))
+}
+
 impl fmt::Debug for PyModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PyModel").field("name", &self.name).finish()
@@ -79,7 +123,7 @@ impl Extractor for PyModel {
     }
 
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
-        let items = Python::attach(|py| -> PyResult<Option<String>> {
+        let items = Python::attach(|py| -> PyResult<Result<Option<String>, ModelError>> {
             let messages = PyList::empty(py);
             for t in &input.turns {
                 let m = PyDict::new(py);
@@ -90,28 +134,9 @@ impl Extractor for PyModel {
                 m.set_item("timestamp", DateTime::<Utc>::from_timestamp_micros(t.time))?;
                 messages.append(m)?;
             }
-            let items = PyList::empty(py);
-            for item in self.f.bind(py).call1((messages,))?.try_iter()? {
-                let item = item?;
-                if item.is_instance_of::<PyString>() {
-                    let statement = PyDict::new(py);
-                    statement.set_item("fact_text", item)?;
-                    items.append(statement)?;
-                } else {
-                    items.append(item)?;
-                }
-            }
-            if items.is_empty() {
-                return Ok(None);
-            }
-            let reply = PyDict::new(py);
-            reply.set_item("items", items)?;
-            py.import("json")?
-                .call_method1("dumps", (reply,))?
-                .extract()
-                .map(Some)
+            extractor_reply(&self.f.bind(py).call1((messages,))?)
         })
-        .map_err(failed)?;
+        .map_err(failed)??;
         let Some(items) = items else {
             return Ok(Extraction::default());
         };

@@ -54,8 +54,10 @@ impl From<Failure> for PyErr {
 /// * ``extractor``: ``"heuristic"`` (default), ``"openai"``, or a callable
 ///   ``fn(messages: list[dict]) -> list[str | dict]`` returning the memories in an
 ///   exchange's messages (each dict has ``id``, ``role``, ``name``, ``content``,
-///   ``timestamp``): statements, or dicts of item fields (``fact_text``, ``entities``,
-///   ``attribute_keys``, ``time_start``, ...).
+///   ``timestamp``): a list (or tuple) of statements, or dicts of item fields
+///   (``fact_text``, ``entities``, ``attribute_keys``, ``time_start``, ...). Any other
+///   reply (a ``str`` included) is a failed call, as an exception in the callable is: the
+///   work stays queued and is retried.
 /// * ``summarizer``: ``"extractive"`` (default), ``"openai"``, ``"none"`` (headers only), or
 ///   a callable ``fn(texts: list[str]) -> str`` summarizing a tree node's children.
 /// * ``embedder``: ``"static"`` (default), ``"openai"``, ``"none"`` (lexical search only),

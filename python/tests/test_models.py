@@ -205,3 +205,25 @@ def test_waiting_exchanges_are_extracted_together_up_to_extract_batch(store, bat
     calls = HeldModel.excerpts_per_call
     assert sum(calls) == 7
     assert max(calls) == batch  # the exchanges queued behind the held call go together
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["Alice owns a kayak.", {"fact_text": "Alice owns a kayak."}, None, 7,
+     ["Alice owns a kayak.", 5], ["Alice owns a kayak.", None]],
+)
+def test_an_extractor_reply_that_is_not_a_list_of_str_or_dict_is_a_failed_call(store, reply):
+    with memforest.Memory(store, extractor=lambda messages: reply, embedder="none",
+                          summarizer="none") as m:
+        m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
+        with pytest.raises(memforest.ModelCallError):
+            m.flush()
+        assert m.get_all(user_id="alice") == []  # not one memory per character, key or item
+        assert m.stats("alice")["pending_extractions"] == 1
+
+
+def test_an_extractor_reply_in_a_tuple_is_taken(store):
+    with memforest.Memory(store, extractor=lambda messages: ("Alice owns a kayak.",),
+                          embedder="none", summarizer="none") as m:
+        m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice", wait=True)
+        assert [r["text"] for r in m.get_all(user_id="alice")] == ["Alice owns a kayak."]
