@@ -1,6 +1,7 @@
 //! `memforest.Memory`: the Python class over [`memforest::Memory`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use memforest::{AddOptions, ListOptions, MemoryError, MemoryId, Options, SearchOptions};
 use parking_lot::RwLock;
@@ -9,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 use serde::Serialize;
 
+use crate::callable::Failures;
 use crate::convert::{self, opt_time};
 use crate::error::{self, Kind};
 use crate::fork;
@@ -24,6 +26,8 @@ enum Failure {
     Memory(MemoryError),
     /// The `Memory` is closed.
     Closed,
+    /// A Python exception (e.g. the `ClosedError` of a forked child).
+    Python(PyErr),
 }
 
 impl From<MemoryError> for Failure {
@@ -37,6 +41,7 @@ impl From<Failure> for PyErr {
         match f {
             Failure::Memory(e) => error::to_py(e),
             Failure::Closed => Kind::Closed.err("this Memory is closed"),
+            Failure::Python(e) => e,
         }
     }
 }
@@ -57,7 +62,9 @@ impl From<Failure> for PyErr {
 ///   ``timestamp``): a list (or tuple) of statements, or dicts of item fields
 ///   (``fact_text``, ``entities``, ``attribute_keys``, ``time_start``, ...). Any other
 ///   reply (a ``str`` included) is a failed call, as an exception in the callable is: the
-///   work stays queued and is retried.
+///   work stays queued and is retried, and ``flush()`` names the last failure. A
+///   ``KeyboardInterrupt`` or ``SystemExit`` in a callable is raised again by the call
+///   waiting on it (``flush()`` for background work).
 /// * ``summarizer``: ``"extractive"`` (default), ``"openai"``, ``"none"`` (headers only), or
 ///   a callable ``fn(texts: list[str]) -> str`` summarizing a tree node's children.
 /// * ``embedder``: ``"static"`` (default), ``"openai"``, ``"none"`` (lexical search only),
@@ -91,6 +98,8 @@ pub(crate) struct Memory {
     /// The process that opened it.
     pid: u32,
     path: String,
+    /// What its Python models' failed calls left (`Memory.flush` names the last ones).
+    failures: Arc<Failures>,
 }
 
 /// `limit` of a search or context, checked: 1..=[`memforest::MAX_K`].
@@ -116,18 +125,34 @@ fn session_of(run_id: Option<String>, session_id: Option<String>) -> PyResult<Op
 }
 
 impl Memory {
-    /// Runs `f` on the open store with the GIL released.
+    /// Runs `f` on the open store with the GIL released. When a Python model it called on
+    /// this thread raised `KeyboardInterrupt` or `SystemExit` (the memory layer took it
+    /// for a failed call), raises that.
     fn with<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&memforest::Memory) -> Result<T, MemoryError> + Send,
     ) -> PyResult<T> {
-        self.same_process()?;
-        let out = py.detach(|| match self.inner.read().as_ref() {
+        let out = self.run(py, f);
+        if let Some(interrupt) = self.failures.take_interrupt(true) {
+            return Err(interrupt);
+        }
+        Ok(out?)
+    }
+
+    /// Runs `f` on the open store with the GIL released.
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&memforest::Memory) -> Result<T, MemoryError> + Send,
+    ) -> Result<T, Failure> {
+        if let Err(e) = self.same_process() {
+            return Err(Failure::Python(e));
+        }
+        py.detach(|| match self.inner.read().as_ref() {
             Some(m) => f(m).map_err(Failure::from),
             None => Err(Failure::Closed),
-        });
-        Ok(out?)
+        })
     }
 
     /// Runs `op` on memory `memory_id` of `user_id` (GIL released) and returns its result
@@ -180,6 +205,7 @@ impl Memory {
         summary_batch: Option<usize>,
         read_only: bool,
     ) -> PyResult<Self> {
+        let failures = Arc::new(Failures::default());
         let options: Options = PyOptions {
             extractor,
             summarizer,
@@ -192,6 +218,7 @@ impl Memory {
             pool,
             extract_batch,
             summary_batch,
+            failures: Arc::clone(&failures),
         }
         .build()?;
         fork::check_can_open()?;
@@ -210,6 +237,7 @@ impl Memory {
             inner: RwLock::new(Some(opened)),
             pid: std::process::id(),
             path: path.display().to_string(),
+            failures,
         })
     }
 
@@ -493,9 +521,20 @@ impl Memory {
     ///
     /// Raises ``ModelCallError`` when every extraction still pending has failed
     /// ``extract_attempts`` (4) times (a model that stays down): the messages are stored
-    /// and their extraction is retried in the background and after a reopen.
+    /// and their extraction is retried in the background and after a reopen. The message
+    /// ends with the last failure of each Python model that failed (the exception's type
+    /// and message, or what was wrong with its reply). A ``KeyboardInterrupt`` or
+    /// ``SystemExit`` raised in a Python model in the background is raised here instead.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        self.with(py, memforest::Memory::flush_summaries)
+        match self.run(py, memforest::Memory::flush_summaries) {
+            Ok(()) => Ok(()),
+            Err(Failure::Memory(e @ MemoryError::Model(_))) => {
+                Err(self.failures.take_interrupt(false).unwrap_or_else(|| {
+                    Kind::ModelCall.err(format!("{e}{}", self.failures.describe()))
+                }))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Closes the store: finishes the background work, makes everything durable, releases

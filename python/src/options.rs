@@ -10,7 +10,7 @@ use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::callable::PyModel;
+use crate::callable::{Failures, PyModel, Role};
 use crate::error::Kind;
 
 /// The options as given to `Memory(...)`.
@@ -38,6 +38,8 @@ pub(crate) struct PyOptions<'py> {
     pub extract_batch: Option<usize>,
     /// Dirty tree nodes of one user summarized in one model call; `None` keeps the default.
     pub summary_batch: Option<usize>,
+    /// Where the Python models keep their failures.
+    pub failures: Arc<Failures>,
 }
 
 /// What a model option names: `None` (not given) is the default, `"none"` none at all.
@@ -129,7 +131,7 @@ impl PyOptions<'_> {
                 "\"heuristic\", \"openai\", a callable",
             )),
             Choice::Callable(f) => {
-                m.extractor = Arc::new(PyModel::new(f));
+                m.extractor = Arc::new(PyModel::new(f, Role::Extractor, &self.failures));
                 Ok(())
             }
             Choice::Off => Err(PyValueError::new_err(
@@ -157,7 +159,9 @@ impl PyOptions<'_> {
                     "\"extractive\", \"openai\", \"none\", a callable",
                 ))
             }
-            Choice::Callable(f) => m.summarizer = Arc::new(PyModel::new(f)),
+            Choice::Callable(f) => {
+                m.summarizer = Arc::new(PyModel::new(f, Role::Summarizer, &self.failures));
+            }
             Choice::Off => m.summarizer = Arc::new(HeaderOnlySummarizer),
         }
         Ok(())
@@ -182,7 +186,9 @@ impl PyOptions<'_> {
                     "\"static\", \"openai\", \"none\", a callable",
                 ))
             }
-            Choice::Callable(f) => m.embedder = Some(Arc::new(PyModel::new(f))),
+            Choice::Callable(f) => {
+                m.embedder = Some(Arc::new(PyModel::new(f, Role::Embedder, &self.failures)));
+            }
             Choice::Off => m.embedder = None,
         }
         Ok(())
