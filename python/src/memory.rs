@@ -11,7 +11,7 @@ use pyo3::types::{PyDict, PyType};
 use serde::Serialize;
 
 use crate::callable::Failures;
-use crate::convert::{self, opt_time};
+use crate::convert::{self, int_arg, opt_time, IntArg};
 use crate::error::{self, Kind};
 use crate::fork;
 use crate::messages;
@@ -103,15 +103,16 @@ pub(crate) struct Memory {
 }
 
 /// `limit` of a search or context, checked: 1..=[`memforest::MAX_K`].
-fn search_limit(limit: usize) -> PyResult<usize> {
-    if (1..=memforest::MAX_K).contains(&limit) {
-        Ok(limit)
-    } else {
-        Err(crate::error::Kind::InvalidInput.err(format!(
-            "limit must be 1..={}, got {limit}",
-            memforest::MAX_K
-        )))
-    }
+fn search_limit(limit: &IntArg<'_>) -> PyResult<usize> {
+    limit.get("limit", 1, memforest::MAX_K)
+}
+
+/// An optional integer option of `Memory(...)`, at least 1.
+fn positive(value: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<usize>> {
+    value
+        .filter(|v| !v.is_none())
+        .map(|v| int_arg(v, name, 1, usize::MAX))
+        .transpose()
 }
 
 /// The scope of a search or listing: Mem0's `agent_id` and `run_id`.
@@ -200,9 +201,9 @@ impl Memory {
         embed_model: Option<String>,
         api_key_env: Option<String>,
         durability: Option<String>,
-        pool: Option<usize>,
-        extract_batch: Option<usize>,
-        summary_batch: Option<usize>,
+        pool: Option<Bound<'_, PyAny>>,
+        extract_batch: Option<Bound<'_, PyAny>>,
+        summary_batch: Option<Bound<'_, PyAny>>,
         read_only: bool,
     ) -> PyResult<Self> {
         let failures = Arc::new(Failures::default());
@@ -215,9 +216,9 @@ impl Memory {
             embed_model,
             api_key_env,
             durability,
-            pool,
-            extract_batch,
-            summary_batch,
+            pool: positive(pool.as_ref(), "pool")?,
+            extract_batch: positive(extract_batch.as_ref(), "extract_batch")?,
+            summary_batch: positive(summary_batch.as_ref(), "summary_batch")?,
             failures: Arc::clone(&failures),
         }
         .build()?;
@@ -304,16 +305,19 @@ impl Memory {
     /// (or ``session_id``) keep memories said in that agent's sessions or that session;
     /// ``speaker`` keeps memories with that person among their participants (who said
     /// them, or someone a model extractor named; case ignored).
-    #[pyo3(signature = (query, *, user_id, limit=10, since=None, until=None,
+    #[pyo3(signature = (query, *, user_id, limit=IntArg::Default(10), since=None, until=None,
         latest_only=false, as_of=None, agent_id=None, run_id=None, session_id=None,
-        speaker=None))]
+        speaker=None),
+        text_signature = "($self, query, *, user_id, limit=10, since=None, until=None, \
+        latest_only=False, as_of=None, agent_id=None, run_id=None, session_id=None, \
+        speaker=None)")]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn search<'py>(
         &self,
         py: Python<'py>,
         query: String,
         user_id: String,
-        limit: usize,
+        limit: IntArg<'py>,
         since: Option<Bound<'py, PyAny>>,
         until: Option<Bound<'py, PyAny>>,
         latest_only: bool,
@@ -324,7 +328,7 @@ impl Memory {
         speaker: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = SearchOptions {
-            k: search_limit(limit)?,
+            k: search_limit(&limit)?,
             since: opt_time(since.as_ref(), "since")?,
             until: opt_time(until.as_ref(), "until")?,
             as_of: opt_time(as_of.as_ref(), "as_of")?,
@@ -341,16 +345,20 @@ impl Memory {
     /// A prompt-ready text for ``query`` from the user's memory, at most about
     /// ``max_tokens`` tokens (bytes / 4): the relevant memories with their time tags, then
     /// the last messages of the latest session. Scope options as ``search``.
-    #[pyo3(signature = (query, *, user_id, max_tokens=1000, limit=10, latest_only=false,
-        as_of=None, agent_id=None, run_id=None, session_id=None, speaker=None))]
+    #[pyo3(signature = (query, *, user_id, max_tokens=IntArg::Default(1000),
+        limit=IntArg::Default(10), latest_only=false, as_of=None, agent_id=None, run_id=None,
+        session_id=None, speaker=None),
+        text_signature = "($self, query, *, user_id, max_tokens=1000, limit=10, \
+        latest_only=False, as_of=None, agent_id=None, run_id=None, session_id=None, \
+        speaker=None)")]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn context(
         &self,
         py: Python<'_>,
         query: String,
         user_id: String,
-        max_tokens: usize,
-        limit: usize,
+        max_tokens: IntArg<'_>,
+        limit: IntArg<'_>,
         latest_only: bool,
         as_of: Option<Bound<'_, PyAny>>,
         agent_id: Option<String>,
@@ -358,8 +366,9 @@ impl Memory {
         session_id: Option<String>,
         speaker: Option<String>,
     ) -> PyResult<String> {
+        let max_tokens = max_tokens.get("max_tokens", 0, usize::MAX)?;
         let options = SearchOptions {
-            k: search_limit(limit)?,
+            k: search_limit(&limit)?,
             as_of: opt_time(as_of.as_ref(), "as_of")?,
             latest_only,
             session: session_of(run_id, session_id)?,
@@ -388,15 +397,18 @@ impl Memory {
     /// them after skipping ``offset``; each as ``get`` returns it. ``since``/``until``,
     /// ``agent_id``, ``run_id`` (or ``session_id``) and ``latest_only`` narrow them as in
     /// ``search``; each says whether it is ``current`` and its ``valid_until``.
-    #[pyo3(signature = (*, user_id, limit=100, offset=0, since=None, until=None,
-        agent_id=None, run_id=None, session_id=None, latest_only=false))]
+    #[pyo3(signature = (*, user_id, limit=IntArg::Default(100), offset=IntArg::Default(0),
+        since=None, until=None, agent_id=None, run_id=None, session_id=None,
+        latest_only=false),
+        text_signature = "($self, *, user_id, limit=100, offset=0, since=None, until=None, \
+        agent_id=None, run_id=None, session_id=None, latest_only=False)")]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn get_all<'py>(
         &self,
         py: Python<'py>,
         user_id: String,
-        limit: usize,
-        offset: usize,
+        limit: IntArg<'py>,
+        offset: IntArg<'py>,
         since: Option<Bound<'py, PyAny>>,
         until: Option<Bound<'py, PyAny>>,
         agent_id: Option<String>,
@@ -405,8 +417,8 @@ impl Memory {
         latest_only: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = ListOptions {
-            limit,
-            offset,
+            limit: limit.get("limit", 0, usize::MAX)?,
+            offset: offset.get("offset", 0, usize::MAX)?,
             since: opt_time(since.as_ref(), "since")?,
             until: opt_time(until.as_ref(), "until")?,
             session: session_of(run_id, session_id)?,

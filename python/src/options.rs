@@ -78,8 +78,9 @@ impl PyOptions<'_> {
     /// The Rust options.
     ///
     /// # Errors
-    /// `TypeError`/`ValueError` for a bad option; `InvalidInputError` for an `"openai"`
-    /// model without `llm_url` or its model name, or a client that cannot be built.
+    /// `TypeError`/`ValueError` for a bad option; `InvalidInputError` for a pool or batch
+    /// of 0, an `"openai"` model without `llm_url` or its model name, or a client that
+    /// cannot be built.
     pub(crate) fn build(&self) -> PyResult<Options> {
         for (name, value) in [
             ("pool", self.pool),
@@ -87,7 +88,7 @@ impl PyOptions<'_> {
             ("summary_batch", self.summary_batch),
         ] {
             if value == Some(0) {
-                return Err(PyValueError::new_err(format!("{name} must be at least 1")));
+                return Err(Kind::InvalidInput.err(format!("{name} must be at least 1")));
             }
         }
         let mut o = Options::default();

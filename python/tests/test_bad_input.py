@@ -1,6 +1,7 @@
 """Bad arguments raise clear exceptions and store nothing."""
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -37,7 +38,6 @@ def test_wrong_types_raise_type_error(mem, call):
         (lambda m: m.add({"role": "robot", "content": "hi"}, user_id="alice"), ValueError),
         (lambda m: m.add({"content": "hi"}, user_id="alice"), ValueError),
         (lambda m: m.add("hi", user_id="alice", run_id="a", session_id="b"), ValueError),
-        (lambda m: m.search("q", user_id="alice", limit=-1), OverflowError),
     ],
 )
 def test_malformed_arguments_raise_value_errors(mem, call, error):
@@ -195,3 +195,76 @@ def test_a_time_that_is_not_a_datetime_names_the_type_it_got(mem, call, what, go
     with pytest.raises(TypeError) as e:
         call(mem)
     assert str(e.value) == f"{what}: expected a datetime.datetime, got {got}"
+
+
+BIG = "from 0 to 2**64-1"
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda m: m.search("q", user_id="alice", limit=-1),
+         "limit must be an int from 1 to 1000, got -1"),
+        (lambda m: m.search("q", user_id="alice", limit=10**30),
+         "limit must be an int from 1 to 1000, got " + str(10**30)),
+        (lambda m: m.search("q", user_id="alice", limit=10**9),
+         "limit must be an int from 1 to 1000, got 1000000000"),
+        (lambda m: m.context("q", user_id="alice", limit=-3),
+         "limit must be an int from 1 to 1000, got -3"),
+        (lambda m: m.context("q", user_id="alice", max_tokens=-5),
+         f"max_tokens must be an int {BIG}, got -5"),
+        (lambda m: m.context("q", user_id="alice", max_tokens=2**64),
+         f"max_tokens must be an int {BIG}, got {2**64}"),
+        (lambda m: m.get_all(user_id="alice", offset=-1), f"offset must be an int {BIG}, got -1"),
+        (lambda m: m.get_all(user_id="alice", limit=-1), f"limit must be an int {BIG}, got -1"),
+        (lambda m: m.get_all(user_id="alice", limit=10**5000),
+         f"limit must be an int {BIG}, got an int of 16610 bits"),
+        (lambda m: m.get_all(user_id="alice", offset=-(10**5000)),
+         f"offset must be an int {BIG}, got a negative int of 16610 bits"),
+    ],
+)
+def test_integers_out_of_range_name_the_argument_and_its_range(mem, call, message):
+    with pytest.raises(memforest.InvalidInputError, match=f"^{re.escape(message)}$"):
+        call(mem)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda m: m.search("q", user_id="alice", limit=True), "limit"),
+        (lambda m: m.context("q", user_id="alice", max_tokens=False), "max_tokens"),
+        (lambda m: m.get_all(user_id="alice", offset=True), "offset"),
+        (lambda m: m.get_all(user_id="alice", limit=2.0), "limit"),
+        (lambda m: m.search("q", user_id="alice", limit="ten"), "limit"),
+    ],
+)
+def test_integer_arguments_refuse_bools_and_other_types(mem, call, name):
+    with pytest.raises(TypeError, match=f"^{name} must be an int, not "):
+        call(mem)
+
+
+def test_integer_arguments_take_objects_with_index(mem):
+    class Three:
+        def __index__(self):
+            return 3
+
+    mem.add("I live in Paris.", user_id="alice")
+    assert len(mem.search("Paris", user_id="alice", limit=Three())) == 1
+    assert len(mem.get_all(user_id="alice", limit=Three(), offset=Three())) == 0
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("pool", -1, "pool must be an int from 1 to 2**64-1, got -1"),
+        ("extract_batch", 0, "extract_batch must be an int from 1 to 2**64-1, got 0"),
+        ("summary_batch", 10**30, "summary_batch must be an int from 1 to 2**64-1, got "
+         + str(10**30)),
+    ],
+)
+def test_integer_options_out_of_range_name_the_option_and_its_range(tmp_path, option, value,
+                                                                    message):
+    with pytest.raises(memforest.InvalidInputError, match=f"^{re.escape(message)}$"):
+        memforest.Memory(str(tmp_path / "m"), **{option: value})
+    with pytest.raises(TypeError, match=f"^{option} must be an int, not bool$"):
+        memforest.Memory(str(tmp_path / "m"), **{option: True})
