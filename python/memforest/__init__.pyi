@@ -20,7 +20,9 @@ class _MessageRequired(TypedDict):
     content: str
 
 class MessageDict(_MessageRequired, total=False):
-    """One message given to `Memory.add`."""
+    """One message given to `Memory.add`. `content` is a text string: an OpenAI-style list of
+    content parts (`[{"type": "text", "text": ...}]`) is refused (`TypeError`); join its text
+    first."""
 
     name: str
     id: str

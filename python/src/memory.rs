@@ -247,12 +247,13 @@ impl Memory {
     ///
     /// ``messages`` is a string (one user message), a dict ``{"role": "user" |
     /// "assistant" | "system", "content": str, "name"?: str, "id"?: str, "timestamp"?:
-    /// datetime}`` or a list of them. Messages go to session ``session_id`` (Mem0's
-    /// ``run_id``; default ``"default"``), after the messages it holds; a message whose
-    /// ``id`` the session already holds is skipped, so a retried ``add`` stores nothing
-    /// twice. ``agent_id`` records the agent the session belongs to. ``timestamp`` is
-    /// when the messages without their own were said (default: now); ``metadata``
-    /// (``dict[str, str]``) is stored with each message.
+    /// datetime}`` or a list of them. ``content`` is a text string: an OpenAI-style list of
+    /// content parts (``[{"type": "text", "text": ...}]``) is refused; join its text first.
+    /// Messages go to session ``session_id`` (Mem0's ``run_id``; default ``"default"``),
+    /// after the messages it holds; a message whose ``id`` the session already holds is
+    /// skipped, so a retried ``add`` stores nothing twice. ``agent_id`` records the agent
+    /// the session belongs to. ``timestamp`` is when the messages without their own were
+    /// said (default: now); ``metadata`` (``dict[str, str]``) is stored with each message.
     ///
     /// Returns ``{"messages": int, "duplicates": int, "conflicts": [str], "memories":
     /// [id], "pending": int}``: messages stored, skipped as already stored, skipped for a
@@ -266,7 +267,8 @@ impl Memory {
     ///
     /// Raises ``InvalidInputError`` for a bad user, session or agent name or a message
     /// over the limits (nothing stored), ``TypeError``/``ValueError`` for malformed
-    /// messages.
+    /// messages (naming the message and key, e.g. ``messages[1].name: expected str, got
+    /// dict``).
     #[pyo3(signature = (messages, *, user_id, agent_id=None, run_id=None, session_id=None,
         timestamp=None, metadata=None, wait=false))]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]

@@ -268,3 +268,40 @@ def test_integer_options_out_of_range_name_the_option_and_its_range(tmp_path, op
         memforest.Memory(str(tmp_path / "m"), **{option: value})
     with pytest.raises(TypeError, match=f"^{option} must be an int, not bool$"):
         memforest.Memory(str(tmp_path / "m"), **{option: True})
+
+
+@pytest.mark.parametrize(
+    "messages, message",
+    [
+        ({"role": "user", "content": "hi", "name": {"x": 1}},
+         "messages[0].name: expected str, got dict"),
+        ({"role": "user", "content": "hi", "id": 5}, "messages[0].id: expected str, got int"),
+        ({"role": "user", "content": 7}, "messages[0].content: expected str, got int"),
+        ([{"role": 3, "content": "hi"}], "messages[0].role: expected str, got int"),
+        (["hello", {"role": "user", "content": "hi", "timestamp": 3}],
+         "messages[1].timestamp: expected a datetime.datetime, got int"),
+        (["hello", 5], "messages[1]: expected str or dict, got int"),
+        (["hello", {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}],
+         "messages[1].content: expected str, got list (only text strings are accepted: join "
+         "the text parts of a content list into one string)"),
+    ],
+)
+def test_a_malformed_message_names_its_index_and_field(mem, messages, message):
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        mem.add(messages, user_id="alice")
+    assert mem.get_all(user_id="alice") == []
+
+
+@pytest.mark.parametrize(
+    "messages, message",
+    [
+        ({"role": "robot", "content": "hi"},
+         'messages[0].role: expected "user", "assistant" or "system", got "robot"'),
+        (["hi", {"content": "hi"}], 'messages[1]: "role" is missing'),
+        (["hi", {"role": "user", "content": None}], 'messages[1]: "content" is missing'),
+    ],
+)
+def test_a_message_with_a_bad_value_names_its_index_and_field(mem, messages, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        mem.add(messages, user_id="alice")
+    assert mem.get_all(user_id="alice") == []
