@@ -156,7 +156,15 @@ class Memory:
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
         speaker: Optional[str] = None,
-    ) -> list[HitDict]: ...
+    ) -> list[HitDict]:
+        """The user's memories that best answer `query`, best first.
+
+        Raises `InvalidInputError` for a bad user, session or agent name or a `limit`
+        outside 1 to 1000; `TypeError` for an argument of the wrong type (a `bool` as `limit`,
+        a time that is not a `datetime`); `ValueError` for a `run_id` and a `session_id`
+        that differ; `ModelCallError` when the embedder fails on the query; `ClosedError`
+        once closed.
+        """
     def context(
         self,
         query: str,
@@ -170,7 +178,11 @@ class Memory:
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
         speaker: Optional[str] = None,
-    ) -> str: ...
+    ) -> str:
+        """A prompt-ready text for `query` from the user's memory.
+
+        Raises as `search` does, and `InvalidInputError` for a negative `max_tokens`.
+        """
     def get(self, memory_id: str, *, user_id: str) -> Optional[MemoryDict]: ...
     def get_all(
         self,
@@ -184,7 +196,14 @@ class Memory:
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
         latest_only: bool = False,
-    ) -> list[MemoryDict]: ...
+    ) -> list[MemoryDict]:
+        """The user's memories newest first, `limit` of them after skipping `offset`.
+
+        Raises `InvalidInputError` for a bad user, session or agent name or a negative
+        `limit` or `offset`; `TypeError` for an argument of the wrong type (a `bool` as
+        `limit` or `offset`, a time that is not a `datetime`); `ValueError` for a `run_id`
+        and a `session_id` that differ; `ClosedError` once closed.
+        """
     def update(self, memory_id: str, text: str, *, user_id: str) -> str: ...
     def delete(self, memory_id: str, *, user_id: str) -> DeletedDict: ...
     def delete_all(

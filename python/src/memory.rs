@@ -307,6 +307,12 @@ impl Memory {
     /// (or ``session_id``) keep memories said in that agent's sessions or that session;
     /// ``speaker`` keeps memories with that person among their participants (who said
     /// them, or someone a model extractor named; case ignored).
+    ///
+    /// Raises ``InvalidInputError`` for a bad user, session or agent name or a ``limit``
+    /// outside 1 to 1000; ``TypeError`` for an argument of the wrong type (a ``bool`` as
+    /// ``limit`` included, a time that is not a ``datetime``); ``ValueError`` for a
+    /// ``run_id`` and a ``session_id`` that differ; ``ModelCallError`` when the embedder
+    /// fails on the query.
     #[pyo3(signature = (query, *, user_id, limit=IntArg::Default(10), since=None, until=None,
         latest_only=false, as_of=None, agent_id=None, run_id=None, session_id=None,
         speaker=None),
@@ -347,6 +353,8 @@ impl Memory {
     /// A prompt-ready text for ``query`` from the user's memory, at most about
     /// ``max_tokens`` tokens (bytes / 4): the relevant memories with their time tags, then
     /// the last messages of the latest session. Scope options as ``search``.
+    ///
+    /// Raises as ``search`` does, and ``InvalidInputError`` for a negative ``max_tokens``.
     #[pyo3(signature = (query, *, user_id, max_tokens=IntArg::Default(1000),
         limit=IntArg::Default(10), latest_only=false, as_of=None, agent_id=None, run_id=None,
         session_id=None, speaker=None),
@@ -399,6 +407,11 @@ impl Memory {
     /// them after skipping ``offset``; each as ``get`` returns it. ``since``/``until``,
     /// ``agent_id``, ``run_id`` (or ``session_id``) and ``latest_only`` narrow them as in
     /// ``search``; each says whether it is ``current`` and its ``valid_until``.
+    ///
+    /// Raises ``InvalidInputError`` for a bad user, session or agent name or a negative
+    /// ``limit`` or ``offset``; ``TypeError`` for an argument of the wrong type (a
+    /// ``bool`` as ``limit`` or ``offset`` included, a time that is not a ``datetime``);
+    /// ``ValueError`` for a ``run_id`` and a ``session_id`` that differ.
     #[pyo3(signature = (*, user_id, limit=IntArg::Default(100), offset=IntArg::Default(0),
         since=None, until=None, agent_id=None, run_id=None, session_id=None,
         latest_only=false),
