@@ -20,7 +20,9 @@ class _MessageRequired(TypedDict):
     content: str
 
 class MessageDict(_MessageRequired, total=False):
-    """One message given to `Memory.add`."""
+    """One message given to `Memory.add`. `content` is a text string: an OpenAI-style list of
+    content parts (`[{"type": "text", "text": ...}]`) is refused (`TypeError`); join its text
+    first."""
 
     name: str
     id: str
@@ -100,7 +102,11 @@ class PurgeDict(TypedDict):
     wal_segments_removed: int
 
 Messages = Union[str, MessageDict, Sequence[Union[str, MessageDict]]]
-Extractor = Callable[[list[dict[str, Any]]], Sequence[Union[str, Mapping[str, Any]]]]
+ExtractedItem = Union[str, dict[str, Any]]
+# A reply of any other type (a `str` included) is a failed model call.
+Extractor = Callable[
+    [list[dict[str, Any]]], Union[list[ExtractedItem], tuple[ExtractedItem, ...]]
+]
 Embedder = Callable[[list[str]], Sequence[Sequence[float]]]
 Summarizer = Callable[[list[str]], str]
 
@@ -150,7 +156,15 @@ class Memory:
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
         speaker: Optional[str] = None,
-    ) -> list[HitDict]: ...
+    ) -> list[HitDict]:
+        """The user's memories that best answer `query`, best first.
+
+        Raises `InvalidInputError` for a bad user, session or agent name or a `limit`
+        outside 1 to 1000; `TypeError` for an argument of the wrong type (a `bool` as `limit`,
+        a time that is not a `datetime`); `ValueError` for a `run_id` and a `session_id`
+        that differ; `ModelCallError` when the embedder fails on the query; `ClosedError`
+        once closed.
+        """
     def context(
         self,
         query: str,
@@ -164,7 +178,11 @@ class Memory:
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
         speaker: Optional[str] = None,
-    ) -> str: ...
+    ) -> str:
+        """A prompt-ready text for `query` from the user's memory.
+
+        Raises as `search` does, and `InvalidInputError` for a negative `max_tokens`.
+        """
     def get(self, memory_id: str, *, user_id: str) -> Optional[MemoryDict]: ...
     def get_all(
         self,
@@ -178,7 +196,14 @@ class Memory:
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
         latest_only: bool = False,
-    ) -> list[MemoryDict]: ...
+    ) -> list[MemoryDict]:
+        """The user's memories newest first, `limit` of them after skipping `offset`.
+
+        Raises `InvalidInputError` for a bad user, session or agent name or a negative
+        `limit` or `offset`; `TypeError` for an argument of the wrong type (a `bool` as
+        `limit` or `offset`, a time that is not a `datetime`); `ValueError` for a `run_id`
+        and a `session_id` that differ; `ClosedError` once closed.
+        """
     def update(self, memory_id: str, text: str, *, user_id: str) -> str: ...
     def delete(self, memory_id: str, *, user_id: str) -> DeletedDict: ...
     def delete_all(

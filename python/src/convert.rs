@@ -4,7 +4,7 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyDateTime, PyDict, PyList, PyTzInfo};
 use pyo3::IntoPyObjectExt;
 use serde::Serialize;
 use serde_json::Value;
@@ -54,24 +54,29 @@ fn json_to_py<'py>(py: Python<'py>, v: &Value, time: bool) -> PyResult<Bound<'py
     })
 }
 
-/// A `datetime` argument in UTC: an aware one converted, a naive one read as UTC.
+/// A `datetime` argument in UTC: an aware one (any `tzinfo`: `datetime.timezone`,
+/// `zoneinfo.ZoneInfo`, a custom one) converted with its `astimezone`, a naive one (no
+/// `tzinfo`, or one whose `utcoffset()` is `None`) read as UTC.
 ///
 /// # Errors
-/// `TypeError` for anything but a `datetime`.
+/// `TypeError` for anything but a `datetime` (naming the type it got); the `datetime`'s
+/// own errors (e.g. `OverflowError` out of its range in UTC).
 pub(crate) fn time(value: &Bound<'_, PyAny>, what: &str) -> PyResult<DateTime<Utc>> {
-    if let Ok(t) = value.extract::<DateTime<Utc>>() {
-        return Ok(t);
+    if !value.is_instance_of::<PyDateTime>() {
+        return Err(PyTypeError::new_err(format!(
+            "{what}: expected a datetime.datetime, got {}",
+            value.get_type().name()?
+        )));
     }
-    if let Ok(t) = value.extract::<DateTime<chrono::FixedOffset>>() {
-        return Ok(t.to_utc());
+    let py = value.py();
+    if value.call_method0("utcoffset")?.is_none() {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("tzinfo", py.None())?;
+        let naive = value.call_method("replace", (), Some(&kwargs))?;
+        return Ok(naive.extract::<NaiveDateTime>()?.and_utc());
     }
-    if let Ok(t) = value.extract::<NaiveDateTime>() {
-        return Ok(t.and_utc());
-    }
-    Err(PyTypeError::new_err(format!(
-        "{what} must be a datetime, not {}",
-        value.get_type().name()?
-    )))
+    let utc = value.call_method1("astimezone", (PyTzInfo::utc(py)?,))?;
+    utc.extract::<DateTime<Utc>>()
 }
 
 /// An optional `datetime` argument ([`time`]).
@@ -83,4 +88,86 @@ pub(crate) fn opt_time(
         .filter(|v| !v.is_none())
         .map(|v| time(v, what))
         .transpose()
+}
+
+/// An integer argument `name` checked to be in `min..=max`: an `int` or an object with
+/// `__index__`, not a `bool`.
+///
+/// # Errors
+/// `TypeError` naming the type for a `bool` or a non-integer; `InvalidInputError` naming
+/// the range for an integer outside it.
+pub(crate) fn int_arg(
+    value: &Bound<'_, PyAny>,
+    name: &str,
+    min: usize,
+    max: usize,
+) -> PyResult<usize> {
+    let not_int = || -> PyResult<PyErr> {
+        Ok(PyTypeError::new_err(format!(
+            "{name} must be an int, not {}",
+            value.get_type().name()?
+        )))
+    };
+    if value.is_instance_of::<PyBool>() {
+        return Err(not_int()?);
+    }
+    let Ok(int) = value
+        .py()
+        .import("operator")?
+        .call_method1("index", (value,))
+    else {
+        return Err(not_int()?);
+    };
+    if let Ok(n) = int.extract::<usize>() {
+        if (min..=max).contains(&n) {
+            return Ok(n);
+        }
+    }
+    let max = if max == usize::MAX {
+        format!("2**{}-1", usize::BITS)
+    } else {
+        max.to_string()
+    };
+    // Past 4300 digits `str` raises; the digits of a huge one say nothing anyway.
+    let shown = match int.str() {
+        Ok(s) if s.len()? <= 40 => s.to_string(),
+        _ => {
+            let bits: usize = int.call_method0("bit_length")?.extract()?;
+            let sign = if int.lt(0)? { "a negative" } else { "an" };
+            format!("{sign} int of {bits} bits")
+        }
+    };
+    Err(Kind::InvalidInput.err(format!(
+        "{name} must be an int from {min} to {max}, got {shown}"
+    )))
+}
+
+/// An integer argument as given, checked by [`IntArg::get`] (which names it), or its
+/// default: extracting it never fails, so a bad value is not reported without its name.
+pub(crate) enum IntArg<'py> {
+    /// The caller's value.
+    Given(Bound<'py, PyAny>),
+    /// Not given: the default.
+    Default(usize),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for IntArg<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Self::Given(obj.to_owned()))
+    }
+}
+
+impl IntArg<'_> {
+    /// The value of argument `name`, checked as [`int_arg`] checks it.
+    ///
+    /// # Errors
+    /// As [`int_arg`].
+    pub(crate) fn get(&self, name: &str, min: usize, max: usize) -> PyResult<usize> {
+        match self {
+            Self::Given(v) => int_arg(v, name, min, max),
+            Self::Default(n) => Ok(*n),
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! `memforest.Memory`: the Python class over [`memforest::Memory`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use memforest::{AddOptions, ListOptions, MemoryError, MemoryId, Options, SearchOptions};
 use parking_lot::RwLock;
@@ -9,7 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 use serde::Serialize;
 
-use crate::convert::{self, opt_time};
+use crate::callable::Failures;
+use crate::convert::{self, int_arg, opt_time, IntArg};
 use crate::error::{self, Kind};
 use crate::fork;
 use crate::messages;
@@ -24,6 +26,8 @@ enum Failure {
     Memory(MemoryError),
     /// The `Memory` is closed.
     Closed,
+    /// A Python exception (e.g. the `ClosedError` of a forked child).
+    Python(PyErr),
 }
 
 impl From<MemoryError> for Failure {
@@ -37,6 +41,7 @@ impl From<Failure> for PyErr {
         match f {
             Failure::Memory(e) => error::to_py(e),
             Failure::Closed => Kind::Closed.err("this Memory is closed"),
+            Failure::Python(e) => e,
         }
     }
 }
@@ -54,8 +59,12 @@ impl From<Failure> for PyErr {
 /// * ``extractor``: ``"heuristic"`` (default), ``"openai"``, or a callable
 ///   ``fn(messages: list[dict]) -> list[str | dict]`` returning the memories in an
 ///   exchange's messages (each dict has ``id``, ``role``, ``name``, ``content``,
-///   ``timestamp``): statements, or dicts of item fields (``fact_text``, ``entities``,
-///   ``attribute_keys``, ``time_start``, ...).
+///   ``timestamp``): a list (or tuple) of statements, or dicts of item fields
+///   (``fact_text``, ``entities``, ``attribute_keys``, ``time_start``, ...). Any other
+///   reply (a ``str`` included) is a failed call, as an exception in the callable is: the
+///   work stays queued and is retried, and ``flush()`` names the last failure. A
+///   ``KeyboardInterrupt`` or ``SystemExit`` in a callable is raised again by the call
+///   waiting on it (``flush()`` for background work).
 /// * ``summarizer``: ``"extractive"`` (default), ``"openai"``, ``"none"`` (headers only), or
 ///   a callable ``fn(texts: list[str]) -> str`` summarizing a tree node's children.
 /// * ``embedder``: ``"static"`` (default), ``"openai"``, ``"none"`` (lexical search only),
@@ -73,9 +82,10 @@ impl From<Failure> for PyErr {
 /// * ``read_only``: open without the lock; every change raises.
 ///
 /// Memories belong to a user (``user_id``): no call reads or changes another user's.
-/// Results are plain dicts and lists (times as timezone-aware ``datetime`` in UTC; a naive
-/// ``datetime`` argument is read as UTC); memory ids are strings of 16 hex digits. Every
-/// call that does I/O releases the GIL. ``AsyncMemory`` has the same methods as coroutines.
+/// Results are plain dicts and lists (times as timezone-aware ``datetime`` in UTC; an aware
+/// ``datetime`` argument, of any ``tzinfo``, is converted to UTC, a naive one is read as
+/// UTC); memory ids are strings of 16 hex digits. Every call that does I/O releases the
+/// GIL. ``AsyncMemory`` has the same methods as coroutines.
 ///
 /// A ``Memory`` belongs to the process that opened it: in a forked child it reads as
 /// closed and every call raises ``ClosedError``. Its background threads cannot be carried
@@ -88,18 +98,21 @@ pub(crate) struct Memory {
     /// The process that opened it.
     pid: u32,
     path: String,
+    /// What its Python models' failed calls left (`Memory.flush` names the last ones).
+    failures: Arc<Failures>,
 }
 
 /// `limit` of a search or context, checked: 1..=[`memforest::MAX_K`].
-fn search_limit(limit: usize) -> PyResult<usize> {
-    if (1..=memforest::MAX_K).contains(&limit) {
-        Ok(limit)
-    } else {
-        Err(crate::error::Kind::InvalidInput.err(format!(
-            "limit must be 1..={}, got {limit}",
-            memforest::MAX_K
-        )))
-    }
+fn search_limit(limit: &IntArg<'_>) -> PyResult<usize> {
+    limit.get("limit", 1, memforest::MAX_K)
+}
+
+/// An optional integer option of `Memory(...)`, at least 1.
+fn positive(value: Option<&Bound<'_, PyAny>>, name: &str) -> PyResult<Option<usize>> {
+    value
+        .filter(|v| !v.is_none())
+        .map(|v| int_arg(v, name, 1, usize::MAX))
+        .transpose()
 }
 
 /// The scope of a search or listing: Mem0's `agent_id` and `run_id`.
@@ -113,18 +126,34 @@ fn session_of(run_id: Option<String>, session_id: Option<String>) -> PyResult<Op
 }
 
 impl Memory {
-    /// Runs `f` on the open store with the GIL released.
+    /// Runs `f` on the open store with the GIL released. When a Python model it called on
+    /// this thread raised `KeyboardInterrupt` or `SystemExit` (the memory layer took it
+    /// for a failed call), raises that.
     fn with<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&memforest::Memory) -> Result<T, MemoryError> + Send,
     ) -> PyResult<T> {
-        self.same_process()?;
-        let out = py.detach(|| match self.inner.read().as_ref() {
+        let out = self.run(py, f);
+        if let Some(interrupt) = self.failures.take_interrupt(true) {
+            return Err(interrupt);
+        }
+        Ok(out?)
+    }
+
+    /// Runs `f` on the open store with the GIL released.
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&memforest::Memory) -> Result<T, MemoryError> + Send,
+    ) -> Result<T, Failure> {
+        if let Err(e) = self.same_process() {
+            return Err(Failure::Python(e));
+        }
+        py.detach(|| match self.inner.read().as_ref() {
             Some(m) => f(m).map_err(Failure::from),
             None => Err(Failure::Closed),
-        });
-        Ok(out?)
+        })
     }
 
     /// Runs `op` on memory `memory_id` of `user_id` (GIL released) and returns its result
@@ -172,11 +201,12 @@ impl Memory {
         embed_model: Option<String>,
         api_key_env: Option<String>,
         durability: Option<String>,
-        pool: Option<usize>,
-        extract_batch: Option<usize>,
-        summary_batch: Option<usize>,
+        pool: Option<Bound<'_, PyAny>>,
+        extract_batch: Option<Bound<'_, PyAny>>,
+        summary_batch: Option<Bound<'_, PyAny>>,
         read_only: bool,
     ) -> PyResult<Self> {
+        let failures = Arc::new(Failures::default());
         let options: Options = PyOptions {
             extractor,
             summarizer,
@@ -186,9 +216,10 @@ impl Memory {
             embed_model,
             api_key_env,
             durability,
-            pool,
-            extract_batch,
-            summary_batch,
+            pool: positive(pool.as_ref(), "pool")?,
+            extract_batch: positive(extract_batch.as_ref(), "extract_batch")?,
+            summary_batch: positive(summary_batch.as_ref(), "summary_batch")?,
+            failures: Arc::clone(&failures),
         }
         .build()?;
         fork::check_can_open()?;
@@ -207,6 +238,7 @@ impl Memory {
             inner: RwLock::new(Some(opened)),
             pid: std::process::id(),
             path: path.display().to_string(),
+            failures,
         })
     }
 
@@ -215,12 +247,13 @@ impl Memory {
     ///
     /// ``messages`` is a string (one user message), a dict ``{"role": "user" |
     /// "assistant" | "system", "content": str, "name"?: str, "id"?: str, "timestamp"?:
-    /// datetime}`` or a list of them. Messages go to session ``session_id`` (Mem0's
-    /// ``run_id``; default ``"default"``), after the messages it holds; a message whose
-    /// ``id`` the session already holds is skipped, so a retried ``add`` stores nothing
-    /// twice. ``agent_id`` records the agent the session belongs to. ``timestamp`` is
-    /// when the messages without their own were said (default: now); ``metadata``
-    /// (``dict[str, str]``) is stored with each message.
+    /// datetime}`` or a list of them. ``content`` is a text string: an OpenAI-style list of
+    /// content parts (``[{"type": "text", "text": ...}]``) is refused; join its text first.
+    /// Messages go to session ``session_id`` (Mem0's ``run_id``; default ``"default"``),
+    /// after the messages it holds; a message whose ``id`` the session already holds is
+    /// skipped, so a retried ``add`` stores nothing twice. ``agent_id`` records the agent
+    /// the session belongs to. ``timestamp`` is when the messages without their own were
+    /// said (default: now); ``metadata`` (``dict[str, str]``) is stored with each message.
     ///
     /// Returns ``{"messages": int, "duplicates": int, "conflicts": [str], "memories":
     /// [id], "pending": int}``: messages stored, skipped as already stored, skipped for a
@@ -234,7 +267,8 @@ impl Memory {
     ///
     /// Raises ``InvalidInputError`` for a bad user, session or agent name or a message
     /// over the limits (nothing stored), ``TypeError``/``ValueError`` for malformed
-    /// messages.
+    /// messages (naming the message and key, e.g. ``messages[1].name: expected str, got
+    /// dict``).
     #[pyo3(signature = (messages, *, user_id, agent_id=None, run_id=None, session_id=None,
         timestamp=None, metadata=None, wait=false))]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
@@ -273,16 +307,25 @@ impl Memory {
     /// (or ``session_id``) keep memories said in that agent's sessions or that session;
     /// ``speaker`` keeps memories with that person among their participants (who said
     /// them, or someone a model extractor named; case ignored).
-    #[pyo3(signature = (query, *, user_id, limit=10, since=None, until=None,
+    ///
+    /// Raises ``InvalidInputError`` for a bad user, session or agent name or a ``limit``
+    /// outside 1 to 1000; ``TypeError`` for an argument of the wrong type (a ``bool`` as
+    /// ``limit`` included, a time that is not a ``datetime``); ``ValueError`` for a
+    /// ``run_id`` and a ``session_id`` that differ; ``ModelCallError`` when the embedder
+    /// fails on the query.
+    #[pyo3(signature = (query, *, user_id, limit=IntArg::Default(10), since=None, until=None,
         latest_only=false, as_of=None, agent_id=None, run_id=None, session_id=None,
-        speaker=None))]
+        speaker=None),
+        text_signature = "($self, query, *, user_id, limit=10, since=None, until=None, \
+        latest_only=False, as_of=None, agent_id=None, run_id=None, session_id=None, \
+        speaker=None)")]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn search<'py>(
         &self,
         py: Python<'py>,
         query: String,
         user_id: String,
-        limit: usize,
+        limit: IntArg<'py>,
         since: Option<Bound<'py, PyAny>>,
         until: Option<Bound<'py, PyAny>>,
         latest_only: bool,
@@ -293,7 +336,7 @@ impl Memory {
         speaker: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = SearchOptions {
-            k: search_limit(limit)?,
+            k: search_limit(&limit)?,
             since: opt_time(since.as_ref(), "since")?,
             until: opt_time(until.as_ref(), "until")?,
             as_of: opt_time(as_of.as_ref(), "as_of")?,
@@ -310,16 +353,22 @@ impl Memory {
     /// A prompt-ready text for ``query`` from the user's memory, at most about
     /// ``max_tokens`` tokens (bytes / 4): the relevant memories with their time tags, then
     /// the last messages of the latest session. Scope options as ``search``.
-    #[pyo3(signature = (query, *, user_id, max_tokens=1000, limit=10, latest_only=false,
-        as_of=None, agent_id=None, run_id=None, session_id=None, speaker=None))]
+    ///
+    /// Raises as ``search`` does, and ``InvalidInputError`` for a negative ``max_tokens``.
+    #[pyo3(signature = (query, *, user_id, max_tokens=IntArg::Default(1000),
+        limit=IntArg::Default(10), latest_only=false, as_of=None, agent_id=None, run_id=None,
+        session_id=None, speaker=None),
+        text_signature = "($self, query, *, user_id, max_tokens=1000, limit=10, \
+        latest_only=False, as_of=None, agent_id=None, run_id=None, session_id=None, \
+        speaker=None)")]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn context(
         &self,
         py: Python<'_>,
         query: String,
         user_id: String,
-        max_tokens: usize,
-        limit: usize,
+        max_tokens: IntArg<'_>,
+        limit: IntArg<'_>,
         latest_only: bool,
         as_of: Option<Bound<'_, PyAny>>,
         agent_id: Option<String>,
@@ -327,8 +376,9 @@ impl Memory {
         session_id: Option<String>,
         speaker: Option<String>,
     ) -> PyResult<String> {
+        let max_tokens = max_tokens.get("max_tokens", 0, usize::MAX)?;
         let options = SearchOptions {
-            k: search_limit(limit)?,
+            k: search_limit(&limit)?,
             as_of: opt_time(as_of.as_ref(), "as_of")?,
             latest_only,
             session: session_of(run_id, session_id)?,
@@ -357,15 +407,23 @@ impl Memory {
     /// them after skipping ``offset``; each as ``get`` returns it. ``since``/``until``,
     /// ``agent_id``, ``run_id`` (or ``session_id``) and ``latest_only`` narrow them as in
     /// ``search``; each says whether it is ``current`` and its ``valid_until``.
-    #[pyo3(signature = (*, user_id, limit=100, offset=0, since=None, until=None,
-        agent_id=None, run_id=None, session_id=None, latest_only=false))]
+    ///
+    /// Raises ``InvalidInputError`` for a bad user, session or agent name or a negative
+    /// ``limit`` or ``offset``; ``TypeError`` for an argument of the wrong type (a
+    /// ``bool`` as ``limit`` or ``offset`` included, a time that is not a ``datetime``);
+    /// ``ValueError`` for a ``run_id`` and a ``session_id`` that differ.
+    #[pyo3(signature = (*, user_id, limit=IntArg::Default(100), offset=IntArg::Default(0),
+        since=None, until=None, agent_id=None, run_id=None, session_id=None,
+        latest_only=false),
+        text_signature = "($self, *, user_id, limit=100, offset=0, since=None, until=None, \
+        agent_id=None, run_id=None, session_id=None, latest_only=False)")]
     #[expect(clippy::too_many_arguments, reason = "Python keyword arguments")]
     fn get_all<'py>(
         &self,
         py: Python<'py>,
         user_id: String,
-        limit: usize,
-        offset: usize,
+        limit: IntArg<'py>,
+        offset: IntArg<'py>,
         since: Option<Bound<'py, PyAny>>,
         until: Option<Bound<'py, PyAny>>,
         agent_id: Option<String>,
@@ -374,8 +432,8 @@ impl Memory {
         latest_only: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let options = ListOptions {
-            limit,
-            offset,
+            limit: limit.get("limit", 0, usize::MAX)?,
+            offset: offset.get("offset", 0, usize::MAX)?,
             since: opt_time(since.as_ref(), "since")?,
             until: opt_time(until.as_ref(), "until")?,
             session: session_of(run_id, session_id)?,
@@ -490,9 +548,20 @@ impl Memory {
     ///
     /// Raises ``ModelCallError`` when every extraction still pending has failed
     /// ``extract_attempts`` (4) times (a model that stays down): the messages are stored
-    /// and their extraction is retried in the background and after a reopen.
+    /// and their extraction is retried in the background and after a reopen. The message
+    /// ends with the last failure of each Python model that failed (the exception's type
+    /// and message, or what was wrong with its reply). A ``KeyboardInterrupt`` or
+    /// ``SystemExit`` raised in a Python model in the background is raised here instead.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        self.with(py, memforest::Memory::flush_summaries)
+        match self.run(py, memforest::Memory::flush_summaries) {
+            Ok(()) => Ok(()),
+            Err(Failure::Memory(e @ MemoryError::Model(_))) => {
+                Err(self.failures.take_interrupt(false).unwrap_or_else(|| {
+                    Kind::ModelCall.err(format!("{e}{}", self.failures.describe()))
+                }))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Closes the store: finishes the background work, makes everything durable, releases

@@ -12,14 +12,15 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use crate::convert;
 
 /// `messages` as [`Message`]s. Each dict has `role` (`"user"`, `"assistant"` or
-/// `"system"`) and `content` (a string), optionally `name` (the speaker), `id` (the
-/// caller's message id) and `timestamp` (a `datetime`); other keys (e.g. OpenAI's
-/// `tool_calls`) are ignored. `timestamp` and `metadata` apply to every message without
+/// `"system"`) and `content` (a string: an OpenAI-style list of content parts is refused),
+/// optionally `name` (the speaker), `id` (the caller's message id) and `timestamp` (a
+/// `datetime`); other keys (e.g. OpenAI's `tool_calls`) are ignored. `timestamp` and `metadata` apply to every message without
 /// its own.
 ///
 /// # Errors
 /// `TypeError` for a value of the wrong type; `ValueError` for an unknown role, a missing
-/// key or no message at all.
+/// key or no message at all. Each names the message and key (`messages[1].name: expected
+/// str, got dict`).
 pub(crate) fn parse(
     messages: &Bound<'_, PyAny>,
     timestamp: Option<DateTime<Utc>>,
@@ -41,8 +42,9 @@ pub(crate) fn parse(
     }
     items
         .iter()
-        .map(|item| {
-            let mut m = one(item)?;
+        .enumerate()
+        .map(|(i, item)| {
+            let mut m = one(item, i)?;
             if m.time.is_none() {
                 m.time = timestamp;
             }
@@ -54,41 +56,71 @@ pub(crate) fn parse(
         .collect()
 }
 
-fn one(item: &Bound<'_, PyAny>) -> PyResult<Message> {
+/// Message `i` of the argument.
+fn one(item: &Bound<'_, PyAny>, i: usize) -> PyResult<Message> {
     if let Ok(text) = item.cast::<PyString>() {
         return Ok(Message::user(text.extract::<String>()?));
     }
     let Ok(dict) = item.cast::<PyDict>() else {
         return Err(PyTypeError::new_err(format!(
-            "a message must be a str or a dict, not {}",
+            "messages[{i}]: expected str or dict, got {}",
             item.get_type().name()?
         )));
     };
-    let role: String = required(dict, "role")?.extract()?;
-    let role = match role.as_str() {
+    let role = match required(dict, "role", i)?.as_str() {
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "system" => Role::System,
         other => {
             return Err(PyValueError::new_err(format!(
-                "message role must be \"user\", \"assistant\" or \"system\", not {other:?}"
+                "messages[{i}].role: expected \"user\", \"assistant\" or \"system\", got \
+                 {other:?}"
             )))
         }
     };
-    let content: String = required(dict, "content")?.extract()?;
-    let mut m = Message::new(role, content);
-    if let Some(name) = optional(dict, "name")? {
-        m = m.by(name.extract::<String>()?);
+    let mut m = Message::new(role, required(dict, "content", i)?);
+    if let Some(name) = text(dict, "name", i)? {
+        m = m.by(name);
     }
-    if let Some(id) = optional(dict, "id")? {
-        m = m.with_id(id.extract::<String>()?);
+    if let Some(id) = text(dict, "id", i)? {
+        m = m.with_id(id);
     }
-    m.time = convert::opt_time(optional(dict, "timestamp")?.as_ref(), "message timestamp")?;
+    m.time = convert::opt_time(
+        optional(dict, "timestamp")?.as_ref(),
+        &format!("messages[{i}].timestamp"),
+    )?;
     Ok(m)
 }
 
-fn required<'py>(dict: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
-    optional(dict, key)?.ok_or_else(|| PyValueError::new_err(format!("a message needs {key:?}")))
+/// The string under `key` of message `i`, which must be there.
+fn required(dict: &Bound<'_, PyDict>, key: &str, i: usize) -> PyResult<String> {
+    text(dict, key, i)?
+        .ok_or_else(|| PyValueError::new_err(format!("messages[{i}]: {key:?} is missing")))
+}
+
+/// The string under `key` of message `i`, if there (and not `None`).
+///
+/// # Errors
+/// `TypeError` naming the message and key for anything but a `str` (a content list of
+/// OpenAI-style parts included: only text strings are taken); `UnicodeEncodeError` for a
+/// lone surrogate.
+fn text(dict: &Bound<'_, PyDict>, key: &str, i: usize) -> PyResult<Option<String>> {
+    let Some(value) = optional(dict, key)? else {
+        return Ok(None);
+    };
+    if value.is_instance_of::<PyString>() {
+        return value.extract().map(Some);
+    }
+    let parts = if key == "content" && value.is_instance_of::<PyList>() {
+        " (only text strings are accepted: join the text parts of a content list into one \
+         string)"
+    } else {
+        ""
+    };
+    Err(PyTypeError::new_err(format!(
+        "messages[{i}].{key}: expected str, got {}{parts}",
+        value.get_type().name()?
+    )))
 }
 
 fn optional<'py>(dict: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {

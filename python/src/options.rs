@@ -10,7 +10,7 @@ use memforest_llm::{LlmConfig, OpenAiEmbedder, OpenAiExtractor, OpenAiSummarizer
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::callable::PyModel;
+use crate::callable::{Failures, PyModel, Role};
 use crate::error::Kind;
 
 /// The options as given to `Memory(...)`.
@@ -38,6 +38,8 @@ pub(crate) struct PyOptions<'py> {
     pub extract_batch: Option<usize>,
     /// Dirty tree nodes of one user summarized in one model call; `None` keeps the default.
     pub summary_batch: Option<usize>,
+    /// Where the Python models keep their failures.
+    pub failures: Arc<Failures>,
 }
 
 /// What a model option names: `None` (not given) is the default, `"none"` none at all.
@@ -76,8 +78,9 @@ impl PyOptions<'_> {
     /// The Rust options.
     ///
     /// # Errors
-    /// `TypeError`/`ValueError` for a bad option; `InvalidInputError` for an `"openai"`
-    /// model without `llm_url` or its model name, or a client that cannot be built.
+    /// `TypeError`/`ValueError` for a bad option; `InvalidInputError` for a pool or batch
+    /// of 0, an `"openai"` model without `llm_url` or its model name, or a client that
+    /// cannot be built.
     pub(crate) fn build(&self) -> PyResult<Options> {
         for (name, value) in [
             ("pool", self.pool),
@@ -85,7 +88,7 @@ impl PyOptions<'_> {
             ("summary_batch", self.summary_batch),
         ] {
             if value == Some(0) {
-                return Err(PyValueError::new_err(format!("{name} must be at least 1")));
+                return Err(Kind::InvalidInput.err(format!("{name} must be at least 1")));
             }
         }
         let mut o = Options::default();
@@ -129,7 +132,7 @@ impl PyOptions<'_> {
                 "\"heuristic\", \"openai\", a callable",
             )),
             Choice::Callable(f) => {
-                m.extractor = Arc::new(PyModel::new(f));
+                m.extractor = Arc::new(PyModel::new(f, Role::Extractor, &self.failures));
                 Ok(())
             }
             Choice::Off => Err(PyValueError::new_err(
@@ -157,7 +160,9 @@ impl PyOptions<'_> {
                     "\"extractive\", \"openai\", \"none\", a callable",
                 ))
             }
-            Choice::Callable(f) => m.summarizer = Arc::new(PyModel::new(f)),
+            Choice::Callable(f) => {
+                m.summarizer = Arc::new(PyModel::new(f, Role::Summarizer, &self.failures));
+            }
             Choice::Off => m.summarizer = Arc::new(HeaderOnlySummarizer),
         }
         Ok(())
@@ -182,7 +187,9 @@ impl PyOptions<'_> {
                     "\"static\", \"openai\", \"none\", a callable",
                 ))
             }
-            Choice::Callable(f) => m.embedder = Some(Arc::new(PyModel::new(f))),
+            Choice::Callable(f) => {
+                m.embedder = Some(Arc::new(PyModel::new(f, Role::Embedder, &self.failures)));
+            }
             Choice::Off => m.embedder = None,
         }
         Ok(())

@@ -181,3 +181,21 @@ def test_read_only_open_reads_and_refuses_changes(store):
         assert any("chess" in h["text"] for h in ro.search("chess", user_id="alice"))
         with pytest.raises(memforest.MemForestError):
             ro.add("I like go.", user_id="alice")
+
+
+def test_the_readme_lists_every_python_verb():
+    import pathlib
+    import re
+
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+    text = readme.read_text().split("with Mem0's verbs:", 1)[1].split("scoped by", 1)[0]
+    listed = set(re.findall(r"`(\w+)`", text))
+    verbs = {n for n in dir(memforest.Memory)
+             if not n.startswith("_") and callable(getattr(memforest.Memory, n))}
+    assert listed == verbs
+
+
+@pytest.mark.parametrize("method", ["search", "get_all"])
+def test_search_and_get_all_document_what_they_raise(method):
+    doc = getattr(memforest.Memory, method).__doc__
+    assert "Raises" in doc and "InvalidInputError" in doc and "TypeError" in doc

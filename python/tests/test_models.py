@@ -205,3 +205,73 @@ def test_waiting_exchanges_are_extracted_together_up_to_extract_batch(store, bat
     calls = HeldModel.excerpts_per_call
     assert sum(calls) == 7
     assert max(calls) == batch  # the exchanges queued behind the held call go together
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["Alice owns a kayak.", {"fact_text": "Alice owns a kayak."}, None, 7,
+     ["Alice owns a kayak.", 5], ["Alice owns a kayak.", None]],
+)
+def test_an_extractor_reply_that_is_not_a_list_of_str_or_dict_is_a_failed_call(store, reply):
+    with memforest.Memory(store, extractor=lambda messages: reply, embedder="none",
+                          summarizer="none") as m:
+        m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
+        with pytest.raises(memforest.ModelCallError):
+            m.flush()
+        assert m.get_all(user_id="alice") == []  # not one memory per character, key or item
+        assert m.stats("alice")["pending_extractions"] == 1
+
+
+def test_an_extractor_reply_in_a_tuple_is_taken(store):
+    with memforest.Memory(store, extractor=lambda messages: ("Alice owns a kayak.",),
+                          embedder="none", summarizer="none") as m:
+        m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice", wait=True)
+        assert [r["text"] for r in m.get_all(user_id="alice")] == ["Alice owns a kayak."]
+
+
+def test_a_failing_extractor_s_last_exception_is_in_the_flush_error(store):
+    def extract(messages):
+        raise RuntimeError("model down: 503 from the gateway")
+
+    with memforest.Memory(store, extractor=extract, embedder="none", summarizer="none") as m:
+        m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
+        with pytest.raises(memforest.ModelCallError) as e:
+            m.flush()
+    message = str(e.value)
+    assert "failed 4 times" in message
+    assert "RuntimeError: model down: 503 from the gateway" in message
+
+
+def test_an_extractor_reply_that_is_a_str_is_named_in_the_flush_error(store):
+    with memforest.Memory(store, extractor=lambda messages: "Alice owns a kayak.",
+                          embedder="none", summarizer="none") as m:
+        m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
+        with pytest.raises(memforest.ModelCallError,
+                           match="the extractor returned a str .*not a list"):
+            m.flush()
+
+
+@pytest.mark.parametrize("exception", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_in_a_background_callable_is_raised_by_flush(store, exception):
+    def extract(messages):
+        raise exception("stop")
+
+    with memforest.Memory(store, extractor=extract, embedder="none", summarizer="none") as m:
+        m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
+        with pytest.raises(exception):
+            m.flush()
+        assert m.stats("alice")["messages"] == 2  # the messages stay stored
+
+
+@pytest.mark.parametrize("exception", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_in_a_callable_on_the_calling_thread_is_raised_as_is(store, exception):
+    def embed(texts):
+        raise exception("stop")
+
+    with memforest.Memory(store, embedder=embed, summarizer="none") as m:
+        with pytest.raises(exception):
+            m.search("anything", user_id="alice")
+        # A later failure of another kind is an ordinary ModelCallError.
+    with memforest.Memory(store, embedder=lambda texts: "nope", summarizer="none") as m:
+        with pytest.raises(memforest.ModelCallError, match="TypeError"):
+            m.search("anything", user_id="alice")
