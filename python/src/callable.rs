@@ -148,6 +148,7 @@ impl PyModel {
         &self,
         texts: Vec<String>,
     ) -> Result<T, ModelError> {
+        let _inside = Inside::enter();
         Python::attach(|py| {
             self.f
                 .bind(py)
@@ -175,6 +176,33 @@ impl PyModel {
         self.failures.record(self.role, e.to_string());
         e
     }
+}
+
+thread_local! {
+    /// How many model callables this thread is running (nested when a callable searches).
+    static INSIDE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks this thread as running a model callable while it lives.
+struct Inside;
+
+impl Inside {
+    fn enter() -> Self {
+        INSIDE.with(|n| n.set(n.get().saturating_add(1)));
+        Self
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        INSIDE.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
+/// True on a thread that is running a model callable: `Memory.close` there would wait for
+/// the call it is part of.
+pub(crate) fn inside_a_model() -> bool {
+    INSIDE.with(|n| n.get() > 0)
 }
 
 /// The extractor's reply as the `{"items": [...]}` JSON `parse_items` reads (`None`: no
@@ -233,6 +261,7 @@ impl Extractor for PyModel {
     }
 
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
+        let inside = Inside::enter();
         let items = Python::attach(|py| -> PyResult<Result<Option<String>, ModelError>> {
             let messages = PyList::empty(py);
             for t in &input.turns {
@@ -248,6 +277,7 @@ impl Extractor for PyModel {
         })
         .map_err(|e| self.py_failed(e))?
         .map_err(|e| self.failed(e))?;
+        drop(inside);
         let Some(items) = items else {
             return Ok(Extraction::default());
         };

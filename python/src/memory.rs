@@ -569,6 +569,13 @@ impl Memory {
     /// ``ClosedError``, as does every call after it.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.same_process()?;
+        if crate::callable::inside_a_model() {
+            return Err(Kind::Base.err(
+                "close() was called from inside an extractor, summarizer or embedder; it \
+                 waits for those calls to end, so call it after the call that runs the model \
+                 returns",
+            ));
+        }
         let closed = py.detach(|| match self.inner.write().take() {
             Some(m) => {
                 let closed = m.close();

@@ -275,3 +275,28 @@ def test_an_interrupt_in_a_callable_on_the_calling_thread_is_raised_as_is(store,
     with memforest.Memory(store, embedder=lambda texts: "nope", summarizer="none") as m:
         with pytest.raises(memforest.ModelCallError, match="TypeError"):
             m.search("anything", user_id="alice")
+
+
+def test_close_inside_a_callable_raises_instead_of_waiting_for_itself(store):
+    raised = []
+    holder = {}
+
+    def extract(messages):
+        try:
+            holder["m"].close()
+        except memforest.MemForestError as e:
+            raised.append(str(e))
+        return ["I bought a kayak."]
+
+    m = memforest.Memory(store, extractor=extract, embedder="none", summarizer="none")
+    holder["m"] = m
+    done = threading.Event()
+    worker = threading.Thread(
+        target=lambda: (m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice"), m.flush(), done.set())
+    )
+    worker.start()
+    worker.join(timeout=60)
+    assert done.is_set(), "add and flush returned"
+    assert raised and "inside an extractor" in raised[0], raised
+    assert not m.closed
+    m.close()
