@@ -447,3 +447,26 @@ fn a_search_for_more_memories_than_exist_returns_those_there_are() {
     }
     mem.close().unwrap();
 }
+
+/// `k` is how many memories a search returns: zero asks for none, as `ListOptions::limit`
+/// zero lists none. A context with `k` zero holds no memory, only the recent messages.
+#[test]
+fn a_search_for_zero_memories_returns_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    let none = SearchOptions {
+        k: 0,
+        ..SearchOptions::default()
+    };
+    let one = SearchOptions {
+        k: 1,
+        ..SearchOptions::default()
+    };
+    assert_eq!(mem.search("alice", "book topic1", &one).unwrap().len(), 1);
+    assert_eq!(mem.search("alice", "book topic1", &none).unwrap(), []);
+    let with = mem.context("alice", "book topic1", 1000, &one).unwrap();
+    let without = mem.context("alice", "book topic1", 1000, &none).unwrap();
+    assert!(without.len() < with.len(), "{without:?} vs {with:?}");
+    mem.close().unwrap();
+}
