@@ -438,12 +438,12 @@ impl Db {
     }
 
     /// Another handle on the snapshot at `seqno`: `Some` while a snapshot at exactly that
-    /// seqno is live (its versions are kept), or for a seqno at or past the latest published
-    /// one (then a snapshot of the latest state); `None` when the versions at `seqno` may be
-    /// gone.
+    /// seqno is live (its versions are kept); `None` for any other seqno: one whose versions
+    /// may be gone, or one past every live snapshot (which names no state a later read
+    /// could find again).
     #[must_use]
     pub fn pin_snapshot(&self, seqno: u64) -> Option<Snapshot> {
-        self.core.snapshots.pin(seqno, || self.core.visible())
+        self.core.snapshots.pin(seqno)
     }
 
     /// Makes deleted and overwritten bytes leave the directory: rotates the WAL, compacts

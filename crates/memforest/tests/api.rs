@@ -470,3 +470,33 @@ fn a_search_for_zero_memories_returns_none() {
     assert!(without.len() < with.len(), "{without:?} vs {with:?}");
     mem.close().unwrap();
 }
+
+/// A search at a seqno reads only while a snapshot at that seqno is held; a seqno no live
+/// snapshot holds, past the latest or below it, is refused.
+#[test]
+fn a_search_at_a_seqno_no_snapshot_holds_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    let snap = mem.snapshot();
+    let at = |seqno| SearchOptions {
+        snapshot: Some(seqno),
+        ..SearchOptions::default()
+    };
+    assert_eq!(
+        mem.search("alice", "book topic1", &at(snap.seqno()))
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(snap.seqno() < 12345);
+    for seqno in [0, snap.seqno() + 1, 12345, u64::MAX] {
+        let err = mem.search("alice", "book topic1", &at(seqno)).unwrap_err();
+        assert!(
+            matches!(err, MemoryError::SnapshotNotHeld { seqno: s } if s == seqno),
+            "{seqno}: {err}"
+        );
+    }
+    drop(snap);
+    mem.close().unwrap();
+}
