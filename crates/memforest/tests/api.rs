@@ -500,3 +500,41 @@ fn a_search_at_a_seqno_no_snapshot_holds_is_refused() {
     drop(snap);
     mem.close().unwrap();
 }
+
+/// A question is held to the limit of a message's text, refused with an error naming the
+/// field and the limit before any work.
+#[test]
+fn a_question_over_the_message_limit_is_refused_naming_the_limit() {
+    use memforest::memory::limits::MAX_TURN_TEXT_BYTES;
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    let at_limit = format!("book topic1 {}", "x".repeat(MAX_TURN_TEXT_BYTES - 12));
+    assert_eq!(at_limit.len(), MAX_TURN_TEXT_BYTES);
+    let options = SearchOptions::default();
+    assert!(!mem.search("alice", &at_limit, &options).unwrap().is_empty());
+    let over = "word ".repeat(MAX_TURN_TEXT_BYTES / 5 + 1);
+    let errors = [
+        mem.search("alice", &over, &options)
+            .map(|_| ())
+            .unwrap_err(),
+        mem.context("alice", &over, 1000, &options)
+            .map(|_| ())
+            .unwrap_err(),
+    ];
+    for err in errors {
+        assert!(
+            matches!(
+                err,
+                MemoryError::Name(memforest_engine::InputError::TooLong {
+                    field: "question",
+                    limit: MAX_TURN_TEXT_BYTES,
+                    ..
+                })
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("32768-byte limit"), "{err}");
+    }
+    mem.close().unwrap();
+}

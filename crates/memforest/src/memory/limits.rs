@@ -22,6 +22,7 @@ use crate::memory::session::Session;
 use memforest_engine::{check_len, check_name, InputError};
 
 /// Longest turn text, in UTF-8 bytes (32 KiB). Split longer texts into several turns.
+/// A search's question is held to the same limit (`Memory::query`).
 pub const MAX_TURN_TEXT_BYTES: usize = 32 * 1024;
 /// Longest session id and turn id, in bytes (1 KiB).
 pub const MAX_ID_BYTES: usize = 1024;
