@@ -538,3 +538,64 @@ fn a_question_over_the_message_limit_is_refused_naming_the_limit() {
     }
     mem.close().unwrap();
 }
+
+/// A summarizer that, once let go, fills the disk (every later write and sync fails with
+/// `ENOSPC`) and then gives its summary: writing that summary poisons the WAL.
+#[derive(Debug)]
+struct FillsDisk {
+    fs: memforest_io::FaultStorage,
+    go: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl memforest::memory::summarize::Summarizer for FillsDisk {
+    fn name(&self) -> &str {
+        "fills-disk"
+    }
+
+    fn summarize(
+        &self,
+        request: &memforest::memory::summarize::SummaryRequest,
+    ) -> Result<memforest::memory::summarize::SummaryOutput, memforest::memory::model::ModelError>
+    {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !self.go.load(std::sync::atomic::Ordering::SeqCst)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        for kind in [memforest_io::OpKind::Write, memforest_io::OpKind::Sync] {
+            self.fs.inject(memforest_io::Fault {
+                kind,
+                nth: 1,
+                errno: memforest_io::Errno::NoSpace,
+                sticky: true,
+            });
+        }
+        memforest::memory::summarize::ExtractiveSummarizer::default().summarize(request)
+    }
+}
+
+/// A storage failure of the background summary work (a full disk poisoning the WAL) is
+/// reported by `flush_summaries` as the engine error it is, not as a failed model call.
+#[test]
+fn a_full_disk_under_the_summaries_is_reported_as_an_engine_error() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let fs = memforest_io::FaultStorage::new(7);
+    let go = Arc::new(AtomicBool::new(false));
+    let mut options = memforest::Options::default();
+    options.engine.storage = Arc::new(fs.clone());
+    options.memory.summarizer = Arc::new(FillsDisk {
+        fs,
+        go: Arc::clone(&go),
+    });
+    let mem = Memory::open_with(dir.path(), options).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    go.store(true, Ordering::SeqCst);
+    let err = mem.flush_summaries().unwrap_err();
+    assert!(matches!(err, MemoryError::Engine(_)), "{err:?}");
+    let text = err.to_string();
+    assert!(!text.contains("model call failed"), "{text}");
+    assert!(text.contains("No space left on device"), "{text}");
+}
