@@ -599,3 +599,44 @@ fn a_full_disk_under_the_summaries_is_reported_as_an_engine_error() {
     assert!(!text.contains("model call failed"), "{text}");
     assert!(text.contains("No space left on device"), "{text}");
 }
+
+/// A user or session id that is only whitespace names nobody a caller could tell apart
+/// from another: a write refuses it naming the field (reads of such a name still answer).
+/// A speaker may not hold NUL, as a user or session id may not.
+#[test]
+fn blank_user_and_session_ids_and_a_nul_in_a_speaker_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    let said = [Message::user("I keep bees in the garden.")];
+    for user in [" ", "\t\n"] {
+        let err = mem.add(user, "s1", &said).unwrap_err();
+        assert!(matches!(err, MemoryError::Name(_)), "{err}");
+        assert!(err.to_string().contains("user id"), "{err}");
+        let err = mem
+            .update(user, "00000000000000ff".parse().unwrap(), "x")
+            .unwrap_err();
+        assert!(matches!(err, MemoryError::Name(_)), "{err}");
+        assert_eq!(
+            mem.search(user, "bees", &SearchOptions::default()).unwrap(),
+            []
+        );
+        assert!(mem.list(user, &ListOptions::default()).unwrap().is_empty());
+    }
+    for session in [" ", "\t\n"] {
+        let err = mem.add("alice", session, &said).unwrap_err();
+        assert!(matches!(err, MemoryError::Input(_)), "{err}");
+        assert!(err.to_string().contains("session id"), "{err}");
+    }
+    let err = mem
+        .add("alice", "s1", &[Message::user("hello").by("Al\0ice")])
+        .unwrap_err();
+    assert!(matches!(err, MemoryError::Input(_)), "{err}");
+    assert!(err.to_string().contains("speaker contains a NUL"), "{err}");
+    assert!(mem
+        .list("alice", &ListOptions::default())
+        .unwrap()
+        .is_empty());
+    // Names with whitespace around others stay names of their own.
+    mem.add(" alice ", " s1 ", &said).unwrap();
+    mem.close().unwrap();
+}
