@@ -640,3 +640,36 @@ fn blank_user_and_session_ids_and_a_nul_in_a_speaker_are_refused() {
     mem.add(" alice ", " s1 ", &said).unwrap();
     mem.close().unwrap();
 }
+
+/// Every engine type the `Memory` API takes or returns is named through `memforest`
+/// alone, without a dependency on `memforest-engine`.
+#[test]
+fn the_engine_types_of_the_api_are_named_through_memforest() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = memforest::Options {
+        engine: memforest::engine::Options::default(),
+        memory: memforest::memory::MemoryOptions {
+            durability: memforest::Durability::SyncData,
+            ..memforest::memory::MemoryOptions::default()
+        },
+    };
+    let mem = Memory::open_with(dir.path(), options).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    let report: &memforest::OpenReport = mem.open_report();
+    assert!(!report.is_damaged());
+    let tenants: Vec<memforest::TenantId> = mem.tenants().unwrap();
+    assert_eq!(tenants, [memforest::TenantId::new("alice").unwrap()]);
+    let db: &memforest::Db = mem.db();
+    let snapshot: memforest::Snapshot = db.snapshot();
+    assert!(snapshot.seqno() > 0);
+    let err = Memory::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            MemoryError::Engine(memforest::engine::Error::Locked { .. })
+        ),
+        "{err}"
+    );
+    drop(snapshot);
+    mem.close().unwrap();
+}
