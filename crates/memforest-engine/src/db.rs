@@ -64,12 +64,14 @@ impl Db {
     /// [`Error::Corrupt`] naming `CURRENT`, the manifest or a missing or short WAL segment
     /// and the offset; [`Error::Sst`] naming a corrupt or missing segment file;
     /// [`Error::Wal`] for WAL damage the recovery mode refuses; [`Error::Io`];
-    /// [`Error::InvalidArgument`] for bad options; [`Error::NeedsLocation`] without
-    /// `options.remote` for the directory of a store on an object store; with it,
+    /// [`Error::InvalidArgument`] for bad options or an empty `dir` (`""` is refused before
+    /// anything is written; `"."` names the current directory); [`Error::NeedsLocation`]
+    /// without `options.remote` for the directory of a store on an object store; with it,
     /// [`Error::ForeignDirectory`], [`Error::StaleLocal`], [`Error::Fenced`] and
     /// [`Error::Remote`] (see [`crate::remote`]).
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
         options.validate()?;
+        open::check_dir_path(dir.as_ref())?;
         let dir = dir.as_ref().to_path_buf();
         let fs = &*options.storage;
         fs.create_dir_all(&dir)
@@ -109,9 +111,11 @@ impl Db {
     /// evicted, which this open reports as missing segment files).
     ///
     /// # Errors
-    /// [`Error::NotAStore`] for a directory without `CURRENT`; otherwise as [`Db::open`].
+    /// [`Error::NotAStore`] for a directory without `CURRENT`; [`Error::InvalidArgument`] for
+    /// an empty `dir`; otherwise as [`Db::open`].
     pub fn open_read_only(dir: impl AsRef<Path>, options: Options) -> Result<Self> {
         options.validate()?;
+        open::check_dir_path(dir.as_ref())?;
         // Reading the directory only: nothing is fetched into it (see `open_replica`).
         let options = Options {
             remote: None,
@@ -140,8 +144,8 @@ impl Db {
     /// (in tokio, `spawn_blocking`).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] without `options.remote`, for a writer's directory
-    /// (one holding a WAL) or for a directory holding files but no store;
+    /// [`Error::InvalidArgument`] without `options.remote`, for an empty `dir`, for a
+    /// writer's directory (one holding a WAL) or for a directory holding files but no store;
     /// [`Error::NoRemoteManifest`]; [`Error::Remote`];
     /// [`Error::ForeignDirectory`] for a directory that cached another store (the
     /// location emptied and written again since, or another location);
@@ -152,6 +156,7 @@ impl Db {
             .remote
             .clone()
             .ok_or(Error::InvalidArgument("open_replica needs Options::remote"))?;
+        open::check_dir_path(dir.as_ref())?;
         let dir = dir.as_ref().to_path_buf();
         options
             .storage
@@ -433,12 +438,12 @@ impl Db {
     }
 
     /// Another handle on the snapshot at `seqno`: `Some` while a snapshot at exactly that
-    /// seqno is live (its versions are kept), or for a seqno at or past the latest published
-    /// one (then a snapshot of the latest state); `None` when the versions at `seqno` may be
-    /// gone.
+    /// seqno is live (its versions are kept); `None` for any other seqno: one whose versions
+    /// may be gone, or one past every live snapshot (which names no state a later read
+    /// could find again).
     #[must_use]
     pub fn pin_snapshot(&self, seqno: u64) -> Option<Snapshot> {
-        self.core.snapshots.pin(seqno, || self.core.visible())
+        self.core.snapshots.pin(seqno)
     }
 
     /// Makes deleted and overwritten bytes leave the directory: rotates the WAL, compacts

@@ -76,7 +76,8 @@ pub enum Error {
     #[error("an earlier batch failed to reach the WAL; reopen the database")]
     WalFailed,
     /// A background flush or compaction failed earlier; the database refuses further
-    /// writes (reads still work) until it is reopened.
+    /// writes (reads still work) until it is reopened. The memory layer reports an engine
+    /// error of its own background work (summaries, extraction) the same way.
     #[error("background work failed: {0}")]
     Background(Arc<Error>),
     /// The object store failed a request (an upload, a download, a listing).

@@ -33,6 +33,13 @@ pub enum InputError {
         /// The limit, in entries.
         limit: usize,
     },
+    /// The field is only whitespace where a name is required: it would name a user or
+    /// session no caller could tell apart from an empty one.
+    #[error("{field} is only whitespace")]
+    Blank {
+        /// Which field.
+        field: &'static str,
+    },
     /// The field holds a NUL byte, which a name may not (it could not be typed on a
     /// command line, so the data would be unreachable there).
     #[error("{field} contains a NUL byte at byte offset {at}")]
@@ -76,6 +83,7 @@ impl From<InputError> for crate::Error {
     fn from(e: InputError) -> Self {
         Self::InvalidArgument(match e {
             InputError::Empty { .. } => "empty name",
+            InputError::Blank { .. } => "name is only whitespace",
             InputError::TooLong { .. } => "name over its byte limit",
             InputError::TooMany { .. } => "more entries than the limit",
             InputError::Nul { .. } => "name contains a NUL byte",

@@ -101,6 +101,22 @@ pub(crate) struct Recovered {
     pub report: OpenReport,
 }
 
+/// Refuses an empty directory path before anything is read or written: `""` names no
+/// directory, yet file calls resolve the names joined to it (`CURRENT`, `LOCK`) in the
+/// process's current directory, and listing it fails with `NotFound`, which would read as an
+/// empty directory and let a new store be created among whatever files are there.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for an empty path.
+pub(crate) fn check_dir_path(dir: &Path) -> Result<()> {
+    if dir.as_os_str().is_empty() {
+        return Err(Error::InvalidArgument(
+            "the store directory path is empty (name a directory; \".\" is the current one)",
+        ));
+    }
+    Ok(())
+}
+
 /// Recovers the store in `dir`. Read-write: the caller holds the lock and the directory
 /// exists.
 ///

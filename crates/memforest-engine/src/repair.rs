@@ -98,13 +98,14 @@ impl Db {
     /// [`Error::Locked`]; [`Error::NeedsLocation`] without `options.remote` for the
     /// directory of a store on an object store, [`Error::ForeignDirectory`] with it for a
     /// directory of another store (both before anything changes); [`Error::Io`];
-    /// [`Error::InvalidArgument`] for a directory
+    /// [`Error::InvalidArgument`] for an empty `dir` path or a directory
     /// holding no segment file, no manifest and no WAL (nothing to repair; without
     /// `options.remote` refused before the lock file is made); the open's errors (WAL
     /// damage the recovery mode refuses).
     pub fn repair(dir: impl AsRef<Path>, options: Options) -> Result<RepairReport> {
         options.validate()?;
         let dir = dir.as_ref();
+        crate::open::check_dir_path(dir)?;
         let fs = &*options.storage;
         // Refused before the lock file is made: a directory that is no store stays as it was.
         if options.remote.is_none() {

@@ -24,21 +24,15 @@ impl SnapshotList {
         }
     }
 
-    /// Another registration of a snapshot someone holds at `seqno`, or, for a `seqno` at or
-    /// past the one `current` returns, a snapshot of the current state. `None` when no
-    /// snapshot at `seqno` is live: flushes and compactions may already have dropped
-    /// versions a read at `seqno` needs.
-    pub fn pin(self: &Arc<Self>, seqno: u64, current: impl FnOnce() -> u64) -> Option<Snapshot> {
+    /// Another registration of a snapshot someone holds at `seqno`. `None` when no
+    /// snapshot at `seqno` is live: below the current seqno, flushes and compactions may
+    /// already have dropped versions a read at `seqno` needs; past it, `seqno` names no
+    /// state at all (a read there would answer from whatever state is current when it runs).
+    pub fn pin(self: &Arc<Self>, seqno: u64) -> Option<Snapshot> {
         let mut live = self.live.lock();
-        let now = current();
-        let count = if seqno >= now {
-            live.entry(now).or_insert(0)
-        } else {
-            live.get_mut(&seqno)?
-        };
-        *count += 1;
+        *live.get_mut(&seqno)? += 1;
         Some(Snapshot {
-            seqno: seqno.min(now),
+            seqno,
             list: Arc::clone(self),
         })
     }
@@ -120,21 +114,22 @@ mod tests {
     }
 
     #[test]
-    fn pin_needs_a_live_snapshot_below_the_current_seqno() {
+    fn pin_needs_a_live_snapshot_at_exactly_that_seqno() {
         let list = Arc::new(SnapshotList::default());
-        assert!(list.pin(10, || 50).is_none(), "nothing holds seqno 10");
+        assert!(list.pin(10).is_none(), "nothing holds seqno 10");
         let held = list.acquire(|| 10);
-        let pinned = list.pin(10, || 50).unwrap();
+        let pinned = list.pin(10).unwrap();
         assert_eq!(pinned.seqno(), 10);
         drop(held);
         assert_eq!(list.oldest(|| 50), 10, "the pin keeps seqno 10 live");
         drop(pinned);
-        assert!(list.pin(10, || 50).is_none());
-        // At or past the current seqno: a snapshot of the current state.
-        let now = list.pin(70, || 50).unwrap();
-        assert_eq!(now.seqno(), 50);
-        assert_eq!(list.oldest(|| 99), 50);
+        assert!(list.pin(10).is_none());
+        // Past every live snapshot (even the current seqno, if nothing holds it): refused.
+        let now = list.acquire(|| 50);
+        assert!(list.pin(70).is_none());
+        assert!(list.pin(u64::MAX).is_none());
         drop(now);
+        assert!(list.pin(50).is_none());
         assert!(list.is_empty());
     }
 }

@@ -7,6 +7,12 @@
 //! the background so no model call is on the write path. A query recalls the best trees
 //! and browses down to facts with time tags. Open a store with [`Memory::open`].
 //!
+//! The engine types the API uses are re-exported, so a crate that depends on `memforest`
+//! alone can name them: [`engine`] is the `memforest-engine` crate (its
+//! [`engine::Options`], the `Options::engine` field, and its [`engine::Error`], inside
+//! [`MemoryError::Engine`]), and [`Db`], [`Durability`], [`InputError`], [`OpenReport`],
+//! [`Snapshot`] and [`TenantId`] are also at the crate root.
+//!
 //! ```
 //! use chrono::{TimeZone, Utc};
 //! use memforest::{ListOptions, Memory, Message, SearchOptions};
@@ -64,3 +70,8 @@ pub use memory::{MemoryError, MemoryOptions};
 pub use node_store::{EngineNodeStore, SnapshotNodeStore, StagedNodeStore};
 pub use recall::{CurrentValue, Profile};
 pub use verify::MemoryVerifyReport;
+
+/// The storage engine under the memory store, for the types its API uses
+/// ([`engine::Options`], [`engine::Error`], ...).
+pub use memforest_engine as engine;
+pub use memforest_engine::{Db, Durability, InputError, OpenReport, Snapshot, TenantId};

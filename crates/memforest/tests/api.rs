@@ -511,3 +511,229 @@ fn a_search_for_more_memories_than_exist_returns_those_there_are() {
     }
     mem.close().unwrap();
 }
+
+/// `k` is how many memories a search returns: zero asks for none, as `ListOptions::limit`
+/// zero lists none. A context with `k` zero holds no memory, only the recent messages.
+#[test]
+fn a_search_for_zero_memories_returns_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    let none = SearchOptions {
+        k: 0,
+        ..SearchOptions::default()
+    };
+    let one = SearchOptions {
+        k: 1,
+        ..SearchOptions::default()
+    };
+    assert_eq!(mem.search("alice", "book topic1", &one).unwrap().len(), 1);
+    assert_eq!(mem.search("alice", "book topic1", &none).unwrap(), []);
+    let with = mem.context("alice", "book topic1", 1000, &one).unwrap();
+    let without = mem.context("alice", "book topic1", 1000, &none).unwrap();
+    assert!(without.len() < with.len(), "{without:?} vs {with:?}");
+    mem.close().unwrap();
+}
+
+/// A search at a seqno reads only while a snapshot at that seqno is held; a seqno no live
+/// snapshot holds, past the latest or below it, is refused.
+#[test]
+fn a_search_at_a_seqno_no_snapshot_holds_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    let snap = mem.snapshot();
+    let at = |seqno| SearchOptions {
+        snapshot: Some(seqno),
+        ..SearchOptions::default()
+    };
+    assert_eq!(
+        mem.search("alice", "book topic1", &at(snap.seqno()))
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(snap.seqno() < 12345);
+    for seqno in [0, snap.seqno() + 1, 12345, u64::MAX] {
+        let err = mem.search("alice", "book topic1", &at(seqno)).unwrap_err();
+        assert!(
+            matches!(err, MemoryError::SnapshotNotHeld { seqno: s } if s == seqno),
+            "{seqno}: {err}"
+        );
+    }
+    drop(snap);
+    mem.close().unwrap();
+}
+
+/// A question is held to the limit of a message's text, refused with an error naming the
+/// field and the limit before any work.
+#[test]
+fn a_question_over_the_message_limit_is_refused_naming_the_limit() {
+    use memforest::memory::limits::MAX_TURN_TEXT_BYTES;
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    let at_limit = format!("book topic1 {}", "x".repeat(MAX_TURN_TEXT_BYTES - 12));
+    assert_eq!(at_limit.len(), MAX_TURN_TEXT_BYTES);
+    let options = SearchOptions::default();
+    assert!(!mem.search("alice", &at_limit, &options).unwrap().is_empty());
+    let over = "word ".repeat(MAX_TURN_TEXT_BYTES / 5 + 1);
+    let errors = [
+        mem.search("alice", &over, &options)
+            .map(|_| ())
+            .unwrap_err(),
+        mem.context("alice", &over, 1000, &options)
+            .map(|_| ())
+            .unwrap_err(),
+    ];
+    for err in errors {
+        assert!(
+            matches!(
+                err,
+                MemoryError::Name(memforest_engine::InputError::TooLong {
+                    field: "question",
+                    limit: MAX_TURN_TEXT_BYTES,
+                    ..
+                })
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("32768-byte limit"), "{err}");
+    }
+    mem.close().unwrap();
+}
+
+/// A summarizer that, once let go, fills the disk (every later write and sync fails with
+/// `ENOSPC`) and then gives its summary: writing that summary poisons the WAL.
+#[derive(Debug)]
+struct FillsDisk {
+    fs: memforest_io::FaultStorage,
+    go: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl memforest::memory::summarize::Summarizer for FillsDisk {
+    fn name(&self) -> &str {
+        "fills-disk"
+    }
+
+    fn summarize(
+        &self,
+        request: &memforest::memory::summarize::SummaryRequest,
+    ) -> Result<memforest::memory::summarize::SummaryOutput, memforest::memory::model::ModelError>
+    {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !self.go.load(std::sync::atomic::Ordering::SeqCst)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        for kind in [memforest_io::OpKind::Write, memforest_io::OpKind::Sync] {
+            self.fs.inject(memforest_io::Fault {
+                kind,
+                nth: 1,
+                errno: memforest_io::Errno::NoSpace,
+                sticky: true,
+            });
+        }
+        memforest::memory::summarize::ExtractiveSummarizer::default().summarize(request)
+    }
+}
+
+/// A storage failure of the background summary work (a full disk poisoning the WAL) is
+/// reported by `flush_summaries` as the engine error it is, not as a failed model call.
+#[test]
+fn a_full_disk_under_the_summaries_is_reported_as_an_engine_error() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let fs = memforest_io::FaultStorage::new(7);
+    let go = Arc::new(AtomicBool::new(false));
+    let mut options = memforest::Options::default();
+    options.engine.storage = Arc::new(fs.clone());
+    options.memory.summarizer = Arc::new(FillsDisk {
+        fs,
+        go: Arc::clone(&go),
+    });
+    let mem = Memory::open_with(dir.path(), options).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    go.store(true, Ordering::SeqCst);
+    let err = mem.flush_summaries().unwrap_err();
+    assert!(matches!(err, MemoryError::Engine(_)), "{err:?}");
+    let text = err.to_string();
+    assert!(!text.contains("model call failed"), "{text}");
+    assert!(text.contains("No space left on device"), "{text}");
+}
+
+/// A user or session id that is only whitespace names nobody a caller could tell apart
+/// from another: a write refuses it naming the field (reads of such a name still answer).
+/// A speaker may not hold NUL, as a user or session id may not.
+#[test]
+fn blank_user_and_session_ids_and_a_nul_in_a_speaker_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    let said = [Message::user("I keep bees in the garden.")];
+    for user in [" ", "\t\n"] {
+        let err = mem.add(user, "s1", &said).unwrap_err();
+        assert!(matches!(err, MemoryError::Name(_)), "{err}");
+        assert!(err.to_string().contains("user id"), "{err}");
+        let err = mem
+            .update(user, "00000000000000ff".parse().unwrap(), "x")
+            .unwrap_err();
+        assert!(matches!(err, MemoryError::Name(_)), "{err}");
+        assert_eq!(
+            mem.search(user, "bees", &SearchOptions::default()).unwrap(),
+            []
+        );
+        assert!(mem.list(user, &ListOptions::default()).unwrap().is_empty());
+    }
+    for session in [" ", "\t\n"] {
+        let err = mem.add("alice", session, &said).unwrap_err();
+        assert!(matches!(err, MemoryError::Input(_)), "{err}");
+        assert!(err.to_string().contains("session id"), "{err}");
+    }
+    let err = mem
+        .add("alice", "s1", &[Message::user("hello").by("Al\0ice")])
+        .unwrap_err();
+    assert!(matches!(err, MemoryError::Input(_)), "{err}");
+    assert!(err.to_string().contains("speaker contains a NUL"), "{err}");
+    assert!(mem
+        .list("alice", &ListOptions::default())
+        .unwrap()
+        .is_empty());
+    // Names with whitespace around others stay names of their own.
+    mem.add(" alice ", " s1 ", &said).unwrap();
+    mem.close().unwrap();
+}
+
+/// Every engine type the `Memory` API takes or returns is named through `memforest`
+/// alone, without a dependency on `memforest-engine`.
+#[test]
+fn the_engine_types_of_the_api_are_named_through_memforest() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = memforest::Options {
+        engine: memforest::engine::Options::default(),
+        memory: memforest::memory::MemoryOptions {
+            durability: memforest::Durability::SyncData,
+            ..memforest::memory::MemoryOptions::default()
+        },
+    };
+    let mem = Memory::open_with(dir.path(), options).unwrap();
+    mem.add("alice", "s", &exchange(1)).unwrap();
+    let report: &memforest::OpenReport = mem.open_report();
+    assert!(!report.is_damaged());
+    let tenants: Vec<memforest::TenantId> = mem.tenants().unwrap();
+    assert_eq!(tenants, [memforest::TenantId::new("alice").unwrap()]);
+    let db: &memforest::Db = mem.db();
+    let snapshot: memforest::Snapshot = db.snapshot();
+    assert!(snapshot.seqno() > 0);
+    let err = Memory::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            MemoryError::Engine(memforest::engine::Error::Locked { .. })
+        ),
+        "{err}"
+    );
+    drop(snapshot);
+    mem.close().unwrap();
+}

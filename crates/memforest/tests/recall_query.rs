@@ -294,10 +294,14 @@ fn a_query_at_a_seqno_nobody_holds_is_refused() {
         matches!(err, MemoryError::SnapshotNotHeld { seqno: s } if s == seqno),
         "{err}"
     );
-    // A seqno at or past the latest reads the latest state.
+    // A seqno past the latest names no state: refused too.
     let ahead = Query {
         snapshot: Some(u64::MAX),
         ..Query::new("oboe")
     };
-    assert_eq!(db.query(&t, &ahead).unwrap().facts.len(), 2);
+    let err = db.query(&t, &ahead).unwrap_err();
+    assert!(
+        matches!(err, MemoryError::SnapshotNotHeld { seqno: u64::MAX }),
+        "{err}"
+    );
 }

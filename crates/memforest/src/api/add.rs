@@ -74,8 +74,10 @@ impl Memory {
     /// open.
     ///
     /// # Errors
-    /// [`MemoryError::Name`] for a bad user or agent; [`MemoryError::Input`] for a session
-    /// id or message over the limits (`memory::limits`: nothing stored);
+    /// [`MemoryError::Name`] for a bad user (empty, only whitespace, over 1 KiB, holding
+    /// NUL) or agent; [`MemoryError::Input`] for a session id or message over the limits
+    /// (`memory::limits`: a session id that is only whitespace, a speaker holding NUL;
+    /// nothing stored);
     /// [`MemoryError::AgentConflict`] for a session of another agent (nothing stored);
     /// [`MemoryError::ReservedId`] for a message id of the form `{session}#turn_{n}`
     /// (nothing stored); [`MemoryError::ReservedSession`] for session
@@ -88,7 +90,7 @@ impl Memory {
         messages: &[Message],
         options: &AddOptions,
     ) -> Result<Added, MemoryError> {
-        let tenant = user::tenant(user)?;
+        let tenant = user::writer_tenant(user)?;
         if session == UPDATES_SESSION {
             return Err(MemoryError::ReservedSession(session.to_owned()));
         }

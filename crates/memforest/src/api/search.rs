@@ -21,7 +21,8 @@ pub const MAX_K: usize = 1000;
 /// How [`Memory::search`] and [`Memory::context`] search.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchOptions {
-    /// Memories to return (default 10).
+    /// Memories to return (default 10); 0 returns none, as `ListOptions::limit` 0 lists
+    /// none ([`Memory::context`] then holds only the recent messages).
     pub k: usize,
     /// Only memories whose event time ends at or after this.
     pub since: Option<DateTime<Utc>>,
@@ -69,7 +70,7 @@ impl SearchOptions {
     /// The engine query for `question` over `sessions` (`None`: all).
     fn query(&self, question: &str, sessions: Option<BTreeSet<String>>) -> Query {
         let mut q = Query::new(question);
-        q.k = self.k.max(1);
+        q.k = self.k;
         q.snapshot = self.snapshot;
         q.latest_only = self.latest_only;
         q.sessions = sessions;
@@ -148,8 +149,10 @@ impl Memory {
     /// memory gets an empty list.
     ///
     /// # Errors
-    /// [`MemoryError::Name`] for a bad user; [`MemoryError::SnapshotNotHeld`] for a
-    /// `snapshot` no live snapshot holds; engine read errors.
+    /// [`MemoryError::Name`] for a bad user or a question over
+    /// [`MAX_TURN_TEXT_BYTES`](crate::memory::limits::MAX_TURN_TEXT_BYTES) bytes (32 KiB,
+    /// the limit of a message's text; nothing is searched); [`MemoryError::SnapshotNotHeld`]
+    /// for a `snapshot` no live snapshot holds; engine read errors.
     pub fn search(
         &self,
         user: &str,

@@ -36,11 +36,12 @@ impl Memory {
     /// participants.
     ///
     /// # Errors
+    /// [`MemoryError::Name`] for a bad user (as [`Memory::add`]);
     /// [`MemoryError::NotFound`] when `user` has no memory `id`; [`MemoryError::Input`] for
     /// a text over the limits; [`MemoryError::EmbedderMismatch`] when the user's memories
     /// were embedded by another embedder (nothing written); engine errors.
     pub fn update(&self, user: &str, id: MemoryId, text: &str) -> Result<MemoryId, MemoryError> {
-        let tenant = user::tenant(user)?;
+        let tenant = user::writer_tenant(user)?;
         if text.trim().is_empty() {
             return Err(MemoryError::Name(memforest_engine::InputError::Empty {
                 field: "update text",

@@ -27,8 +27,9 @@ pub enum MemoryError {
     #[error("invalid input: {0}")]
     Input(#[from] SessionInputError),
     /// A user, session or other name given to the `Memory` API is empty, too long or holds
-    /// NUL; nothing was written.
-    #[error("invalid name: {0}")]
+    /// NUL, or another argument is empty or too long (an update's text, a search's
+    /// question); nothing was written. The message names the field and the limit.
+    #[error("invalid input: {0}")]
     Name(#[from] memforest_engine::InputError),
     /// A string given as a memory id is not one.
     #[error(transparent)]

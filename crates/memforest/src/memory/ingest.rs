@@ -15,7 +15,7 @@ use crate::memory::apply::{self, CellOutcome, Prepared};
 use crate::memory::cell::{segment, TurnSize};
 use crate::memory::extract::ExtractedItem;
 use crate::memory::failed;
-use crate::memory::limits::check_session;
+use crate::memory::limits::{check_session, check_user};
 use crate::memory::record::{
     self, CellRecord, SessionRecord, TurnRecord, CELL_PREFIX, PENDING_PREFIX, SESSION_PREFIX,
 };
@@ -91,7 +91,9 @@ impl Memory {
     /// (recorded in `memory_stats`).
     ///
     /// # Errors
-    /// [`MemoryError::Input`] for a session over the limits (nothing written);
+    /// [`MemoryError::Name`] for a tenant whose name is only whitespace and
+    /// [`MemoryError::Input`] for a session over the limits, a session id that is only
+    /// whitespace or a speaker holding NUL (nothing written);
     /// [`MemoryError::EmbedderMismatch`] when the tenant's memories were embedded by
     /// another embedder, or by none while this store has one, or the reverse (nothing
     /// written); [`MemoryError::Engine`] for storage errors; [`MemoryError::Stopped`] while
@@ -121,6 +123,7 @@ impl Memory {
         numbering: Numbering,
         wait: bool,
     ) -> Result<IngestReceipt, MemoryError> {
+        check_user(tenant)?;
         check_session(session)?;
         let shared = self.memory_shared()?;
         crate::recall::vectors::check_writer(&shared.kv, tenant, shared.opts.embedder.as_deref())?;
@@ -182,6 +185,7 @@ impl Memory {
         session: &Session,
         items: Vec<ExtractedItem>,
     ) -> Result<IngestReceipt, MemoryError> {
+        check_user(tenant)?;
         check_session(session)?;
         let shared = self.memory_shared()?;
         crate::recall::vectors::check_writer(&shared.kv, tenant, shared.opts.embedder.as_deref())?;

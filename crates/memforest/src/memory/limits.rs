@@ -19,9 +19,10 @@
 use std::collections::BTreeMap;
 
 use crate::memory::session::Session;
-use memforest_engine::{check_len, check_name, InputError};
+use memforest_engine::{check_len, check_name, InputError, TenantId};
 
 /// Longest turn text, in UTF-8 bytes (32 KiB). Split longer texts into several turns.
+/// A search's question is held to the same limit (`Memory::query`).
 pub const MAX_TURN_TEXT_BYTES: usize = 32 * 1024;
 /// Longest session id and turn id, in bytes (1 KiB).
 pub const MAX_ID_BYTES: usize = 1024;
@@ -83,9 +84,41 @@ fn turn_label(turn: Option<&TurnAt>) -> String {
     }
 }
 
+/// Refuses a name that is only whitespace (`" "`, `"\t\n"`) for a write: it would name a
+/// user or session apart from every other, yet one nobody can tell from an empty name.
+/// Names with other characters around whitespace (`" alice "`) stay names of their own.
+///
+/// # Errors
+/// [`InputError::Blank`] naming `field`.
+pub fn check_not_blank(field: &'static str, name: &[u8]) -> Result<(), InputError> {
+    if std::str::from_utf8(name).is_ok_and(|s| !s.is_empty() && s.trim().is_empty()) {
+        return Err(InputError::Blank { field });
+    }
+    Ok(())
+}
+
+/// Checks that the user `tenant` may be written to: its name is not only whitespace
+/// ([`check_not_blank`]; its other limits are `TenantId`'s). Reads of such a user, stored
+/// before this check, still work.
+///
+/// # Errors
+/// [`InputError::Blank`] for the field `user id`.
+pub fn check_user(tenant: &TenantId) -> Result<(), InputError> {
+    check_not_blank("user id", tenant.name())
+}
+
+/// Refuses a NUL byte in `field`, as [`check_name`] does for names, without requiring a
+/// value (an empty speaker is rendered as the role).
+fn check_no_nul(field: &'static str, value: &[u8]) -> Result<(), InputError> {
+    match value.iter().position(|&b| b == 0) {
+        Some(at) => Err(InputError::Nul { field, at }),
+        None => Ok(()),
+    }
+}
+
 /// Checks `session` against the limits above: a session id of 1..=[`MAX_ID_BYTES`] bytes
-/// without NUL; per turn a text of 1..=[`MAX_TURN_TEXT_BYTES`] bytes, a speaker of at most
-/// [`MAX_SPEAKER_BYTES`], an id (when given) of 1..=[`MAX_ID_BYTES`] without NUL, at most
+/// without NUL and not only whitespace; per turn a text of 1..=[`MAX_TURN_TEXT_BYTES`]
+/// bytes, a speaker of at most [`MAX_SPEAKER_BYTES`] without NUL, an id (when given) of 1..=[`MAX_ID_BYTES`] without NUL, at most
 /// [`MAX_METADATA_ENTRIES`] metadata entries with keys of 1..=[`MAX_METADATA_KEY_BYTES`]
 /// without NUL and values of at most [`MAX_METADATA_VALUE_BYTES`]; at most
 /// [`MAX_CALL_TEXT_BYTES`] of text in all. Reads nothing, writes nothing.
@@ -98,7 +131,9 @@ pub fn check_session(session: &Session) -> Result<(), SessionInputError> {
         turn,
         source,
     };
-    check_name("session id", session.id.as_bytes(), MAX_ID_BYTES).map_err(|e| fail(None, e))?;
+    check_name("session id", session.id.as_bytes(), MAX_ID_BYTES)
+        .and_then(|()| check_not_blank("session id", session.id.as_bytes()))
+        .map_err(|e| fail(None, e))?;
     let mut total = 0usize;
     for (index, turn) in session.turns.iter().enumerate() {
         let at = || TurnAt {
@@ -111,6 +146,7 @@ pub fn check_session(session: &Session) -> Result<(), SessionInputError> {
             check_len("turn text", turn.text.len(), MAX_TURN_TEXT_BYTES)
         };
         text.and_then(|()| check_len("speaker", turn.speaker.len(), MAX_SPEAKER_BYTES))
+            .and_then(|()| check_no_nul("speaker", turn.speaker.as_bytes()))
             .and_then(|()| match &turn.id {
                 Some(id) => check_name("turn id", id.as_bytes(), MAX_ID_BYTES),
                 None => Ok(()),

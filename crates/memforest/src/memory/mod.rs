@@ -41,7 +41,7 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use memforest_tree::{MemTree, NodeId, TreeId};
+use memforest_tree::{MemTree, NodeId, StoreError, TreeError, TreeId};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::memory::forest::Forest;
@@ -60,7 +60,46 @@ struct Signal {
     hurry: bool,
     stop: bool,
     summarize_on_stop: bool,
-    error: Option<String>,
+    error: Option<BackgroundError>,
+}
+
+/// The error that stopped the background work, kept so that [`Memory::flush_summaries`]
+/// reports it as what it was: a storage failure stays an engine error.
+#[derive(Debug, Clone)]
+enum BackgroundError {
+    /// The engine failed (a full disk poisoning the WAL, a read error), directly or under
+    /// a MemTree page store: reported as `MemoryError::Engine(Error::Background(..))`.
+    Engine(Arc<memforest_engine::Error>),
+    /// Any other failure, by its message: reported as `MemoryError::Model`.
+    Other(String),
+}
+
+impl BackgroundError {
+    fn of(e: MemoryError) -> Self {
+        let engine = match e {
+            MemoryError::Engine(e) => e,
+            MemoryError::Tree(TreeError::Store(StoreError(inner))) => {
+                match inner.downcast::<memforest_engine::Error>() {
+                    Ok(e) => *e,
+                    Err(other) => return Self::Other(other.to_string()),
+                }
+            }
+            other => return Self::Other(other.to_string()),
+        };
+        Self::Engine(match engine {
+            memforest_engine::Error::Background(inner) => inner,
+            e => Arc::new(e),
+        })
+    }
+
+    fn error(&self) -> MemoryError {
+        match self {
+            Self::Engine(e) => {
+                MemoryError::Engine(memforest_engine::Error::Background(Arc::clone(e)))
+            }
+            Self::Other(why) => MemoryError::Model(why.clone()),
+        }
+    }
 }
 
 /// Retry bookkeeping: when a failed item may run again, and how often it failed.
@@ -255,7 +294,7 @@ impl Shared {
     }
 
     fn set_error(&self, e: MemoryError) {
-        self.signal.lock().error = Some(e.to_string());
+        self.signal.lock().error = Some(BackgroundError::of(e));
         self.cv.notify_all();
     }
 
@@ -413,7 +452,9 @@ impl Memory {
     /// once it is done, the next pass starts at once.
     ///
     /// # Errors
-    /// [`MemoryError::Stopped`] when the runtime stopped or hit a storage error;
+    /// [`MemoryError::Stopped`] when the runtime stopped; [`MemoryError::Engine`]
+    /// (`Error::Background`, holding the engine's error) when the background work hit a
+    /// storage error (a full disk, which poisons the WAL: reopen the store);
     /// [`MemoryError::Model`] when every cell still pending has failed its extraction
     /// `MemoryOptions::extract_attempts` times (a model that stays down or keeps giving
     /// unusable replies): the cells stay pending and are retried.
@@ -423,8 +464,8 @@ impl Memory {
         }
         let shared = self.memory_shared()?;
         loop {
-            if let Some(e) = shared.signal.lock().error.clone() {
-                return Err(MemoryError::Model(e));
+            if let Some(e) = &shared.signal.lock().error {
+                return Err(e.error());
             }
             let dirty = shared.forest.lock().dirty_total();
             let (pending, given_up) = shared.pending_cells();

@@ -51,9 +51,9 @@ pub struct Query {
     /// others.
     pub speaker: Option<String>,
     /// Read as of this seqno: the seqno of a `Db::snapshot()` held while querying (flushes
-    /// and compactions keep only the versions live snapshots need, so a query at an older
-    /// seqno nobody holds fails with `MemoryError::SnapshotNotHeld`; one at or past the
-    /// latest seqno reads the latest state); `None` reads the latest state.
+    /// and compactions keep only the versions live snapshots need, so a query at any seqno
+    /// no live snapshot holds, older or newer than the latest, fails with
+    /// `MemoryError::SnapshotNotHeld`); `None` reads the latest state.
     pub snapshot: Option<u64>,
     /// Scoring mode.
     pub mode: Mode,

@@ -33,14 +33,13 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    /// Reads of `tenant` at `seq` (the seqno of a snapshot the caller holds; one at or past
-    /// the latest published seqno reads the latest state) or, for `None`, at the latest
-    /// state, with node pages and summaries cached in `caches`. The seqno read at is pinned
+    /// Reads of `tenant` at `seq` (the seqno of a snapshot the caller holds) or, for
+    /// `None`, at the latest state, with node pages and summaries cached in `caches`. The seqno read at is pinned
     /// by a snapshot for the reader's life.
     ///
     /// # Errors
-    /// [`MemoryError::SnapshotNotHeld`] when `seq` is older than the latest state and no
-    /// snapshot at it is live (its versions may be gone).
+    /// [`MemoryError::SnapshotNotHeld`] when no snapshot at `seq` is live (below the latest
+    /// state its versions may be gone; past it, it names no state).
     pub(crate) fn new(
         db: &'a Db,
         tenant: &'a TenantId,

@@ -36,6 +36,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use memforest_tree::{LeafKey, Payload, TimeRange, TreeKind, USER_ENTITY};
 
+use crate::memory::limits::MAX_TURN_TEXT_BYTES;
 use crate::memory::record::{self, FactRecord, SessionRecord, TurnRecord, SESSION_PREFIX};
 use crate::memory::MemoryError;
 use crate::recall::bm25::{query_terms, top_k, top_k_of, Bm25};
@@ -49,7 +50,7 @@ use crate::recall::{
 };
 use crate::schema::Table;
 use crate::Memory;
-use memforest_engine::TenantId;
+use memforest_engine::{check_len, TenantId};
 
 fn range(t: (i64, i64)) -> TimeRange {
     TimeRange {
@@ -145,8 +146,11 @@ impl Memory {
     /// [`MemoryError::Engine`] for storage errors; [`MemoryError::Corrupt`] for a corrupt
     /// record or page; [`MemoryError::Model`] when the mode needs an embedder and none is
     /// configured or it fails; [`MemoryError::SnapshotNotHeld`] for a `query.snapshot` no
-    /// live snapshot holds; [`MemoryError::Stopped`] while closing.
+    /// live snapshot holds; [`MemoryError::Name`] for a question over
+    /// [`MAX_TURN_TEXT_BYTES`] (the limit of a message's text), before any work;
+    /// [`MemoryError::Stopped`] while closing.
     pub fn query(&self, tenant: &TenantId, query: &Query) -> Result<QueryResult, MemoryError> {
+        check_len("question", query.text.len(), MAX_TURN_TEXT_BYTES)?;
         let shared = self.runtime().ok_or(MemoryError::Stopped)?.shared();
         let embedder = shared.opts.embedder.as_ref();
         let mode = match (query.mode, embedder) {
