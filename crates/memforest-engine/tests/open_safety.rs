@@ -62,6 +62,18 @@ fn count(db: &Db) -> usize {
     db.scan_tenant(&tenant(), None).unwrap().count()
 }
 
+/// `0..n` written to a new store in `dir`, which is then closed (`clean`) or dropped as a
+/// crash would leave it.
+fn written(fs: &FaultStorage, dir: &std::path::Path, n: u32, clean: bool) {
+    let db = Db::open(dir, options(fs)).unwrap();
+    for i in 0..n {
+        put(&db, i);
+    }
+    if clean {
+        db.close().unwrap();
+    }
+}
+
 /// 0..200 written in four flushed rounds, 200..240 left in the WAL.
 fn filled(fs: &FaultStorage, dir: &std::path::Path) {
     let db = Db::open(dir, options(fs)).unwrap();
@@ -185,11 +197,7 @@ fn a_manifest_that_lost_records_quarantines_instead_of_deleting_and_repair_resto
 fn a_wal_segment_shorter_than_its_synced_length_refuses_naming_it() {
     let fs = FaultStorage::new(4);
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options(&fs)).unwrap();
-    for i in 0..80 {
-        put(&db, i);
-    }
-    db.close().unwrap();
+    written(&fs, dir.path(), 80, true);
     let segments = wal_segments(&fs, dir.path());
     assert!(segments.len() > 2, "{segments:?}");
     let sealed = segments[0].clone();
@@ -269,11 +277,7 @@ fn a_repair_of_a_directory_that_is_no_store_changes_nothing() {
 fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
     let fs = FaultStorage::new(6);
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options(&fs)).unwrap();
-    for i in 0..30 {
-        put(&db, i);
-    }
-    db.close().unwrap();
+    written(&fs, dir.path(), 30, true);
     let last = wal_segments(&fs, dir.path()).last().unwrap().clone();
     let name = last.file_name().unwrap().to_str().unwrap().to_owned();
     let id: u64 = name.trim_end_matches(".wal").parse().unwrap();
@@ -321,11 +325,7 @@ fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
 fn a_torn_wal_tail_after_a_crash_is_cut_and_reported() {
     let fs = FaultStorage::new(7);
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options(&fs)).unwrap();
-    for i in 0..30 {
-        put(&db, i);
-    }
-    drop(db);
+    written(&fs, dir.path(), 30, false);
     let last = wal_segments(&fs, dir.path()).last().unwrap().clone();
     let mut bytes = fs.read(&last).unwrap();
     let end = bytes.len() as u64;
@@ -353,11 +353,7 @@ fn a_torn_wal_tail_after_a_crash_is_cut_and_reported() {
 fn a_wal_segment_without_a_valid_header_is_set_aside_not_deleted() {
     let fs = FaultStorage::new(8);
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options(&fs)).unwrap();
-    for i in 0..30 {
-        put(&db, i);
-    }
-    db.close().unwrap();
+    written(&fs, dir.path(), 30, true);
     let last = wal_segments(&fs, dir.path()).last().unwrap().clone();
     let name = last.file_name().unwrap().to_str().unwrap().to_owned();
     let id: u64 = name.trim_end_matches(".wal").parse().unwrap();

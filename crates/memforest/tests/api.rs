@@ -405,6 +405,15 @@ fn delete_user_and_purge_report_what_they_removed() {
 
 /// Adds to one session from many threads at once, none giving message ids: each message
 /// gets its own number, so none is taken for a repeat of another and skipped.
+/// Closes a `Memory` the test's threads shared, once they are done with it.
+fn close_shared(mem: std::sync::Arc<Memory>) {
+    std::sync::Arc::try_unwrap(mem)
+        .ok()
+        .unwrap()
+        .close()
+        .unwrap();
+}
+
 #[test]
 fn concurrent_adds_to_one_session_store_every_message() {
     let dir = tempfile::tempdir().unwrap();
@@ -423,11 +432,7 @@ fn concurrent_adds_to_one_session_store_every_message() {
         assert_eq!((added.messages, added.conflicts.len()), (1, 0), "{added:?}");
     }
     assert_eq!(mem.messages("alice", "s").unwrap().len(), 16);
-    std::sync::Arc::try_unwrap(mem)
-        .ok()
-        .unwrap()
-        .close()
-        .unwrap();
+    close_shared(mem);
 }
 
 /// Adds racing deletes of their session: every add succeeds (what it stored may be
@@ -455,11 +460,7 @@ fn adds_racing_deletes_of_their_session_all_succeed() {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     deleter.join().unwrap();
-    std::sync::Arc::try_unwrap(mem)
-        .ok()
-        .unwrap()
-        .close()
-        .unwrap();
+    close_shared(mem);
 }
 
 /// Purges from several threads at once, between adds and deletes: each succeeds (a file
@@ -487,11 +488,7 @@ fn concurrent_purges_all_succeed() {
     for t in threads {
         t.join().unwrap();
     }
-    std::sync::Arc::try_unwrap(mem)
-        .ok()
-        .unwrap()
-        .close()
-        .unwrap();
+    close_shared(mem);
 }
 
 /// A search may ask for any number of memories: it gets those there are, and nothing is
