@@ -162,8 +162,8 @@ impl Shared {
             Ok(_) => cells.for_each(|cell| self.cell_done(tenant, cell)),
             Err(MemoryError::Model(_)) => cells.for_each(|cell| self.retry_cell(tenant, cell)),
             Err(e) => {
-                cells.for_each(|cell| self.cell_done(tenant, cell));
                 self.set_error(e);
+                cells.for_each(|cell| self.cell_done(tenant, cell));
             }
         }
     }
@@ -197,8 +197,10 @@ impl Shared {
             Ok(()) => self.cell_done(tenant, cell),
             Err(MemoryError::Model(_)) => self.retry_cell(tenant, cell),
             Err(e) => {
-                self.cell_done(tenant, cell);
+                // The error first: a `flush_summaries` that finds no cell pending must
+                // find it.
                 self.set_error(e);
+                self.cell_done(tenant, cell);
             }
         }
     }

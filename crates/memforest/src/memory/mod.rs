@@ -294,8 +294,17 @@ impl Shared {
     }
 
     fn set_error(&self, e: MemoryError) {
-        self.signal.lock().error = Some(BackgroundError::of(e));
+        let _ = self.record_error(e);
+    }
+
+    /// Records `e` as the background error (as [`Shared::set_error`]) and returns it, for a
+    /// caller that must record it before it changes what `flush_summaries` sees.
+    fn record_error(&self, e: MemoryError) -> MemoryError {
+        let kept = BackgroundError::of(e);
+        let out = kept.error();
+        self.signal.lock().error = Some(kept);
         self.cv.notify_all();
+        out
     }
 
     /// Waits until woken (or `timeout`, or a retry falls due), then clears the wake and

@@ -641,6 +641,9 @@ fn finish(
     let committed =
         result.and_then(|()| st.commit(shared.opts.durability).map_err(MemoryError::from));
     if let Err(e) = committed {
+        // Recorded before the tenant's trees leave memory with their dirty marks: a
+        // `flush_summaries` that then finds nothing dirty must find the error.
+        let e = shared.record_error(e);
         tenants.remove(tenant);
         return Err(e);
     }
