@@ -6,6 +6,7 @@
 
 pub(crate) mod apply;
 mod background;
+mod background_error;
 pub(crate) mod cell;
 pub mod embed;
 mod error;
@@ -41,9 +42,10 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use memforest_tree::{MemTree, NodeId, StoreError, TreeError, TreeId};
+use memforest_tree::{MemTree, NodeId, TreeId};
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::memory::background_error::BackgroundError;
 use crate::memory::forest::Forest;
 use crate::memory::pool::Pool;
 use crate::memory::record::{FAILED_PREFIX, PENDING_PREFIX};
@@ -61,45 +63,6 @@ struct Signal {
     stop: bool,
     summarize_on_stop: bool,
     error: Option<BackgroundError>,
-}
-
-/// The error that stopped the background work, kept so that [`Memory::flush_summaries`]
-/// reports it as what it was: a storage failure stays an engine error.
-#[derive(Debug, Clone)]
-enum BackgroundError {
-    /// The engine failed (a full disk poisoning the WAL, a read error), directly or under
-    /// a MemTree page store: reported as `MemoryError::Engine(Error::Background(..))`.
-    Engine(Arc<memforest_engine::Error>),
-    /// Any other failure, by its message: reported as `MemoryError::Model`.
-    Other(String),
-}
-
-impl BackgroundError {
-    fn of(e: MemoryError) -> Self {
-        let engine = match e {
-            MemoryError::Engine(e) => e,
-            MemoryError::Tree(TreeError::Store(StoreError(inner))) => {
-                match inner.downcast::<memforest_engine::Error>() {
-                    Ok(e) => *e,
-                    Err(other) => return Self::Other(other.to_string()),
-                }
-            }
-            other => return Self::Other(other.to_string()),
-        };
-        Self::Engine(match engine {
-            memforest_engine::Error::Background(inner) => inner,
-            e => Arc::new(e),
-        })
-    }
-
-    fn error(&self) -> MemoryError {
-        match self {
-            Self::Engine(e) => {
-                MemoryError::Engine(memforest_engine::Error::Background(Arc::clone(e)))
-            }
-            Self::Other(why) => MemoryError::Model(why.clone()),
-        }
-    }
 }
 
 /// Retry bookkeeping: when a failed item may run again, and how often it failed.
