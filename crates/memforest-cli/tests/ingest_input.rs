@@ -138,6 +138,7 @@ fn a_bad_tenant_on_a_later_line_fails_by_line_and_field_and_stores_nothing() {
             &*"x".repeat(70_000),
             "line 3: tenant name of 70000 bytes exceeds the 1024-byte limit",
         ),
+        (" \t ", "line 3: user id is only whitespace"),
     ] {
         let mut lines = good.to_vec();
         lines.push(line(tenant, "s9", &[say("Hello there, friend.")]));

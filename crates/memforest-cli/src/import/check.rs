@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use memforest::memory::limits::{check_session, SessionInputError};
+use memforest::memory::limits::{check_session, check_user, SessionInputError};
 use memforest::memory::session::Session;
 use memforest_engine::{InputError, TenantId};
 
@@ -14,7 +14,7 @@ use crate::error::{CliError, Result};
 /// Why an entry of an input file is refused.
 #[derive(Debug, thiserror::Error)]
 pub enum Refused {
-    /// The tenant name is empty, too long or holds a NUL byte.
+    /// The tenant name is empty, only whitespace, too long or holds a NUL byte.
     #[error(transparent)]
     Tenant(#[from] InputError),
     /// The session breaks a limit (`memforest::memory::limits`).
@@ -34,9 +34,9 @@ pub fn entry(
     tenant: &str,
     session: &Session,
 ) -> Result<()> {
-    let refused = match TenantId::new(tenant) {
+    let refused = match TenantId::new(tenant).and_then(|t| check_user(&t)) {
         Err(e) => Refused::from(e),
-        Ok(_) => match check_session(session) {
+        Ok(()) => match check_session(session) {
             Err(e) => Refused::from(e),
             Ok(()) => return Ok(()),
         },
