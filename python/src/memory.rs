@@ -20,6 +20,9 @@ use crate::options::PyOptions;
 /// The session an `add` without `session_id` or `run_id` goes to.
 const DEFAULT_SESSION: &str = "default";
 
+/// How long `flush()` waits before it looks for a pending signal (Ctrl-C) again.
+const SIGNAL_CHECK: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Why a call on the store did not run.
 enum Failure {
     /// The store's error.
@@ -552,8 +555,17 @@ impl Memory {
     /// ends with the last failure of each Python model that failed (the exception's type
     /// and message, or what was wrong with its reply). A ``KeyboardInterrupt`` or
     /// ``SystemExit`` raised in a Python model in the background is raised here instead.
+    ///
+    /// Ctrl-C (any signal handler that raises) interrupts the wait; the background work
+    /// goes on.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        match self.run(py, memforest::Memory::flush_summaries) {
+        let flushed = loop {
+            match self.run(py, |m| m.flush_summaries_for(SIGNAL_CHECK)) {
+                Ok(false) => py.check_signals()?,
+                done => break done.map(|_| ()),
+            }
+        };
+        match flushed {
             Ok(()) => Ok(()),
             Err(Failure::Memory(e @ MemoryError::Model(_))) => {
                 Err(self.failures.take_interrupt(false).unwrap_or_else(|| {

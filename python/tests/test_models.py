@@ -1,6 +1,7 @@
 """Model options: an OpenAI-compatible server (a real HTTP server on 127.0.0.1) and Python
 callables as the embedder and the summarizer."""
 
+import _thread
 import http.server
 import json
 import threading
@@ -300,3 +301,24 @@ def test_close_inside_a_callable_raises_instead_of_waiting_for_itself(store):
     assert raised and "inside an extractor" in raised[0], raised
     assert not m.closed
     m.close()
+
+
+def test_ctrl_c_interrupts_a_flush_waiting_on_a_slow_model(store):
+    release = threading.Event()
+    answered = []
+
+    def extract(messages):
+        release.wait(60)
+        answered.append(True)
+        return ["Alice bought a kayak."]
+
+    with memforest.Memory(store, extractor=extract, embedder="none", summarizer="none") as m:
+        m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice")
+        threading.Timer(0.3, _thread.interrupt_main).start()  # as Ctrl-C does
+        with pytest.raises(KeyboardInterrupt):
+            m.flush()
+        assert not answered, "the interrupt waited for the model"
+        # The background work went on: once the model answers, a flush completes.
+        release.set()
+        m.flush()
+        assert [r["text"] for r in m.get_all(user_id="alice")] == ["Alice bought a kayak."]

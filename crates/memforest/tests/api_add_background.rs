@@ -1,6 +1,6 @@
 //! `Memory::add` with an extractor that calls a model: the call returns once the messages
 //! are durable while the extraction waits on the model, the memories commit in the
-//! background, `flush_summaries` waits for them and `close` lets them finish, a crash
+//! background, `flush_summaries` waits for them (`flush_summaries_for` as long as it is told) and `close` lets them finish, a crash
 //! (SIGKILL of a child process) leaves them to the next open, `AddOptions::wait` waits and lists
 //! them, and the background backlog is bounded with the stall recorded.
 #![allow(clippy::unwrap_used, clippy::panic, reason = "test code")]
@@ -120,8 +120,11 @@ fn add_returns_while_the_model_is_busy_and_the_memories_follow() {
     assert_eq!(mem.messages("alice", "s2").unwrap().len(), 2);
     assert!(memories(&mem).is_empty());
     assert!(mem.memory_stats().pending_cells >= 3);
+    // A bounded wait gives up while the model is busy; the work goes on.
+    assert!(!mem.flush_summaries_for(Duration::from_millis(120)).unwrap());
 
     gate.open();
+    assert!(mem.flush_summaries_for(Duration::from_secs(60)).unwrap());
     mem.flush_summaries().unwrap();
     let texts = memories(&mem);
     for i in 0..3 {

@@ -97,6 +97,9 @@ pub struct Shared {
 
 const NODE_KIND: u64 = u64::MAX;
 
+/// How often [`Memory::flush_summaries`] looks again without a wake-up.
+const POLL: Duration = Duration::from_millis(50);
+
 impl Shared {
     /// The dirty-node backlog in O(1), for ingest's backpressure: the count of the
     /// scheduler's last refresh pass (which walks every dirty tree anyway) plus the nodes
@@ -431,6 +434,23 @@ impl Memory {
     /// `MemoryOptions::extract_attempts` times (a model that stays down or keeps giving
     /// unusable replies): the cells stay pending and are retried.
     pub fn flush_summaries(&self) -> Result<(), MemoryError> {
+        self.flush_until(None).map(|_| ())
+    }
+
+    /// [`Memory::flush_summaries`] for at most about `wait` (it checks every 50 ms):
+    /// `Ok(true)` once nothing is dirty or pending, `Ok(false)` when `wait` ran out first
+    /// (the background work goes on). Lets a caller stay responsive while it waits, e.g.
+    /// to a Ctrl-C.
+    ///
+    /// # Errors
+    /// As [`Memory::flush_summaries`].
+    pub fn flush_summaries_for(&self, wait: Duration) -> Result<bool, MemoryError> {
+        self.flush_until(Some(Instant::now() + wait))
+    }
+
+    /// Waits as [`Memory::flush_summaries`] until `deadline` (`None`: no deadline);
+    /// whether everything was done.
+    fn flush_until(&self, deadline: Option<Instant>) -> Result<bool, MemoryError> {
         if self.is_read_only() {
             return Err(MemoryError::Engine(memforest_engine::Error::ReadOnly));
         }
@@ -442,7 +462,7 @@ impl Memory {
             let dirty = shared.forest.lock().dirty_total();
             let (pending, given_up) = shared.pending_cells();
             if dirty == 0 && pending == 0 {
-                return Ok(());
+                return Ok(true);
             }
             if dirty == 0 && given_up == pending {
                 return Err(MemoryError::Model(format!(
@@ -450,10 +470,14 @@ impl Memory {
                     shared.opts.extract_attempts
                 )));
             }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) {
+                return Ok(false);
+            }
             if shared.background_depth() == 0 {
                 shared.hurry();
             }
-            shared.wait_signal(Duration::from_millis(50));
+            shared.wait_signal(left.map_or(POLL, |l| l.min(POLL)));
         }
     }
 
