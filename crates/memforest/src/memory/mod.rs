@@ -456,11 +456,14 @@ impl Memory {
         }
         let shared = self.memory_shared()?;
         loop {
+            // The counts before the error: a background failure is recorded before its
+            // nodes or cells leave the counts, so counts that dropped to zero through a
+            // failure come with the error.
+            let dirty = shared.forest.lock().dirty_total();
+            let (pending, given_up) = shared.pending_cells();
             if let Some(e) = &shared.signal.lock().error {
                 return Err(e.error());
             }
-            let dirty = shared.forest.lock().dirty_total();
-            let (pending, given_up) = shared.pending_cells();
             if dirty == 0 && pending == 0 {
                 return Ok(true);
             }
