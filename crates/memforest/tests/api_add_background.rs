@@ -315,3 +315,72 @@ fn flush_reports_a_model_that_keeps_failing_instead_of_waiting_forever() {
     assert!(memories(&mem).iter().any(|t| t.contains("Rex0")));
     mem.close().unwrap();
 }
+
+/// One worker behind a shut gate: the first cell's extraction is loaded and waiting on
+/// the model while the test forgets things under it.
+fn one_worker(dir: &std::path::Path, gate: &Arc<Gated>) -> Memory {
+    let mut options = memforest::Options::default();
+    options.memory.extract_pool = 1;
+    Memory::builder()
+        .options(options)
+        .extractor(Arc::clone(gate) as Arc<dyn Extractor>)
+        .open(dir)
+        .unwrap()
+}
+
+#[test]
+fn a_message_deleted_while_its_extraction_waits_leaves_no_memory_and_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Gated::shut();
+    let _guard = OpenOnDrop(Arc::clone(&gate));
+    let mem = one_worker(dir.path(), &gate);
+    // s0's cell is loaded and waits on the model; s1's cell waits in the queue.
+    mem.add("alice", "s0", &exchange(0)).unwrap();
+    gate.wait_calls(1);
+    mem.add("alice", "s1", &exchange(1)).unwrap();
+    for session in ["s0", "s1"] {
+        mem.delete_message("alice", session, &format!("{session}#turn_0"))
+            .unwrap();
+    }
+    gate.open();
+    mem.flush_summaries().unwrap();
+    let texts = memories(&mem);
+    assert!(!texts.iter().any(|t| t.contains("Rex")), "{texts:?}");
+    assert_eq!(mem.messages("alice", "s1").unwrap().len(), 1);
+    assert_eq!(mem.memory_stats().pending_cells, 0);
+    mem.close().unwrap();
+    let mem = open(dir.path(), &Gated::opened());
+    mem.flush_summaries().unwrap();
+    assert!(!memories(&mem).iter().any(|t| t.contains("Rex")));
+    mem.close().unwrap();
+}
+
+#[test]
+fn a_session_deleted_and_written_again_while_its_extraction_waits_keeps_only_the_new_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Gated::shut();
+    let _guard = OpenOnDrop(Arc::clone(&gate));
+    let mem = one_worker(dir.path(), &gate);
+    let said = |text: &str, day: u32| {
+        let time = chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2024, 3, day, 9, 0, 0).unwrap();
+        [Message::user(text).by("Alice").at(time)]
+    };
+    mem.add("alice", "s", &said("I adopted a cat named Miso today.", 1))
+        .unwrap();
+    gate.wait_calls(1);
+    // The session is forgotten and written again: its new cell has the old one's id.
+    mem.delete_session("alice", "s").unwrap();
+    mem.add(
+        "alice",
+        "s",
+        &said("I adopted a parrot named Kiwi today.", 2),
+    )
+    .unwrap();
+    gate.open();
+    mem.flush_summaries().unwrap();
+    let texts = memories(&mem);
+    assert!(texts.iter().any(|t| t.contains("Kiwi")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("Miso")), "{texts:?}");
+    assert_eq!(mem.memory_stats().pending_cells, 0);
+    mem.close().unwrap();
+}

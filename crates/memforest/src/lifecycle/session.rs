@@ -161,7 +161,8 @@ pub(crate) fn forget_session(
 }
 
 /// Forgets turn `index` of `session`: the turn, its text in its cell's session-tree leaf
-/// (the leaf is rebuilt from the cell's other turns), and its facts' occurrences.
+/// (the leaf is rebuilt from the cell's other turns; a cell still pending extraction gets
+/// its leaf when it is committed, without the turn), and its facts' occurrences.
 pub(crate) fn forget_turn(
     kv: &Kv,
     st: &mut Staged<'_>,
@@ -204,7 +205,10 @@ pub(crate) fn forget_turn(
                 lines.push(format!("{}: {}", t.speaker, t.text));
             }
         }
-        if !lines.is_empty() {
+        // A cell still waiting for its extraction has no leaf yet: its commit writes one
+        // of the turns left then.
+        let pending = record::prefixed(PENDING_PREFIX, &cell.to_be_bytes());
+        if !lines.is_empty() && st.get(Table::RouterState, &pending)?.is_none() {
             let t = tf.ensure_tree(st, TreeKind::Session, session, config)?;
             let leaf = LeafKey {
                 time,

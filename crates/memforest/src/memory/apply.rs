@@ -4,7 +4,8 @@
 //! session tree and clears the cells' pending marks, all in one batch (ingest commits a
 //! whole session's cells at once: one WAL write, and a tree page rewritten by many facts of
 //! the session is written once). A cell whose pending mark is gone was already committed, so
-//! a replay changes nothing. [`commit_or_fail`] keeps one cell that can never be committed
+//! a replay changes nothing; one forgotten or made again since its load is not committed
+//! (the new cell is extracted on its own), and turns deleted since the load are left out. [`commit_or_fail`] keeps one cell that can never be committed
 //! (`memory::failed`) from failing the others.
 
 use std::collections::BTreeSet;
@@ -39,38 +40,43 @@ pub struct CellOutcome {
     pub seqno: u64,
 }
 
-/// Loads cell `cell` and its turns; `None` when the cell was forgotten after it was
-/// queued (a forget of its session or turns, which removes its pending mark with it, ran
-/// between the ingest that wrote it and this extraction).
+/// Loads cell `cell` and the turns of it that exist; `None` when the cell was forgotten
+/// after it was queued (a forget of its session, which removes its pending mark with it,
+/// ran between the ingest that wrote it and this extraction). A turn deleted meanwhile
+/// (`Memory::delete_message`) is left out: what is left of the cell is extracted, nothing
+/// when no turn is left.
 fn load(
     shared: &Shared,
     tenant: &TenantId,
     cell: u64,
 ) -> Result<Option<(CellRecord, Vec<TurnRecord>)>, MemoryError> {
-    // Told apart from damage by the pending mark: a forget removes it with the cell.
-    let gone = |what: &'static str| -> Result<Option<_>, MemoryError> {
-        let pending = record::prefixed(PENDING_PREFIX, &cell.to_be_bytes());
-        match shared.kv.get(tenant, Table::RouterState, &pending)? {
-            None => Ok(None),
-            Some(_) => Err(MemoryError::Invariant(what)),
-        }
-    };
     let key = record::prefixed(CELL_PREFIX, &cell.to_be_bytes());
     let Some(bytes) = shared.kv.get(tenant, Table::Sessions, &key)? else {
-        return gone("pending cell has no cell record");
+        // Told apart from damage by the pending mark: a forget removes it with the cell.
+        let pending = record::prefixed(PENDING_PREFIX, &cell.to_be_bytes());
+        return match shared.kv.get(tenant, Table::RouterState, &pending)? {
+            None => Ok(None),
+            Some(_) => Err(MemoryError::Invariant("pending cell has no cell record")),
+        };
     };
     let rec: CellRecord = record::decode(&bytes, "cell")?;
-    let mut turns = Vec::with_capacity(rec.count as usize);
-    for i in rec.first..rec.first + rec.count {
-        let Some(b) = shared
-            .kv
-            .get(tenant, Table::Turns, &record::turn_key(&rec.session, i))?
-        else {
-            return gone("cell turn missing");
-        };
-        turns.push(record::decode(&b, "turn")?);
-    }
+    let turns = cell_turns(|k| Ok(shared.kv.get(tenant, Table::Turns, k)?), &rec)?;
     Ok(Some((rec, turns)))
+}
+
+/// The turns of cell `rec` that exist, in order, read through `get` (a `Turns` key to its
+/// value).
+fn cell_turns<B: AsRef<[u8]>>(
+    mut get: impl FnMut(&[u8]) -> Result<Option<B>, MemoryError>,
+    rec: &CellRecord,
+) -> Result<Vec<TurnRecord>, MemoryError> {
+    let mut turns = Vec::with_capacity(rec.count as usize);
+    for i in rec.first..rec.first.saturating_add(rec.count) {
+        if let Some(b) = get(&record::turn_key(&rec.session, i))? {
+            turns.push(record::decode(b.as_ref(), "turn")?);
+        }
+    }
+    Ok(turns)
 }
 
 /// A cell whose extraction is done, ready for [`commit`].
@@ -105,7 +111,7 @@ impl Prepared {
     }
 
     /// A cell forgotten before its extraction: nothing to extract, and [`commit`] skips it
-    /// (its pending mark is gone).
+    /// (its cell record is gone, or is another cell's made since under the same id).
     fn gone(cell: u64) -> Self {
         Self::of_items(cell, CellRecord::default(), Vec::new(), Vec::new(), None)
     }
@@ -138,6 +144,9 @@ pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared
     let Some((rec, turns)) = load(shared, tenant, cell)? else {
         return Ok(Prepared::gone(cell));
     };
+    if turns.is_empty() {
+        return Ok(Prepared::of_items(cell, rec, turns, Vec::new(), None));
+    }
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
     let extraction = match shared.opts.extractor.extract(&input_of(&rec, &turns)) {
         Ok(x) => {
@@ -195,6 +204,10 @@ pub fn prepare_batch(
     let mut loaded = Vec::with_capacity(cells.len());
     for &cell in cells {
         match load(shared, tenant, cell) {
+            Ok(Some((rec, turns))) if turns.is_empty() => out.push((
+                cell,
+                Ok(Prepared::of_items(cell, rec, turns, Vec::new(), None)),
+            )),
             Ok(Some(l)) => loaded.push((cell, l)),
             Ok(None) => out.push((cell, Ok(Prepared::gone(cell)))),
             Err(e) => out.push((cell, Err(e))),
@@ -316,7 +329,8 @@ pub fn prepare_stated(
 }
 
 /// Commits the facts and routing of `cells` (prepared by [`prepare`]) in one batch, in
-/// order; cells already committed (no pending mark) are skipped.
+/// order; cells already committed (no pending mark), forgotten or made again since their
+/// load are skipped (see the module docs).
 ///
 /// # Errors
 /// Engine, tree and record errors (nothing is committed; the tenant's cache is dropped).
@@ -434,6 +448,16 @@ fn with_speakers(item: &ExtractedItem, turns: &[TurnRecord]) -> ExtractedItem {
     item
 }
 
+/// `item` with only the source turns among `turns`; `None` when it had source turns and
+/// none of them is left.
+fn supported(item: &ExtractedItem, turns: &[TurnRecord]) -> Option<ExtractedItem> {
+    let mut item = item.clone();
+    let had = !item.source_turns.is_empty();
+    item.source_turns
+        .retain(|id| turns.iter().any(|t| &t.id == id));
+    (!had || !item.source_turns.is_empty()).then_some(item)
+}
+
 /// Stages one cell: its session-tree leaf, its facts and their routing, and the removal
 /// of its pending mark.
 fn commit_cell(
@@ -441,23 +465,49 @@ fn commit_cell(
     p: &Prepared,
     out: &mut CellOutcome,
 ) -> Result<(), MemoryError> {
-    let (cell, rec, turns) = (p.cell, &p.rec, &p.turns);
+    let (cell, rec) = (p.cell, &p.rec);
     let pending = record::prefixed(PENDING_PREFIX, &cell.to_be_bytes());
     if router.st.get(Table::RouterState, &pending)?.is_none() {
         return Ok(());
     }
-    let text: Vec<String> = turns
-        .iter()
-        .map(|t| format!("{}: {}", t.speaker_name(), t.text))
-        .collect();
-    router.insert(
-        TreeKind::Session,
-        &rec.session,
-        Payload::cell(cell),
-        rec.time,
-        &text.join("\n"),
-    )?;
+    // What the extraction read must still be the cell: a cell forgotten and made again
+    // under the same id (a deleted session written again starts its cells at index 0)
+    // is another cell, extracted on its own; turns deleted since the load are left out
+    // with the items only they support, so a deleted message does not come back.
+    let current = router
+        .st
+        .get(
+            Table::Sessions,
+            &record::prefixed(CELL_PREFIX, &cell.to_be_bytes()),
+        )?
+        .map(|b| record::decode::<CellRecord>(&b, "cell"))
+        .transpose()?;
+    if current.as_ref() != Some(rec) {
+        return Ok(());
+    }
+    let now = cell_turns(|k| Ok(router.st.get(Table::Turns, k)?), rec)?;
+    if now.iter().any(|t| !p.turns.contains(t)) {
+        return Ok(());
+    }
+    let turns = &now;
+    if !turns.is_empty() {
+        let text: Vec<String> = turns
+            .iter()
+            .map(|t| format!("{}: {}", t.speaker_name(), t.text))
+            .collect();
+        router.insert(
+            TreeKind::Session,
+            &rec.session,
+            Payload::cell(cell),
+            rec.time,
+            &text.join("\n"),
+        )?;
+    }
     for (i, item) in p.extraction.items.iter().enumerate() {
+        let Some(item) = supported(item, turns) else {
+            continue;
+        };
+        let item = &item;
         let turn_time = item
             .source_turns
             .first()
