@@ -281,6 +281,21 @@ fn a_deleted_update_leaves_no_bytes_and_its_session_is_reserved() {
         matches!(refused, Err(memforest::MemoryError::ReservedSession(_))),
         "{refused:?}"
     );
+    // The importers' entry point refuses it too.
+    let session = memforest::memory::session::Session {
+        id: memforest::api::UPDATES_SESSION.to_owned(),
+        start: 0,
+        turns: vec![memforest::memory::session::Turn::new(
+            memforest::memory::session::Role::User,
+            "u",
+            "Hello there, friend.",
+        )],
+    };
+    let refused = db.ingest_session(&memforest::TenantId::new("u").unwrap(), &session);
+    assert!(
+        matches!(refused, Err(memforest::MemoryError::ReservedSession(_))),
+        "{refused:?}"
+    );
 
     let deleted = db.delete("u", new).unwrap();
     assert_eq!((deleted.messages, deleted.memories), (1, 1), "{deleted:?}");

@@ -179,6 +179,41 @@ fn a_failed_embedding_keeps_the_memory_pending_until_it_succeeds() {
 }
 
 #[test]
+fn an_update_whose_embedding_fails_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let flaky = Arc::new(Flaky {
+        down: AtomicBool::new(false),
+        inner: StaticEmbedder::bundled().unwrap(),
+    });
+    let mem = Memory::open_with(dir.path(), with_embedder(Some(flaky.clone()))).unwrap();
+    let at = Utc.with_ymd_and_hms(2024, 3, 1, 9, 0, 0).unwrap();
+    mem.add("alice", "s0", &[Message::user(PET).by("Alice").at(at)])
+        .unwrap();
+    mem.flush_summaries().unwrap();
+    let old = mem
+        .list("alice", &memforest::ListOptions::default())
+        .unwrap()[0]
+        .id;
+    flaky.down.store(true, Ordering::SeqCst);
+    let failed = mem.update("alice", old, "Alice adopted a kitten named Pip.");
+    assert!(matches!(failed, Err(MemoryError::Model(_))), "{failed:?}");
+    flaky.down.store(false, Ordering::SeqCst);
+    mem.close().unwrap();
+    // Nothing of the failed update is extracted later, at the next open or after it.
+    let mem = Memory::open_with(dir.path(), with_embedder(Some(flaky))).unwrap();
+    mem.flush_summaries().unwrap();
+    let texts: Vec<String> = mem
+        .list("alice", &memforest::ListOptions::default())
+        .unwrap()
+        .into_iter()
+        .map(|m| m.text)
+        .collect();
+    assert!(!texts.iter().any(|t| t.contains("Pip")), "{texts:?}");
+    assert_eq!(mem.memory_stats().pending_cells, 0);
+    mem.close().unwrap();
+}
+
+#[test]
 fn dropped_vectors_come_back_with_embed_missing() {
     let dir = tempfile::tempdir().unwrap();
     let mem = Memory::open(dir.path()).unwrap();

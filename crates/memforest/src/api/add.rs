@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::api::{user, MemoryId, Message, UPDATES_SESSION};
+use crate::api::{user, MemoryId, Message};
 use crate::memory::ingest::Numbering;
 use crate::memory::limits::check_session;
 use crate::memory::record;
@@ -81,7 +81,7 @@ impl Memory {
     /// [`MemoryError::AgentConflict`] for a session of another agent (nothing stored);
     /// [`MemoryError::ReservedId`] for a message id of the form `{session}#turn_{n}`
     /// (nothing stored); [`MemoryError::ReservedSession`] for session
-    /// [`UPDATES_SESSION`] (nothing stored);
+    /// [`UPDATES_SESSION`](crate::api::UPDATES_SESSION) (nothing stored);
     /// [`MemoryError::Engine`] for storage errors (`Error::ReadOnly` on a read-only store).
     pub fn add_with(
         &self,
@@ -91,9 +91,6 @@ impl Memory {
         options: &AddOptions,
     ) -> Result<Added, MemoryError> {
         let tenant = user::writer_tenant(user)?;
-        if session == UPDATES_SESSION {
-            return Err(MemoryError::ReservedSession(session.to_owned()));
-        }
         if let Some(id) = messages
             .iter()
             .filter_map(|m| m.id.as_deref())

@@ -39,7 +39,9 @@ impl Memory {
     /// [`MemoryError::Name`] for a bad user (as [`Memory::add`]);
     /// [`MemoryError::NotFound`] when `user` has no memory `id`; [`MemoryError::Input`] for
     /// a text over the limits; [`MemoryError::EmbedderMismatch`] when the user's memories
-    /// were embedded by another embedder (nothing written); engine errors.
+    /// were embedded by another embedder (nothing written); [`MemoryError::Model`] when
+    /// the embedder fails (the message written for the new text is deleted again, so
+    /// nothing stays); engine errors.
     pub fn update(&self, user: &str, id: MemoryId, text: &str) -> Result<MemoryId, MemoryError> {
         let tenant = user::writer_tenant(user)?;
         if text.trim().is_empty() {
@@ -81,16 +83,26 @@ impl Memory {
             start: now,
             turns: vec![Turn {
                 time: Some(now),
-                id: Some(turn_id),
+                id: Some(turn_id.clone()),
                 ..Turn::new(Role::User, speaker, text)
             }],
         };
-        let receipt = self.ingest_stated(&tenant, &session, vec![item])?;
-        receipt
-            .facts
-            .first()
-            .map(|&f| MemoryId::from_fact(f))
-            .ok_or(MemoryError::Invariant("an update stored no memory"))
+        let stored = self
+            .ingest_stated(&tenant, &session, vec![item])
+            .and_then(|receipt| {
+                receipt
+                    .facts
+                    .first()
+                    .map(|&f| MemoryId::from_fact(f))
+                    .ok_or(MemoryError::Invariant("an update stored no memory"))
+            });
+        if stored.is_err() {
+            // The message written before the embedder failed would stay pending and be
+            // extracted later as a memory of its own, unlinked: an update that failed
+            // leaves nothing. Best effort: the error reported is the update's.
+            let _ = self.delete_message(user, UPDATES_SESSION, &turn_id);
+        }
+        stored
     }
 
     /// Every version of memory `id` of `user`, oldest first, each valid until the next one

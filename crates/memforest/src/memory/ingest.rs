@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use crossbeam_channel::unbounded;
 
+use crate::api::UPDATES_SESSION;
 use crate::memory::apply::{self, CellOutcome, Prepared};
 use crate::memory::cell::{segment, TurnSize};
 use crate::memory::extract::ExtractedItem;
@@ -94,6 +95,8 @@ impl Memory {
     /// [`MemoryError::Name`] for a tenant whose name is only whitespace and
     /// [`MemoryError::Input`] for a session over the limits, a session id that is only
     /// whitespace or a speaker holding NUL (nothing written);
+    /// [`MemoryError::ReservedSession`] for session [`UPDATES_SESSION`], which holds the
+    /// texts of `Memory::update` (nothing written);
     /// [`MemoryError::EmbedderMismatch`] when the tenant's memories were embedded by
     /// another embedder, or by none while this store has one, or the reverse (nothing
     /// written); [`MemoryError::Engine`] for storage errors; [`MemoryError::Stopped`] while
@@ -125,6 +128,9 @@ impl Memory {
     ) -> Result<IngestReceipt, MemoryError> {
         check_user(tenant)?;
         check_session(session)?;
+        if session.id == UPDATES_SESSION {
+            return Err(MemoryError::ReservedSession(session.id.clone()));
+        }
         let shared = self.memory_shared()?;
         crate::recall::vectors::check_writer(&shared.kv, tenant, shared.opts.embedder.as_deref())?;
         let (mut receipt, cells) = stage_turns(&shared, tenant, session, numbering)?;
