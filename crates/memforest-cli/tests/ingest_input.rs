@@ -150,6 +150,16 @@ fn a_bad_tenant_on_a_later_line_fails_by_line_and_field_and_stores_nothing() {
         );
         assert!(!db.exists(), "lines 1-2 must not be stored");
     }
+    // So is the session that holds the texts of `Memory::update`.
+    let mut lines = good.to_vec();
+    lines.push(line("carol", "memforest:updates", &[say("Fine.")]));
+    jsonl(&file, &lines);
+    let err = ingest_fails(&db, &file);
+    assert!(
+        err.contains("line 3: session \"memforest:updates\" is reserved"),
+        "{err}"
+    );
+    assert!(!db.exists());
     // A session id or turn id over its limit is named the same way.
     let mut long_id = say("Hello there, friend.");
     long_id["id"] = json!("i".repeat(2_000));

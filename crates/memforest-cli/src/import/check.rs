@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use memforest::api::UPDATES_SESSION;
 use memforest::memory::limits::{check_session, check_user, SessionInputError};
 use memforest::memory::session::Session;
 use memforest_engine::{InputError, TenantId};
@@ -20,6 +21,9 @@ pub enum Refused {
     /// The session breaks a limit (`memforest::memory::limits`).
     #[error(transparent)]
     Session(#[from] SessionInputError),
+    /// The session id is the one that holds the texts of `Memory::update`.
+    #[error("session {0:?} is reserved for the texts of Memory::update; rename it")]
+    Reserved(String),
 }
 
 /// Checks `tenant` and `session`, found at `at` in `path` (`line 12`, `sample 3`, ...), as
@@ -38,6 +42,7 @@ pub fn entry(
         Err(e) => Refused::from(e),
         Ok(()) => match check_session(session) {
             Err(e) => Refused::from(e),
+            Ok(()) if session.id == UPDATES_SESSION => Refused::Reserved(session.id.clone()),
             Ok(()) => return Ok(()),
         },
     };
