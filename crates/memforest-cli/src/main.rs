@@ -517,6 +517,11 @@ fn repair_text(r: &memforest_engine::RepairReport) -> String {
             "  lost: WAL segment {id}, tracked by the previous manifest, is missing\n"
         ));
     }
+    for name in &r.segments_lost {
+        s.push_str(&format!(
+            "  lost: segment file {name}, listed by the previous manifest, is missing: its entries are gone\n"
+        ));
+    }
     s
 }
 

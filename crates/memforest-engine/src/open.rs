@@ -546,7 +546,9 @@ pub(crate) fn vanished(e: &Error) -> bool {
         Error::Io { source, .. } => not_found(source),
         Error::Wal(memforest_wal::WalError::Io { source, .. }) => not_found(source),
         Error::Sst(memforest_sst::SstError::Io { source, .. }) => not_found(source),
-        Error::Corrupt { reason, .. } => reason.starts_with("WAL segment recorded"),
+        Error::Corrupt { reason, .. } => {
+            reason.starts_with("WAL segment recorded") || reason == crate::version::MISSING_SEGMENT
+        }
         _ => false,
     }
 }

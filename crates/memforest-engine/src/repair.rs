@@ -14,8 +14,9 @@
 //!    WAL segment; `CURRENT` is pointed at it. The previous manifest stays on disk until a
 //!    later open removes it as superseded.
 //! 3. The store is opened: the WAL segments present are replayed above the flushed
-//!    point (under the caller's recovery mode) and tracked from then on. WAL segments the
-//!    previous manifest tracked but that are gone are reported: their writes are lost.
+//!    point (under the caller's recovery mode) and tracked from then on. WAL segments and
+//!    segment files the previous manifest tracked but that are gone are reported: their
+//!    writes are lost.
 //! 4. Every file is compacted into the deepest level, which resolves level 0's overlapping
 //!    files by seqno.
 //!
@@ -83,6 +84,10 @@ pub struct RepairReport {
     /// WAL segments the previous manifest tracked as live that are missing: their
     /// acknowledged writes are lost.
     pub wal_lost: Vec<u64>,
+    /// Segment files the previous manifest listed that are missing (neither the file nor
+    /// a quarantined copy is in the directory or, with an object store, fetched from it):
+    /// their entries are lost.
+    pub segments_lost: Vec<String>,
     /// WAL segments present after the repair (replayed above the flushed point, tracked).
     pub wal_segments: u64,
     /// Entries in the adopted files.
@@ -143,6 +148,7 @@ impl Db {
                     .collect();
             }
             let mut segments = Vec::new();
+            let mut found = BTreeSet::new();
             for name in &names {
                 let (base, quarantined) = match name.strip_suffix(QUARANTINE_SUFFIX) {
                     Some(base) => (base, true),
@@ -151,6 +157,7 @@ impl Db {
                 let Some(id) = orphans::segment_id(base) else {
                     continue;
                 };
+                found.insert(id);
                 let path = dir.join(name);
                 match read_whole(fs, &path, id) {
                     Ok(info) => {
@@ -171,6 +178,15 @@ impl Db {
                         report.unreadable.push((base.to_string(), e.to_string()));
                     }
                 }
+            }
+            if let Some(m) = &previous {
+                report.segments_lost = m
+                    .state()
+                    .segments
+                    .iter()
+                    .filter(|(_, s)| !found.contains(&s.id))
+                    .map(|(_, s)| memforest_sst::file_name(s.id))
+                    .collect();
             }
             if segments.is_empty() && !holds_wal_segment(fs, dir) && previous.is_none() {
                 return Err(NOTHING_TO_REPAIR);

@@ -268,17 +268,8 @@ fn check_segment(
     // while it is checked.
     let _pinned = seg.reader_for(Fetch::Whole)?;
     let path = dir.join(memforest_sst::file_name(info.id));
-    let len = storage.file_len(&path).map_err(Error::io("stat", &path))?;
+    crate::version::check_listed(storage, &path, info)?;
     let mismatch = |offset: u64, reason: String| Error::corrupt(&path, offset, reason);
-    if len != info.file_size {
-        return Err(mismatch(
-            len.min(info.file_size),
-            format!(
-                "file is {len} bytes, the manifest records {}",
-                info.file_size
-            ),
-        ));
-    }
     let reader = SstReader::open_with(storage, &path)?;
     let mut it = reader.iter()?;
     it.seek_to_first()?;
@@ -301,7 +292,7 @@ fn check_segment(
         ));
     }
     r.segment_files += 1;
-    r.segment_bytes += len;
+    r.segment_bytes += info.file_size;
     r.entries += count;
     Ok(())
 }

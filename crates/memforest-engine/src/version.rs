@@ -25,6 +25,45 @@ use crate::error::Result;
 use crate::level_cursor::LevelCursor;
 use crate::remote_file::RemoteFile;
 
+/// The reason of the [`crate::Error::Corrupt`] for a listed segment file that is missing
+/// (a read-only open that races a writer's compaction retries on it: `open::vanished`).
+pub(crate) const MISSING_SEGMENT: &str = "segment file listed in the manifest is missing: its \
+    entries are lost unless it is restored (`memforest repair` rebuilds the manifest from the \
+    files present and reports it lost)";
+
+/// Checks that segment file `path`, which a manifest lists as `info`, is there with the
+/// length the manifest records: a lost file or one replaced by another (a swap, a copy
+/// from elsewhere) is refused at open instead of serving a partial history.
+///
+/// # Errors
+/// [`crate::Error::Corrupt`] naming the file: missing (restore it, or `memforest repair`
+/// rebuilds the manifest from the files present and reports it lost), or its length and
+/// the recorded one; [`crate::Error::Io`] when it cannot be measured.
+pub(crate) fn check_listed(
+    storage: &dyn memforest_io::Storage,
+    path: &Path,
+    info: &SegmentInfo,
+) -> crate::Result<()> {
+    let len = match storage.file_len(path) {
+        Ok(len) => len,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(crate::Error::corrupt(path, 0, MISSING_SEGMENT))
+        }
+        Err(e) => return Err(crate::Error::io("stat", path)(e)),
+    };
+    if len != info.file_size {
+        return Err(crate::Error::corrupt(
+            path,
+            len.min(info.file_size),
+            format!(
+                "file is {len} bytes, the manifest records {}",
+                info.file_size
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// What the manifest records about one segment file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SegmentInfo {
@@ -122,7 +161,9 @@ impl Segment {
     /// filter read under `sst`'s filter scope.
     ///
     /// # Errors
-    /// [`crate::Error::Sst`] when the file is missing or corrupt (naming file and offset).
+    /// [`crate::Error::Corrupt`] when the file is missing or its length is not the one
+    /// the manifest records (see [`check_listed`]); [`crate::Error::Sst`] when it is
+    /// corrupt (naming file and offset).
     pub fn open(
         storage: &Arc<dyn Storage>,
         budgets: &ReadBudgets,
@@ -130,7 +171,9 @@ impl Segment {
         dir: &Path,
         info: SegmentInfo,
     ) -> Result<Self> {
-        let mut seg = Self::closed(storage, budgets, sst, dir, info, None, false);
+        let seg = Self::closed(storage, budgets, sst, dir, info, None, false);
+        check_listed(&**storage, &seg.path, &seg.info)?;
+        let mut seg = seg;
         seg.fixed = Some(seg.open_reader()?);
         Ok(seg)
     }

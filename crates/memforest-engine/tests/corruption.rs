@@ -131,13 +131,40 @@ fn corrupt_segment_data_block_fails_open_or_the_read_naming_file_and_offset() {
     }
 }
 
+/// A listed segment file that is gone, or replaced by a file of another length, refuses
+/// every open naming it; repair then rebuilds the store from what is left and reports the
+/// lost file instead of passing over it.
 #[test]
-fn missing_segment_fails_open() {
+fn a_missing_or_replaced_segment_refuses_to_open_and_repair_reports_it_lost() {
     let dir = populated();
     let sst = find(dir.path(), |n| n.ends_with(".sst"));
+    let bytes = fs::read(&sst).unwrap();
+    let refused = |why: &str| {
+        for read_only in [false, true] {
+            let opened = if read_only {
+                Db::open_read_only(dir.path(), Options::default())
+            } else {
+                Db::open(dir.path(), Options::default())
+            };
+            match opened {
+                Err(Error::Corrupt { path, reason, .. }) => {
+                    assert_eq!(path, sst);
+                    assert!(reason.contains(why), "{reason}");
+                }
+                other => panic!("expected Corrupt naming the file, got {other:?}"),
+            }
+        }
+    };
+    fs::write(&sst, &bytes[..bytes.len() / 2]).unwrap();
+    refused(&format!("the manifest records {}", bytes.len()));
     fs::remove_file(&sst).unwrap();
-    assert!(matches!(
-        Db::open(dir.path(), Options::default()),
-        Err(Error::Sst(SstError::Io { .. }))
-    ));
+    refused("listed in the manifest is missing");
+
+    let report = Db::repair(dir.path(), Options::default()).unwrap();
+    let name = sst.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(report.segments_lost, [name]);
+    Db::open(dir.path(), Options::default())
+        .unwrap()
+        .close()
+        .unwrap();
 }
