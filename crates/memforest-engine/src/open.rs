@@ -234,6 +234,14 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
     let live = Live {
         version: &version,
         mem: &mem,
+        // A read-only open beside a writer may list a flush output newer than it read.
+        view: (access == Access::ReadOnly).then(|| {
+            recovered
+                .batches
+                .last()
+                .map_or(0, memforest_wal::RecoveredBatch::last_seqno)
+                .max(mstate.flushed_seqno)
+        }),
     };
     let torn = report.manifest_torn_tail.is_some();
     let mut unlisted = orphans::survey(fs, dir, &names, &mstate, current, torn, &live)?;

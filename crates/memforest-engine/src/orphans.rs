@@ -57,6 +57,11 @@ pub(crate) struct Live<'a> {
     pub version: &'a Version,
     /// The WAL's batches above the flushed seqno.
     pub mem: &'a MemTable,
+    /// For a read-only open beside a possible writer, the newest seqno it read (manifest
+    /// and WAL): an unlisted segment file whose entries missing from the live files are
+    /// all newer is the writer's output that the manifest did not list yet when it was
+    /// read (a flush racing the open), not damage, and is left out.
+    pub view: Option<u64>,
 }
 
 impl Live<'_> {
@@ -99,7 +104,8 @@ pub(crate) fn segment_id(name: &str) -> Option<u64> {
 
 /// Decides the fate of every unlisted file among `names` (the directory's entries).
 /// `torn` says the current manifest's last record was dropped: other manifests are then
-/// left alone (`Db::repair` may want them).
+/// left alone (`Db::repair` may want them). A segment file newer than `live`'s view is
+/// left out (see [`Live::view`]).
 ///
 /// # Errors
 /// Corruption of a live segment file met while checking an unlisted one.
@@ -126,7 +132,7 @@ pub(crate) fn survey(
                     "the manifest removed it from the live set".into(),
                 ))
             } else {
-                Some(check_redundant(fs, &dir.join(name), live)?)
+                check_redundant(fs, &dir.join(name), live)?
             }
         } else if let Some(id) = manifest::parse_file_name(name) {
             (id != current && !torn).then(|| Fate::Garbage("a superseded manifest".into()))
@@ -143,9 +149,12 @@ pub(crate) fn survey(
     Ok(out)
 }
 
-/// Garbage when every entry of the segment file at `path` is live; quarantine otherwise.
-fn check_redundant(fs: &dyn Storage, path: &Path, live: &Live<'_>) -> Result<Fate> {
-    let unreadable = |e: memforest_sst::SstError| Fate::Quarantine(format!("does not read: {e}"));
+/// Garbage when every entry of the segment file at `path` is live; none (left out) when
+/// the entries that are not are all newer than `live`'s view ([`Live::view`]);
+/// quarantine otherwise.
+fn check_redundant(fs: &dyn Storage, path: &Path, live: &Live<'_>) -> Result<Option<Fate>> {
+    let unreadable =
+        |e: memforest_sst::SstError| Some(Fate::Quarantine(format!("does not read: {e}")));
     let reader = match SstReader::open_with(fs, path) {
         Ok(r) => r,
         Err(e) => return Ok(unreadable(e)),
@@ -157,7 +166,7 @@ fn check_redundant(fs: &dyn Storage, path: &Path, live: &Live<'_>) -> Result<Fat
     if let Err(e) = it.seek_to_first() {
         return Ok(unreadable(e));
     }
-    let (mut entries, mut elsewhere) = (0u64, 0u64);
+    let (mut entries, mut elsewhere, mut newer) = (0u64, 0u64, 0u64);
     loop {
         let e = match it.next_entry() {
             Ok(Some(e)) => e,
@@ -167,9 +176,14 @@ fn check_redundant(fs: &dyn Storage, path: &Path, live: &Live<'_>) -> Result<Fat
         entries += 1;
         if live.holds(&e.user_key, e.seqno, e.kind, &e.value)? {
             elsewhere += 1;
+        } else if live.view.is_some_and(|v| e.seqno > v) {
+            newer += 1;
         }
     }
-    Ok(if elsewhere == entries {
+    if newer > 0 && elsewhere + newer == entries {
+        return Ok(None);
+    }
+    Ok(Some(if elsewhere == entries {
         Fate::Garbage(format!(
             "all {entries} entries are also in live files or the WAL"
         ))
@@ -178,7 +192,7 @@ fn check_redundant(fs: &dyn Storage, path: &Path, live: &Live<'_>) -> Result<Fat
             "{} of its {entries} entries are in no live file and not in the WAL",
             entries - elsewhere
         ))
-    })
+    }))
 }
 
 /// Deletes the garbage and quarantines the rest, then syncs the directory.

@@ -143,6 +143,77 @@ fn a_read_only_open_beside_a_writer_sees_what_was_written_before_it() {
     writer.close().unwrap();
 }
 
+/// A writer's flush output that the manifest did not list yet when a read-only open read
+/// it (simulated: a newer store's segment file dropped into an older copy) holds entries
+/// newer than everything the open read: not damage to a read-only open, which leaves it
+/// out; a read-write open, which no writer can race, still sets it aside.
+#[test]
+fn a_read_only_open_takes_a_segment_file_newer_than_its_view_for_a_writer_s() {
+    let fs = FaultStorage::new(3);
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    for d in [&old, &new] {
+        // The lock file is on the real file system, the store's files in `fs`.
+        std::fs::create_dir(d).unwrap();
+        fs.create_dir_all(d).unwrap();
+    }
+    written(&fs, &old, 50, true);
+    copy_store(&fs, &old, &new);
+    let db = Db::open(&new, options(&fs)).unwrap();
+    for i in 50..100 {
+        put(&db, i);
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let before: std::collections::BTreeSet<String> =
+        fs.list_dir(&old).unwrap().into_iter().collect();
+    let newer = fs
+        .list_dir(&new)
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".sst") && !before.contains(n))
+        .unwrap();
+    put_file(&fs, &old.join(&newer), &fs.read(&new.join(&newer)).unwrap());
+
+    let reader = Db::open_read_only(&old, options(&fs)).unwrap();
+    let report = reader.open_report().clone();
+    assert!(report.quarantined.is_empty(), "{report:?}");
+    assert!(
+        report.unlisted.iter().all(|u| u.name != newer),
+        "{report:?}"
+    );
+    assert_eq!(count(&reader), 50);
+    assert!(reader.verify().unwrap().is_clean());
+    reader.close().unwrap();
+
+    let writer = Db::open(&old, options(&fs)).unwrap();
+    assert_eq!(
+        writer.open_report().quarantined,
+        [format!("{newer}.quarantine")]
+    );
+    writer.close().unwrap();
+}
+
+/// Writes `bytes` to a new file `path` (synced).
+fn put_file(fs: &FaultStorage, path: &std::path::Path, bytes: &[u8]) {
+    let mut f = fs.create(path).unwrap();
+    std::io::Write::write_all(&mut f, bytes).unwrap();
+    f.sync_data().unwrap();
+}
+
+/// Copies the files of the store in `from` (and its WAL) into `to`.
+fn copy_store(fs: &FaultStorage, from: &std::path::Path, to: &std::path::Path) {
+    for sub in ["", memforest_engine::WAL_DIR] {
+        let (src, dst) = (from.join(sub), to.join(sub));
+        fs.create_dir_all(&dst).unwrap();
+        for name in fs.list_dir(&src).unwrap() {
+            if let Ok(bytes) = fs.read(&src.join(&name)) {
+                put_file(fs, &dst.join(&name), &bytes);
+            }
+        }
+    }
+}
+
 /// The manifest cut back to its first record (an operator's truncation, a bad restore):
 /// the segment files it no longer lists hold data whose WAL is purged, so the open sets
 /// them aside instead of deleting them and reports the damage; repair adopts them again.
