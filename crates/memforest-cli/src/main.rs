@@ -807,10 +807,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print(json, &r, verify::render)?;
             if !r.store.is_clean() {
                 anyhow::bail!(
-                    "{} is damaged: {} quarantined segment files, {} lost WAL segments",
+                    "{} is damaged: {} quarantined segment files, {} lost WAL segments, {} WAL segment files set aside",
                     store.db,
                     r.store.quarantined.len(),
-                    r.store.wal_missing.len()
+                    r.store.wal_missing.len(),
+                    r.store.wal_quarantined.len()
                 );
             }
             Ok(())

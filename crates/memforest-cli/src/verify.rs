@@ -113,8 +113,17 @@ pub fn render(report: &MemoryVerifyReport) -> String {
         let _ = writeln!(
             out,
             "  the store serves what is live; `memforest repair --db DIR` adopts the \
-             quarantined files that read back whole"
+             quarantined segment files that read back whole"
         );
+        if !r.wal_quarantined.is_empty() {
+            let _ = writeln!(
+                out,
+                "  a WAL segment file set aside is never read or replayed, repair included: \
+                 to see its batches, copy it without the .quarantine suffix into an empty \
+                 directory and run `memforest wal dump` on that; move it out of wal/ once it \
+                 holds nothing you need"
+            );
+        }
     }
     if let Some(at) = r.manifest_torn_tail {
         let _ = writeln!(
