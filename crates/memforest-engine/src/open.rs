@@ -68,7 +68,8 @@ pub struct OpenReport {
     /// `RecoveryMode::SkipAnyCorrupted` (any other mode refuses to open).
     pub wal_missing: Vec<u64>,
     /// WAL segment files that recovery set aside, this open or an earlier one (names in
-    /// the `wal/` directory ending in `.wal.quarantine`): a last segment holding no valid
+    /// the `wal/` directory, `{id:020}.wal.quarantine` or, when the same segment id was
+    /// set aside before, `{id:020}.wal.quarantine.{n}`): a last segment holding no valid
     /// record or segments past the recovery point (`RecoveryMode::PointInTime`), never
     /// read again and never deleted.
     pub wal_quarantined: Vec<String>,
@@ -207,7 +208,7 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
     report.wal_quarantined = match fs.list_dir(&wal_dir) {
         Ok(names) => names
             .into_iter()
-            .filter(|n| n.ends_with(memforest_wal::segment::QUARANTINE_SUFFIX))
+            .filter(|n| memforest_wal::quarantine::parse_file_name(n).is_some())
             .collect(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(Error::io("read dir", &wal_dir)(e)),

@@ -378,3 +378,76 @@ fn a_wal_segment_without_a_valid_header_is_set_aside_not_deleted() {
     assert_eq!(fs.read(&wal.join(&aside)).unwrap(), junk_bytes);
     assert!(!fs.exists(&junk), "the empty segment is deleted");
 }
+
+/// Flips one byte of file `path` at `at` (and syncs it).
+fn flip(fs: &FaultStorage, path: &std::path::Path, at: usize) {
+    let mut bytes = fs.read(path).unwrap();
+    bytes[at] ^= 0x55;
+    let mut f = fs.create(path).unwrap();
+    std::io::Write::write_all(&mut f, &bytes).unwrap();
+    f.sync_data().unwrap();
+}
+
+/// The live WAL segment files (`*.wal`) of the store in `dir`, oldest first.
+fn live_wal_segments(fs: &FaultStorage, dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    wal_segments(fs, dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "wal"))
+        .collect()
+}
+
+fn point_in_time(fs: &FaultStorage) -> Options {
+    Options {
+        recovery_mode: memforest_engine::RecoveryMode::PointInTime,
+        ..options(fs)
+    }
+}
+
+/// Segment ids are reused after a point-in-time open sets the segments past its stop
+/// aside, so the same id can be set aside twice: the second copy gets a name of its own
+/// and the first one's bytes stay on disk, both reported.
+#[test]
+fn a_wal_segment_set_aside_twice_keeps_both_copies() {
+    let fs = FaultStorage::new(9);
+    let dir = tempfile::tempdir().unwrap();
+    let wal = dir.path().join(memforest_engine::WAL_DIR);
+    written(&fs, dir.path(), 60, true);
+    let first = live_wal_segments(&fs, dir.path())[0].clone();
+    let name = first.file_name().unwrap().to_str().unwrap().to_owned();
+    let id: u64 = name.trim_end_matches(".wal").parse().unwrap();
+    let second = format!("{:020}.wal", id + 1);
+    let kept = fs.read(&wal.join(&second)).unwrap();
+    let len = fs.read(&first).unwrap().len();
+    flip(&fs, &first, len / 2);
+    let db = Db::open(dir.path(), point_in_time(&fs)).unwrap();
+    let aside = format!("{second}.quarantine");
+    assert!(
+        db.open_report().wal_quarantined.contains(&aside),
+        "{:?}",
+        db.open_report()
+    );
+    for i in 1000..1060 {
+        put(&db, i);
+    }
+    db.close().unwrap();
+    assert!(fs.exists(&wal.join(&second)), "the id was used again");
+    flip(&fs, &first, len / 4);
+    let db = Db::open(dir.path(), point_in_time(&fs)).unwrap();
+    let report = db.open_report().clone();
+    db.close().unwrap();
+    assert!(
+        fs.read(&wal.join(&aside)).unwrap() == kept,
+        "the first copy was overwritten: {report:?}"
+    );
+    let again = format!("{aside}.1");
+    assert!(fs.exists(&wal.join(&again)), "{report:?}");
+    let mut on_disk: Vec<String> = fs
+        .list_dir(&wal)
+        .unwrap()
+        .into_iter()
+        .filter(|n| !n.ends_with(".wal"))
+        .collect();
+    on_disk.sort();
+    assert_eq!(report.wal_quarantined, on_disk);
+    assert!(report.wal_quarantined.contains(&again));
+}

@@ -73,7 +73,7 @@ pub struct RecoveryReport {
     pub skipped: Vec<SegmentDamage>,
     /// Segments dropped because they lie past the recovery point or hold no valid record:
     /// a read-write open deletes the empty ones and sets the others aside as
-    /// `{id:020}.wal.quarantine` ([`crate::segment::QUARANTINE_SUFFIX`]).
+    /// `{id:020}.wal.quarantine` (or `.quarantine.{n}`, [`crate::quarantine`]).
     pub deleted_segments: Vec<u64>,
     /// `(segment, old length, new length)` when the last segment was truncated.
     pub truncated: Option<(u64, u64, u64)>,

@@ -14,6 +14,7 @@ use crate::error::{Result, WalError};
 use crate::group_commit::{CommitQueue, Group};
 use crate::ledger::SegmentLedger;
 use crate::options::{Durability, WalOptions};
+use crate::quarantine;
 use crate::recovery::{self, RecoveredBatch, RecoveryReport, SegmentImage};
 use crate::segment::{self, SegmentWriter};
 use crate::segment_meta::SegmentMeta;
@@ -226,9 +227,7 @@ impl Wal {
                 if empty.contains(&id) {
                     fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
                 } else {
-                    let aside = segment::quarantine_path(&dir, id);
-                    fs.rename(&path, &aside)
-                        .map_err(|e| WalError::io(&path, e))?;
+                    quarantine::set_aside(fs, &dir, id)?;
                 }
             }
             if !deleted.is_empty() {
