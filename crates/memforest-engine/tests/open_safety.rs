@@ -270,9 +270,10 @@ fn a_repair_of_a_directory_that_is_no_store_changes_nothing() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// After a clean close every WAL byte was synced: the active segment cut short, or a byte
-/// of its last record flipped, is damage that refuses to open (naming the segment), not a
-/// torn tail to cut off as a crash leaves one.
+/// After a clean close every WAL byte was synced: the active segment cut short, a byte of
+/// its last record flipped, or its last record zeroed to the end (the length kept), is
+/// damage that refuses to open (naming the segment), not a torn tail or clean end to cut
+/// off as a crash leaves one.
 #[test]
 fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
     let fs = FaultStorage::new(6);
@@ -290,7 +291,13 @@ fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
     let mut flipped = whole.clone();
     let at = flipped.len() - 10;
     flipped[at] ^= 0x55;
-    for damaged in [&whole[..whole.len() - 100], &flipped[..]] {
+    let image = memforest_wal::recovery::SegmentImage { id, bytes: &whole };
+    let clean = memforest_wal::RecoveryMode::AbsoluteConsistency;
+    let plan = memforest_wal::recovery::plan(&[image], clean, &|_| None).unwrap();
+    let mut zeroed = whole.clone();
+    let last_batch = plan.batches.last().unwrap().offset;
+    zeroed[usize::try_from(last_batch).unwrap()..].fill(0);
+    for damaged in [&whole[..whole.len() - 100], &flipped[..], &zeroed[..]] {
         write(damaged);
         for read_only in [false, true] {
             let opened = if read_only {
@@ -303,7 +310,10 @@ fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
                 Err(Error::Wal(memforest_wal::WalError::Corruption { segment, .. })) => {
                     assert_eq!(segment, id);
                 }
-                other => panic!("read_only {read_only}: expected a refusal, got {other:?}"),
+                other => panic!(
+                    "read_only {read_only}: expected a refusal, got {:?}",
+                    other.map(|db| db.open_report().clone())
+                ),
             }
         }
         assert_eq!(

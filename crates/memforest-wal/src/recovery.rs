@@ -177,7 +177,10 @@ fn events(image: SegmentImage<'_>) -> Vec<Event> {
 
 /// Replays `images` (ascending ids, the whole log) under `mode`. `synced` gives the length
 /// in bytes each segment is known to have been synced at in full
-/// ([`crate::SegmentLedger::synced_len`]); damage before it is never cut as a torn tail.
+/// ([`crate::SegmentLedger::synced_len`]): damage before it is never cut as a torn tail,
+/// and records that end before it (zeroed or cut off at a record boundary) are damage at
+/// the end of the last valid record ([`DamageReason::SyncedBytesMissing`]), not a clean
+/// end.
 ///
 /// # Errors
 /// [`WalError::Corruption`] naming the segment and offset of the first damage the mode
@@ -192,8 +195,11 @@ pub fn plan(
     for (i, &image) in images.iter().enumerate() {
         let is_last = i + 1 == images.len();
         let events = events(image);
+        let synced_len = synced(image.id);
         let mut valid_len = 0;
         let mut stop = false;
+        // Offset of the last damage found in this segment.
+        let mut damaged_at = None;
         for (j, event) in events.iter().enumerate() {
             let damage = match event {
                 Event::Meta(meta, end) => match prev {
@@ -249,11 +255,13 @@ pub fn plan(
                 offset,
                 reason,
             };
+            damaged_at = Some(offset);
             match mode {
                 RecoveryMode::AbsoluteConsistency => return Err(found.into_error()),
                 RecoveryMode::TolerateCorruptedTail => {
                     let valid_after = events.iter().skip(j).any(Event::is_valid_record);
-                    let was_synced = synced(image.id).is_some_and(|len| offset < len);
+                    // Cutting here would lose bytes that were synced.
+                    let was_synced = synced_len.is_some_and(|len| offset < len || valid_len < len);
                     if !is_last || valid_after || was_synced {
                         return Err(found.into_error());
                     }
@@ -264,6 +272,27 @@ pub fn plan(
                     out.report.stopped_at = Some(found);
                     stop = true;
                     break;
+                }
+                RecoveryMode::SkipAnyCorrupted => out.report.skipped.push(found),
+            }
+        }
+        // The records end cleanly (zeros, or the end of the file) before the length the
+        // segment was synced at, and no damage found was reported there: whole records were
+        // zeroed or cut off, which is damage, not a clean end.
+        let unreported = damaged_at.is_none_or(|at| at < valid_len);
+        if let Some(synced) = synced_len.filter(|&len| valid_len < len && unreported) {
+            let found = SegmentDamage {
+                segment: image.id,
+                offset: valid_len,
+                reason: DamageReason::SyncedBytesMissing { synced },
+            };
+            match mode {
+                RecoveryMode::AbsoluteConsistency | RecoveryMode::TolerateCorruptedTail => {
+                    return Err(found.into_error());
+                }
+                RecoveryMode::PointInTime => {
+                    out.report.stopped_at = Some(found);
+                    stop = true;
                 }
                 RecoveryMode::SkipAnyCorrupted => out.report.skipped.push(found),
             }
