@@ -215,7 +215,7 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
     };
     report.wal_quarantined.sort();
     if access == Access::ReadWrite {
-        track_wal(&manifest, &wal, &lost)?;
+        track_wal(&manifest, &wal, &lost, recovered.report.truncated)?;
         pad_wal_seqno(&wal, mstate.flushed_seqno)?;
     }
     let mem = MemTable::new();
@@ -468,15 +468,22 @@ pub(crate) fn open_listed(
 /// Brings the manifest's WAL tracking up to date after the log opened: segments it keeps
 /// but the manifest does not track (a manifest written before tracking existed, a segment
 /// created just before a crash, a purge whose unlink a crash cut off) are recorded, and
-/// the losses salvage accepted are recorded (a missing segment as deleted, a short one as
-/// sealed at its present length). Writes only when there is something to record.
-fn track_wal(manifest: &Mutex<Manifest>, wal: &Wal, lost: &[Lost]) -> Result<()> {
+/// the losses salvage accepted are recorded: a missing segment as deleted, a short one the
+/// log kept as sealed at its length after recovery (`cut`, the log's
+/// `RecoveryReport::truncated`, when recovery cut it further). A short one the log dropped
+/// is recorded as deleted already. Writes only when there is something to record.
+fn track_wal(
+    manifest: &Mutex<Manifest>,
+    wal: &Wal,
+    lost: &[Lost],
+    cut: Option<(u64, u64, u64)>,
+) -> Result<()> {
     let mut m = manifest.lock();
-    let mut edits: Vec<Edit> = wal
-        .segment_ids()
-        .into_iter()
+    let live = wal.segment_ids();
+    let mut edits: Vec<Edit> = live
+        .iter()
         .filter(|id| !m.state().wal.contains_key(id))
-        .map(|id| Edit::WalCreated { id })
+        .map(|&id| Edit::WalCreated { id })
         .collect();
     let missing: Vec<u64> = lost
         .iter()
@@ -486,10 +493,16 @@ fn track_wal(manifest: &Mutex<Manifest>, wal: &Wal, lost: &[Lost]) -> Result<()>
     if !missing.is_empty() {
         edits.push(Edit::WalDeleted { ids: missing });
     }
-    edits.extend(
-        lost.iter()
-            .filter_map(|l| l.len.map(|size| Edit::WalSealed { id: l.id, size })),
-    );
+    for l in lost.iter().filter(|l| live.contains(&l.id)) {
+        let Some(len) = l.len else { continue };
+        let size = match cut {
+            Some((id, _, new)) if id == l.id => new,
+            _ => len,
+        };
+        if m.state().wal.get(&l.id) != Some(&Some(size)) {
+            edits.push(Edit::WalSealed { id: l.id, size });
+        }
+    }
     if edits.is_empty() {
         return Ok(());
     }

@@ -461,3 +461,70 @@ fn a_wal_segment_set_aside_twice_keeps_both_copies() {
     assert_eq!(report.wal_quarantined, on_disk);
     assert!(report.wal_quarantined.contains(&again));
 }
+
+/// A salvage open that cuts the last WAL segment below the length a clean close recorded
+/// as synced records the new length: a crash after it, with a few bytes written and a torn
+/// record left at the end, opens in the default mode (the torn record cut off as a crash
+/// leaves one), not refused as if acknowledged writes were missing.
+#[test]
+fn a_salvage_open_below_the_synced_length_records_the_new_length() {
+    use memforest_engine::RecoveryMode::{PointInTime, SkipAnyCorrupted};
+    // (mode, damage the last batch (or the second), cut inside it (or flip a byte))
+    for (k, (mode, last, cut)) in [
+        (PointInTime, false, false),
+        (SkipAnyCorrupted, true, false),
+        (SkipAnyCorrupted, true, true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let fs = FaultStorage::new(20 + k as u64);
+        let dir = tempfile::tempdir().unwrap();
+        written(&fs, dir.path(), 10, true);
+        let segment = live_wal_segments(&fs, dir.path()).last().unwrap().clone();
+        let name = segment.file_name().unwrap().to_str().unwrap().to_owned();
+        let id: u64 = name.trim_end_matches(".wal").parse().unwrap();
+        let whole = fs.read(&segment).unwrap();
+        let image = memforest_wal::recovery::SegmentImage { id, bytes: &whole };
+        let clean = memforest_wal::RecoveryMode::AbsoluteConsistency;
+        let plan = memforest_wal::recovery::plan(&[image], clean, &|_| None).unwrap();
+        assert!(plan.batches.len() >= 3, "{k}");
+        let batch = if last {
+            plan.batches.last().unwrap()
+        } else {
+            plan.batches.get(1).unwrap()
+        };
+        if cut {
+            // Well inside the last record: more is cut than the crash below writes again.
+            let mut f = fs.create(&segment).unwrap();
+            std::io::Write::write_all(&mut f, &whole[..whole.len() - 10]).unwrap();
+            f.sync_data().unwrap();
+        } else {
+            flip(&fs, &segment, usize::try_from(batch.offset).unwrap() + 30);
+        }
+        let salvage = Options {
+            recovery_mode: mode,
+            ..options(&fs)
+        };
+        let db = Db::open(dir.path(), salvage).unwrap();
+        db.put(&tenant(), Table::new(3), b"k", b"v", Durability::SyncData)
+            .unwrap();
+        let served = count(&db);
+        // A crash, not a close, during an append: a torn record at the end.
+        drop(db);
+        let mut bytes = fs.read(&segment).unwrap();
+        assert!(bytes.len() < whole.len(), "{k}: fewer bytes than were cut");
+        let end = bytes.len() as u64;
+        bytes.extend_from_slice(&[0x17; 21]);
+        let mut f = fs.create(&segment).unwrap();
+        std::io::Write::write_all(&mut f, &bytes).unwrap();
+        f.sync_data().unwrap();
+        let db = match Db::open(dir.path(), options(&fs)) {
+            Ok(db) => db,
+            Err(e) => panic!("{k} ({mode:?}): {e}"),
+        };
+        assert_eq!(count(&db), served, "{k}");
+        assert_eq!(db.open_report().wal_torn_tail, Some((id, end)), "{k}");
+        db.close().unwrap();
+    }
+}

@@ -234,10 +234,15 @@ impl Wal {
                 segment::sync_dir(fs, &dir)?;
             }
             match plan.kept.last() {
-                Some(last) => (
-                    Some(segment::reopen(fs, &dir, last.id, last.valid_len)?),
-                    last.id,
-                ),
+                Some(last) => {
+                    if let Some(l) = &ledger {
+                        Self::record_cut(&**l, &dir, last.id, last.valid_len)?;
+                    }
+                    (
+                        Some(segment::reopen(fs, &dir, last.id, last.valid_len)?),
+                        last.id,
+                    )
+                }
                 None => {
                     let id = ids.last().map_or(1, |&max| max + 1);
                     let meta = SegmentMeta {
@@ -286,6 +291,18 @@ impl Wal {
             report: plan.report,
         };
         Ok((wal, recovered))
+    }
+
+    /// Before recovery cuts segment `id` to `valid_len`: tells the ledger the new length if
+    /// it is below the recorded synced one (only a salvage mode gets here; the others
+    /// refuse such a segment).
+    fn record_cut(ledger: &dyn SegmentLedger, dir: &Path, id: u64, valid_len: u64) -> Result<()> {
+        if ledger.synced_len(id).is_some_and(|len| len > valid_len) {
+            ledger
+                .truncated(id, valid_len)
+                .map_err(|e| WalError::io(segment::path(dir, id), e))?;
+        }
+        Ok(())
     }
 
     /// Appends `batch` and returns its first sequence number once it is written at
