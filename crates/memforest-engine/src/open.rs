@@ -71,7 +71,9 @@ pub struct OpenReport {
     /// the `wal/` directory, `{id:020}.wal.quarantine` or, when the same segment id was
     /// set aside before, `{id:020}.wal.quarantine.{n}`): a last segment holding no valid
     /// record or segments past the recovery point (`RecoveryMode::PointInTime`), never
-    /// read again and never deleted.
+    /// read again and never deleted. A read-only open, which renames nothing, also lists
+    /// the segment files (`{id:020}.wal`) a read-write open would set aside, under the
+    /// name they have now.
     pub wal_quarantined: Vec<String>,
     /// `(segment id, byte offset)` of a damaged last WAL record cut off as a torn write
     /// (a crash during an append whose sync had not returned). Not damage: damage before
@@ -213,6 +215,13 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(Error::io("read dir", &wal_dir)(e)),
     };
+    if access == Access::ReadOnly {
+        // Named as they are now: the next read-write open sets them aside.
+        let set_aside = recovered.report.set_aside.iter();
+        report
+            .wal_quarantined
+            .extend(set_aside.map(|&id| memforest_wal::segment::file_name(id)));
+    }
     report.wal_quarantined.sort();
     if access == Access::ReadWrite {
         track_wal(&manifest, &wal, &lost, recovered.report.truncated)?;

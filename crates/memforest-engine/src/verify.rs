@@ -60,7 +60,8 @@ pub struct VerifyReport {
     pub unlisted: Vec<crate::UnlistedFile>,
     /// Tracked WAL segments found missing or short and accepted by salvage.
     pub wal_missing: Vec<u64>,
-    /// WAL segment files set aside by recovery (see [`crate::OpenReport::wal_quarantined`]).
+    /// WAL segment files set aside by recovery, or (read-only) that the next read-write
+    /// open sets aside (see [`crate::OpenReport::wal_quarantined`]).
     pub wal_quarantined: Vec<String>,
     /// A read-only handle found that a writer changed the manifest since its open.
     pub store_changed: bool,

@@ -358,7 +358,8 @@ fn a_torn_wal_tail_after_a_crash_is_cut_and_reported() {
 
 /// A WAL segment file after the last one that holds no valid segment header (junk, a
 /// stray copy) is set aside as `.wal.quarantine`, never deleted, and reported as damage
-/// by this open and later ones; an empty one (a crash as it was created) is deleted.
+/// by a read-only open before it, this open and later ones; an empty one (a crash as it
+/// was created) is deleted.
 #[test]
 fn a_wal_segment_without_a_valid_header_is_set_aside_not_deleted() {
     let fs = FaultStorage::new(8);
@@ -374,6 +375,16 @@ fn a_wal_segment_without_a_valid_header_is_set_aside_not_deleted() {
     std::io::Write::write_all(&mut f, &junk_bytes).unwrap();
     f.sync_data().unwrap();
     let aside = format!("{:020}.wal.quarantine", id + 1);
+    // A read-only open (and so `memforest verify`) renames nothing, and reports the file
+    // under its present name as the one a read-write open will set aside.
+    let db = Db::open_read_only(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), 30);
+    let present = format!("{:020}.wal", id + 1);
+    assert_eq!(db.open_report().wal_quarantined, vec![present]);
+    assert!(db.open_report().is_damaged());
+    assert!(!db.verify().unwrap().is_clean());
+    db.close().unwrap();
+    assert_eq!(fs.read(&junk).unwrap(), junk_bytes);
     for round in 0..2 {
         if round == 1 {
             fs.create(&junk).unwrap().sync_data().unwrap();

@@ -72,9 +72,12 @@ pub struct RecoveryReport {
     /// `SkipAnyCorrupted`: every damaged region that was skipped.
     pub skipped: Vec<SegmentDamage>,
     /// Segments dropped because they lie past the recovery point or hold no valid record:
-    /// a read-write open deletes the empty ones and sets the others aside as
-    /// `{id:020}.wal.quarantine` (or `.quarantine.{n}`, [`crate::quarantine`]).
+    /// a read-write open deletes the empty ones and sets the others ([`Self::set_aside`])
+    /// aside as `{id:020}.wal.quarantine` (or `.quarantine.{n}`, [`crate::quarantine`]).
     pub deleted_segments: Vec<u64>,
+    /// The dropped segments ([`Self::deleted_segments`]) that are not empty: a read-write
+    /// open sets them aside, a read-only open leaves them as they are.
+    pub set_aside: Vec<u64>,
     /// `(segment, old length, new length)` when the last segment was truncated.
     pub truncated: Option<(u64, u64, u64)>,
 }
@@ -314,6 +317,11 @@ pub fn plan(
         out.kept.pop();
         out.report.deleted_segments.insert(0, last.id);
     }
+    out.report.set_aside = images
+        .iter()
+        .filter(|i| !i.bytes.is_empty() && out.report.deleted_segments.contains(&i.id))
+        .map(|i| i.id)
+        .collect();
     if let Some(last) = out.kept.last().filter(|k| k.valid_len != k.file_len) {
         out.report.truncated = Some((last.id, last.file_len, last.valid_len));
     }

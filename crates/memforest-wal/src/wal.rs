@@ -205,11 +205,6 @@ impl Wal {
             .collect();
         let synced = |id| ledger.as_ref().and_then(|l| l.synced_len(id));
         let plan = recovery::plan(&images, options.recovery_mode, &synced)?;
-        let empty: Vec<u64> = images
-            .iter()
-            .filter(|i| i.bytes.is_empty())
-            .map(|i| i.id)
-            .collect();
         drop(files);
 
         let mut stats = WalStats::default();
@@ -224,10 +219,10 @@ impl Wal {
             // is provably garbage; the others may hold writes a later salvage wants.
             for &id in deleted.iter().rev() {
                 let path = segment::path(&dir, id);
-                if empty.contains(&id) {
-                    fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
-                } else {
+                if plan.report.set_aside.contains(&id) {
                     quarantine::set_aside(fs, &dir, id)?;
+                } else {
+                    fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
                 }
             }
             if !deleted.is_empty() {
