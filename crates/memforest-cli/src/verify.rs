@@ -98,10 +98,15 @@ pub fn render(report: &MemoryVerifyReport) -> String {
             let _ = writeln!(out, "  quarantined segment file {name}: {why}");
         }
         for name in &r.wal_quarantined {
+            // A read-only verify names a segment still under its own name.
+            let when = match memforest_wal::segment::parse_file_name(name) {
+                Some(_) => "is set aside by the next read-write open",
+                None => "was set aside by recovery",
+            };
             let _ = writeln!(
                 out,
-                "  WAL segment file wal/{name} set aside by recovery: it held no valid \
-                 segment header or lay past the recovery point"
+                "  WAL segment file wal/{name} {when}: it holds no valid segment header or \
+                 lies past the recovery point"
             );
         }
         for id in &r.wal_missing {

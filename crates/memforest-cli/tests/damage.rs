@@ -196,6 +196,38 @@ fn a_damaged_manifest_snapshot_refuses_instead_of_hiding_the_data() {
     assert!(finds_miso(&dbs));
 }
 
+/// A WAL segment file past the last one that holds no valid segment header (junk, a stray
+/// copy): `verify` and `stats`, which open read-only, report it as damage before any
+/// writer has set it aside, and change nothing; a writer then sets it aside, never
+/// deleting it.
+#[test]
+fn a_junk_wal_segment_is_damage_in_verify_before_a_writer_sets_it_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, dbs) = store(dir.path(), false);
+    let wal = db.join("wal");
+    let last = names_with(&wal, ".wal").pop().unwrap();
+    let id: u64 = last.trim_end_matches(".wal").parse().unwrap();
+    let junk = format!("{:020}.wal", id + 1);
+    let junk_bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(wal.join(&junk), &junk_bytes).unwrap();
+    let before = snapshot(&db);
+    let out = fails(&["verify", "--db", &dbs]);
+    assert!(out.contains("DAMAGED"), "{out}");
+    assert!(out.contains(&junk), "{out}");
+    let stats = ok(&["stats", "--db", &dbs]);
+    assert!(stats.starts_with("DAMAGED"), "{stats}");
+    assert_eq!(
+        snapshot(&db),
+        before,
+        "the read-only commands changed nothing"
+    );
+    ok(&["compact", "--db", &dbs]);
+    let aside = format!("{junk}.quarantine");
+    assert_eq!(std::fs::read(wal.join(&aside)).unwrap(), junk_bytes);
+    let out = fails(&["verify", "--db", &dbs]);
+    assert!(out.contains(&aside), "{out}");
+}
+
 /// A segment file no manifest record lists, holding data found nowhere else, is
 /// quarantined: `verify` exits non-zero naming it, `stats` says DAMAGED; repair adopts it.
 #[test]

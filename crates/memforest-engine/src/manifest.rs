@@ -76,8 +76,9 @@ pub enum Edit {
         /// WAL segment id.
         id: u64,
     },
-    /// WAL segment `id` was closed and synced at `size` bytes: an open that finds it
-    /// shorter refuses.
+    /// WAL segment `id` was closed and synced at `size` bytes (or a salvage open cut it
+    /// to `size` bytes, below what was recorded before): an open that finds it shorter
+    /// refuses.
     WalSealed {
         /// WAL segment id.
         id: u64,

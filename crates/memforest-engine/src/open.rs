@@ -68,9 +68,12 @@ pub struct OpenReport {
     /// `RecoveryMode::SkipAnyCorrupted` (any other mode refuses to open).
     pub wal_missing: Vec<u64>,
     /// WAL segment files that recovery set aside, this open or an earlier one (names in
-    /// the `wal/` directory ending in `.wal.quarantine`): a last segment holding no valid
+    /// the `wal/` directory, `{id:020}.wal.quarantine` or, when the same segment id was
+    /// set aside before, `{id:020}.wal.quarantine.{n}`): a last segment holding no valid
     /// record or segments past the recovery point (`RecoveryMode::PointInTime`), never
-    /// read again and never deleted.
+    /// read again and never deleted. A read-only open, which renames nothing, also lists
+    /// the segment files (`{id:020}.wal`) a read-write open would set aside, under the
+    /// name they have now.
     pub wal_quarantined: Vec<String>,
     /// `(segment id, byte offset)` of a damaged last WAL record cut off as a torn write
     /// (a crash during an append whose sync had not returned). Not damage: damage before
@@ -207,14 +210,21 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
     report.wal_quarantined = match fs.list_dir(&wal_dir) {
         Ok(names) => names
             .into_iter()
-            .filter(|n| n.ends_with(memforest_wal::segment::QUARANTINE_SUFFIX))
+            .filter(|n| memforest_wal::quarantine::parse_file_name(n).is_some())
             .collect(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(Error::io("read dir", &wal_dir)(e)),
     };
+    if access == Access::ReadOnly {
+        // Named as they are now: the next read-write open sets them aside.
+        let set_aside = recovered.report.set_aside.iter();
+        report
+            .wal_quarantined
+            .extend(set_aside.map(|&id| memforest_wal::segment::file_name(id)));
+    }
     report.wal_quarantined.sort();
     if access == Access::ReadWrite {
-        track_wal(&manifest, &wal, &lost)?;
+        track_wal(&manifest, &wal, &lost, recovered.report.truncated)?;
         pad_wal_seqno(&wal, mstate.flushed_seqno)?;
     }
     let mem = MemTable::new();
@@ -475,15 +485,22 @@ pub(crate) fn open_listed(
 /// Brings the manifest's WAL tracking up to date after the log opened: segments it keeps
 /// but the manifest does not track (a manifest written before tracking existed, a segment
 /// created just before a crash, a purge whose unlink a crash cut off) are recorded, and
-/// the losses salvage accepted are recorded (a missing segment as deleted, a short one as
-/// sealed at its present length). Writes only when there is something to record.
-fn track_wal(manifest: &Mutex<Manifest>, wal: &Wal, lost: &[Lost]) -> Result<()> {
+/// the losses salvage accepted are recorded: a missing segment as deleted, a short one the
+/// log kept as sealed at its length after recovery (`cut`, the log's
+/// `RecoveryReport::truncated`, when recovery cut it further). A short one the log dropped
+/// is recorded as deleted already. Writes only when there is something to record.
+fn track_wal(
+    manifest: &Mutex<Manifest>,
+    wal: &Wal,
+    lost: &[Lost],
+    cut: Option<(u64, u64, u64)>,
+) -> Result<()> {
     let mut m = manifest.lock();
-    let mut edits: Vec<Edit> = wal
-        .segment_ids()
-        .into_iter()
+    let live = wal.segment_ids();
+    let mut edits: Vec<Edit> = live
+        .iter()
         .filter(|id| !m.state().wal.contains_key(id))
-        .map(|id| Edit::WalCreated { id })
+        .map(|&id| Edit::WalCreated { id })
         .collect();
     let missing: Vec<u64> = lost
         .iter()
@@ -493,10 +510,16 @@ fn track_wal(manifest: &Mutex<Manifest>, wal: &Wal, lost: &[Lost]) -> Result<()>
     if !missing.is_empty() {
         edits.push(Edit::WalDeleted { ids: missing });
     }
-    edits.extend(
-        lost.iter()
-            .filter_map(|l| l.len.map(|size| Edit::WalSealed { id: l.id, size })),
-    );
+    for l in lost.iter().filter(|l| live.contains(&l.id)) {
+        let Some(len) = l.len else { continue };
+        let size = match cut {
+            Some((id, _, new)) if id == l.id => new,
+            _ => len,
+        };
+        if m.state().wal.get(&l.id) != Some(&Some(size)) {
+            edits.push(Edit::WalSealed { id: l.id, size });
+        }
+    }
     if edits.is_empty() {
         return Ok(());
     }

@@ -60,7 +60,8 @@ pub struct VerifyReport {
     pub unlisted: Vec<crate::UnlistedFile>,
     /// Tracked WAL segments found missing or short and accepted by salvage.
     pub wal_missing: Vec<u64>,
-    /// WAL segment files set aside by recovery (see [`crate::OpenReport::wal_quarantined`]).
+    /// WAL segment files set aside by recovery, or (read-only) that the next read-write
+    /// open sets aside (see [`crate::OpenReport::wal_quarantined`]).
     pub wal_quarantined: Vec<String>,
     /// A read-only handle found that a writer changed the manifest since its open.
     pub store_changed: bool,
@@ -189,6 +190,12 @@ impl Db {
     fn verify_wal(&self, r: &mut VerifyReport) -> Result<()> {
         let storage = &*self.core().options.storage;
         let dir = self.dir().join(WAL_DIR);
+        // Synced lengths before the files: a writer records a length only once the segment
+        // is that long, and segments only grow, so every length read here is within the
+        // file read after it. Read the other way round, a rotation in between would record
+        // a length past the bytes read: a false loss.
+        let synced = self.core().lock_manifest().state().wal.clone();
+        let synced = |id| synced.get(&id).copied().flatten();
         let mut files = Vec::new();
         for id in self.core().wal.segment_ids() {
             let path = memforest_wal::segment::path(&dir, id);
@@ -203,8 +210,6 @@ impl Db {
             .iter()
             .map(|(id, bytes)| SegmentImage { id: *id, bytes })
             .collect();
-        let synced = self.core().lock_manifest().state().wal.clone();
-        let synced = |id| synced.get(&id).copied().flatten();
         let p = plan(&images, RecoveryMode::TolerateCorruptedTail, &synced)?;
         r.wal_files = files.len() as u64;
         r.wal_batches = p.batches.len() as u64;

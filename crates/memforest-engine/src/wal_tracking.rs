@@ -43,6 +43,10 @@ impl SegmentLedger for ManifestLedger {
         self.append(&[Edit::WalSealed { id, size }])
     }
 
+    fn truncated(&self, id: u64, size: u64) -> io::Result<()> {
+        self.append(&[Edit::WalSealed { id, size }])
+    }
+
     fn synced_len(&self, id: u64) -> Option<u64> {
         self.0.lock().state().wal.get(&id).copied().flatten()
     }

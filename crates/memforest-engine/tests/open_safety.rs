@@ -341,9 +341,10 @@ fn a_repair_of_a_directory_that_is_no_store_changes_nothing() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// After a clean close every WAL byte was synced: the active segment cut short, or a byte
-/// of its last record flipped, is damage that refuses to open (naming the segment), not a
-/// torn tail to cut off as a crash leaves one.
+/// After a clean close every WAL byte was synced: the active segment cut short, a byte of
+/// its last record flipped, or its last record zeroed to the end (the length kept), is
+/// damage that refuses to open (naming the segment), not a torn tail or clean end to cut
+/// off as a crash leaves one.
 #[test]
 fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
     let fs = FaultStorage::new(6);
@@ -361,7 +362,13 @@ fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
     let mut flipped = whole.clone();
     let at = flipped.len() - 10;
     flipped[at] ^= 0x55;
-    for damaged in [&whole[..whole.len() - 100], &flipped[..]] {
+    let image = memforest_wal::recovery::SegmentImage { id, bytes: &whole };
+    let clean = memforest_wal::RecoveryMode::AbsoluteConsistency;
+    let plan = memforest_wal::recovery::plan(&[image], clean, &|_| None).unwrap();
+    let mut zeroed = whole.clone();
+    let last_batch = plan.batches.last().unwrap().offset;
+    zeroed[usize::try_from(last_batch).unwrap()..].fill(0);
+    for damaged in [&whole[..whole.len() - 100], &flipped[..], &zeroed[..]] {
         write(damaged);
         for read_only in [false, true] {
             let opened = if read_only {
@@ -374,7 +381,10 @@ fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
                 Err(Error::Wal(memforest_wal::WalError::Corruption { segment, .. })) => {
                     assert_eq!(segment, id);
                 }
-                other => panic!("read_only {read_only}: expected a refusal, got {other:?}"),
+                other => panic!(
+                    "read_only {read_only}: expected a refusal, got {:?}",
+                    other.map(|db| db.open_report().clone())
+                ),
             }
         }
         assert_eq!(
@@ -419,7 +429,8 @@ fn a_torn_wal_tail_after_a_crash_is_cut_and_reported() {
 
 /// A WAL segment file after the last one that holds no valid segment header (junk, a
 /// stray copy) is set aside as `.wal.quarantine`, never deleted, and reported as damage
-/// by this open and later ones; an empty one (a crash as it was created) is deleted.
+/// by a read-only open before it, this open and later ones; an empty one (a crash as it
+/// was created) is deleted.
 #[test]
 fn a_wal_segment_without_a_valid_header_is_set_aside_not_deleted() {
     let fs = FaultStorage::new(8);
@@ -435,6 +446,16 @@ fn a_wal_segment_without_a_valid_header_is_set_aside_not_deleted() {
     std::io::Write::write_all(&mut f, &junk_bytes).unwrap();
     f.sync_data().unwrap();
     let aside = format!("{:020}.wal.quarantine", id + 1);
+    // A read-only open (and so `memforest verify`) renames nothing, and reports the file
+    // under its present name as the one a read-write open will set aside.
+    let db = Db::open_read_only(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), 30);
+    let present = format!("{:020}.wal", id + 1);
+    assert_eq!(db.open_report().wal_quarantined, vec![present]);
+    assert!(db.open_report().is_damaged());
+    assert!(!db.verify().unwrap().is_clean());
+    db.close().unwrap();
+    assert_eq!(fs.read(&junk).unwrap(), junk_bytes);
     for round in 0..2 {
         if round == 1 {
             fs.create(&junk).unwrap().sync_data().unwrap();
@@ -448,4 +469,144 @@ fn a_wal_segment_without_a_valid_header_is_set_aside_not_deleted() {
     }
     assert_eq!(fs.read(&wal.join(&aside)).unwrap(), junk_bytes);
     assert!(!fs.exists(&junk), "the empty segment is deleted");
+}
+
+/// Flips one byte of file `path` at `at` (and syncs it).
+fn flip(fs: &FaultStorage, path: &std::path::Path, at: usize) {
+    let mut bytes = fs.read(path).unwrap();
+    bytes[at] ^= 0x55;
+    let mut f = fs.create(path).unwrap();
+    std::io::Write::write_all(&mut f, &bytes).unwrap();
+    f.sync_data().unwrap();
+}
+
+/// The live WAL segment files (`*.wal`) of the store in `dir`, oldest first.
+fn live_wal_segments(fs: &FaultStorage, dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    wal_segments(fs, dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "wal"))
+        .collect()
+}
+
+fn point_in_time(fs: &FaultStorage) -> Options {
+    Options {
+        recovery_mode: memforest_engine::RecoveryMode::PointInTime,
+        ..options(fs)
+    }
+}
+
+/// Segment ids are reused after a point-in-time open sets the segments past its stop
+/// aside, so the same id can be set aside twice: the second copy gets a name of its own
+/// and the first one's bytes stay on disk, both reported.
+#[test]
+fn a_wal_segment_set_aside_twice_keeps_both_copies() {
+    let fs = FaultStorage::new(9);
+    let dir = tempfile::tempdir().unwrap();
+    let wal = dir.path().join(memforest_engine::WAL_DIR);
+    written(&fs, dir.path(), 60, true);
+    let first = live_wal_segments(&fs, dir.path())[0].clone();
+    let name = first.file_name().unwrap().to_str().unwrap().to_owned();
+    let id: u64 = name.trim_end_matches(".wal").parse().unwrap();
+    let second = format!("{:020}.wal", id + 1);
+    let kept = fs.read(&wal.join(&second)).unwrap();
+    let len = fs.read(&first).unwrap().len();
+    flip(&fs, &first, len / 2);
+    let db = Db::open(dir.path(), point_in_time(&fs)).unwrap();
+    let aside = format!("{second}.quarantine");
+    assert!(
+        db.open_report().wal_quarantined.contains(&aside),
+        "{:?}",
+        db.open_report()
+    );
+    for i in 1000..1060 {
+        put(&db, i);
+    }
+    db.close().unwrap();
+    assert!(fs.exists(&wal.join(&second)), "the id was used again");
+    flip(&fs, &first, len / 4);
+    let db = Db::open(dir.path(), point_in_time(&fs)).unwrap();
+    let report = db.open_report().clone();
+    db.close().unwrap();
+    assert!(
+        fs.read(&wal.join(&aside)).unwrap() == kept,
+        "the first copy was overwritten: {report:?}"
+    );
+    let again = format!("{aside}.1");
+    assert!(fs.exists(&wal.join(&again)), "{report:?}");
+    let mut on_disk: Vec<String> = fs
+        .list_dir(&wal)
+        .unwrap()
+        .into_iter()
+        .filter(|n| !n.ends_with(".wal"))
+        .collect();
+    on_disk.sort();
+    assert_eq!(report.wal_quarantined, on_disk);
+    assert!(report.wal_quarantined.contains(&again));
+}
+
+/// A salvage open that cuts the last WAL segment below the length a clean close recorded
+/// as synced records the new length: a crash after it, with a few bytes written and a torn
+/// record left at the end, opens in the default mode (the torn record cut off as a crash
+/// leaves one), not refused as if acknowledged writes were missing.
+#[test]
+fn a_salvage_open_below_the_synced_length_records_the_new_length() {
+    use memforest_engine::RecoveryMode::{PointInTime, SkipAnyCorrupted};
+    // (mode, damage the last batch (or the second), cut inside it (or flip a byte))
+    for (k, (mode, last, cut)) in [
+        (PointInTime, false, false),
+        (SkipAnyCorrupted, true, false),
+        (SkipAnyCorrupted, true, true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let fs = FaultStorage::new(20 + k as u64);
+        let dir = tempfile::tempdir().unwrap();
+        written(&fs, dir.path(), 10, true);
+        let segment = live_wal_segments(&fs, dir.path()).last().unwrap().clone();
+        let name = segment.file_name().unwrap().to_str().unwrap().to_owned();
+        let id: u64 = name.trim_end_matches(".wal").parse().unwrap();
+        let whole = fs.read(&segment).unwrap();
+        let image = memforest_wal::recovery::SegmentImage { id, bytes: &whole };
+        let clean = memforest_wal::RecoveryMode::AbsoluteConsistency;
+        let plan = memforest_wal::recovery::plan(&[image], clean, &|_| None).unwrap();
+        assert!(plan.batches.len() >= 3, "{k}");
+        let batch = if last {
+            plan.batches.last().unwrap()
+        } else {
+            plan.batches.get(1).unwrap()
+        };
+        if cut {
+            // Well inside the last record: more is cut than the crash below writes again.
+            let mut f = fs.create(&segment).unwrap();
+            std::io::Write::write_all(&mut f, &whole[..whole.len() - 10]).unwrap();
+            f.sync_data().unwrap();
+        } else {
+            flip(&fs, &segment, usize::try_from(batch.offset).unwrap() + 30);
+        }
+        let salvage = Options {
+            recovery_mode: mode,
+            ..options(&fs)
+        };
+        let db = Db::open(dir.path(), salvage).unwrap();
+        db.put(&tenant(), Table::new(3), b"k", b"v", Durability::SyncData)
+            .unwrap();
+        let served = count(&db);
+        // A crash, not a close, during an append: a torn record at the end.
+        drop(db);
+        let mut bytes = fs.read(&segment).unwrap();
+        assert!(bytes.len() < whole.len(), "{k}: fewer bytes than were cut");
+        let end = bytes.len() as u64;
+        bytes.extend_from_slice(&[0x17; 21]);
+        let mut f = fs.create(&segment).unwrap();
+        std::io::Write::write_all(&mut f, &bytes).unwrap();
+        f.sync_data().unwrap();
+        let db = match Db::open(dir.path(), options(&fs)) {
+            Ok(db) => db,
+            Err(e) => panic!("{k} ({mode:?}): {e}"),
+        };
+        assert_eq!(count(&db), served, "{k}");
+        assert_eq!(db.open_report().wal_torn_tail, Some((id, end)), "{k}");
+        db.close().unwrap();
+    }
 }

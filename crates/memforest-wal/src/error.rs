@@ -68,6 +68,17 @@ pub enum DamageReason {
         /// The batch's first sequence number.
         found: u64,
     },
+    /// The segment's valid records end (at a clean end: zeros or the end of the file)
+    /// before the length it was last synced at in full ([`crate::SegmentLedger::synced_len`]):
+    /// whole acknowledged records were zeroed or cut off.
+    #[error(
+        "the segment's records end before its synced length of {synced} bytes: \
+         acknowledged writes are missing"
+    )]
+    SyncedBytesMissing {
+        /// The length in bytes the segment was synced at in full.
+        synced: u64,
+    },
     /// A segment whose metadata names a different predecessor than the segment before it,
     /// or a different last sequence number: a segment is missing or was truncated.
     #[error(

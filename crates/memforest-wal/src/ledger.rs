@@ -32,9 +32,18 @@ pub trait SegmentLedger: Send + Sync + Debug {
     /// Any error fails the close.
     fn closed(&self, id: u64, size: u64) -> io::Result<()>;
 
+    /// Recovery is about to cut segment `id` to `size` bytes, below the length
+    /// [`SegmentLedger::synced_len`] gave: a salvage mode (`PointInTime`,
+    /// `SkipAnyCorrupted`) gave up what lies beyond. From now on `size` is its synced
+    /// length, so a crash after the cut is not read as acknowledged writes gone missing.
+    ///
+    /// # Errors
+    /// Any error fails the open before anything is cut.
+    fn truncated(&self, id: u64, size: u64) -> io::Result<()>;
+
     /// The length in bytes segment `id` was last synced at in full, as recorded by
-    /// [`SegmentLedger::created`]'s `sealed` or [`SegmentLedger::closed`]; `None` when
-    /// unknown. Recovery refuses damage before it: those bytes held acknowledged writes, so
+    /// [`SegmentLedger::created`]'s `sealed`, [`SegmentLedger::closed`] or
+    /// [`SegmentLedger::truncated`]; `None` when unknown. Recovery refuses damage before it: those bytes held acknowledged writes, so
     /// damage there is not a torn tail to cut.
     fn synced_len(&self, id: u64) -> Option<u64>;
 }

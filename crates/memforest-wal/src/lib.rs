@@ -19,6 +19,7 @@ pub mod format;
 mod group_commit;
 mod ledger;
 mod options;
+pub mod quarantine;
 pub mod record_reader;
 pub mod record_writer;
 pub mod recovery;

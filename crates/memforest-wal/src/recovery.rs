@@ -72,9 +72,12 @@ pub struct RecoveryReport {
     /// `SkipAnyCorrupted`: every damaged region that was skipped.
     pub skipped: Vec<SegmentDamage>,
     /// Segments dropped because they lie past the recovery point or hold no valid record:
-    /// a read-write open deletes the empty ones and sets the others aside as
-    /// `{id:020}.wal.quarantine` ([`crate::segment::QUARANTINE_SUFFIX`]).
+    /// a read-write open deletes the empty ones and sets the others ([`Self::set_aside`])
+    /// aside as `{id:020}.wal.quarantine` (or `.quarantine.{n}`, [`crate::quarantine`]).
     pub deleted_segments: Vec<u64>,
+    /// The dropped segments ([`Self::deleted_segments`]) that are not empty: a read-write
+    /// open sets them aside, a read-only open leaves them as they are.
+    pub set_aside: Vec<u64>,
     /// `(segment, old length, new length)` when the last segment was truncated.
     pub truncated: Option<(u64, u64, u64)>,
 }
@@ -177,7 +180,10 @@ fn events(image: SegmentImage<'_>) -> Vec<Event> {
 
 /// Replays `images` (ascending ids, the whole log) under `mode`. `synced` gives the length
 /// in bytes each segment is known to have been synced at in full
-/// ([`crate::SegmentLedger::synced_len`]); damage before it is never cut as a torn tail.
+/// ([`crate::SegmentLedger::synced_len`]): damage before it is never cut as a torn tail,
+/// and records that end before it (zeroed or cut off at a record boundary) are damage at
+/// the end of the last valid record ([`DamageReason::SyncedBytesMissing`]), not a clean
+/// end.
 ///
 /// # Errors
 /// [`WalError::Corruption`] naming the segment and offset of the first damage the mode
@@ -192,8 +198,11 @@ pub fn plan(
     for (i, &image) in images.iter().enumerate() {
         let is_last = i + 1 == images.len();
         let events = events(image);
+        let synced_len = synced(image.id);
         let mut valid_len = 0;
         let mut stop = false;
+        // Offset of the last damage found in this segment.
+        let mut damaged_at = None;
         for (j, event) in events.iter().enumerate() {
             let damage = match event {
                 Event::Meta(meta, end) => match prev {
@@ -249,11 +258,13 @@ pub fn plan(
                 offset,
                 reason,
             };
+            damaged_at = Some(offset);
             match mode {
                 RecoveryMode::AbsoluteConsistency => return Err(found.into_error()),
                 RecoveryMode::TolerateCorruptedTail => {
                     let valid_after = events.iter().skip(j).any(Event::is_valid_record);
-                    let was_synced = synced(image.id).is_some_and(|len| offset < len);
+                    // Cutting here would lose bytes that were synced.
+                    let was_synced = synced_len.is_some_and(|len| offset < len || valid_len < len);
                     if !is_last || valid_after || was_synced {
                         return Err(found.into_error());
                     }
@@ -264,6 +275,27 @@ pub fn plan(
                     out.report.stopped_at = Some(found);
                     stop = true;
                     break;
+                }
+                RecoveryMode::SkipAnyCorrupted => out.report.skipped.push(found),
+            }
+        }
+        // The records end cleanly (zeros, or the end of the file) before the length the
+        // segment was synced at, and no damage found was reported there: whole records were
+        // zeroed or cut off, which is damage, not a clean end.
+        let unreported = damaged_at.is_none_or(|at| at < valid_len);
+        if let Some(synced) = synced_len.filter(|&len| valid_len < len && unreported) {
+            let found = SegmentDamage {
+                segment: image.id,
+                offset: valid_len,
+                reason: DamageReason::SyncedBytesMissing { synced },
+            };
+            match mode {
+                RecoveryMode::AbsoluteConsistency | RecoveryMode::TolerateCorruptedTail => {
+                    return Err(found.into_error());
+                }
+                RecoveryMode::PointInTime => {
+                    out.report.stopped_at = Some(found);
+                    stop = true;
                 }
                 RecoveryMode::SkipAnyCorrupted => out.report.skipped.push(found),
             }
@@ -285,6 +317,11 @@ pub fn plan(
         out.kept.pop();
         out.report.deleted_segments.insert(0, last.id);
     }
+    out.report.set_aside = images
+        .iter()
+        .filter(|i| !i.bytes.is_empty() && out.report.deleted_segments.contains(&i.id))
+        .map(|i| i.id)
+        .collect();
     if let Some(last) = out.kept.last().filter(|k| k.valid_len != k.file_len) {
         out.report.truncated = Some((last.id, last.file_len, last.valid_len));
     }

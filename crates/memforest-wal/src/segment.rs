@@ -39,17 +39,6 @@ pub fn path(dir: &Path, id: u64) -> PathBuf {
     dir.join(file_name(id))
 }
 
-/// Suffix of a segment file recovery set aside (`{id:020}.wal.quarantine`): one it dropped
-/// that was not empty. The log never reads or deletes it; it is kept for inspection or
-/// salvage.
-pub const QUARANTINE_SUFFIX: &str = ".quarantine";
-
-/// Path segment `id` of `dir` is set aside at ([`QUARANTINE_SUFFIX`]).
-#[must_use]
-pub fn quarantine_path(dir: &Path, id: u64) -> PathBuf {
-    dir.join(format!("{}{QUARANTINE_SUFFIX}", file_name(id)))
-}
-
 /// Ids of the segment files in `dir`, ascending. Other files are ignored.
 pub(crate) fn list(storage: &dyn Storage, dir: &Path) -> Result<Vec<u64>> {
     let names = storage.list_dir(dir).map_err(|e| WalError::io(dir, e))?;

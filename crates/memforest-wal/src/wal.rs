@@ -14,6 +14,7 @@ use crate::error::{Result, WalError};
 use crate::group_commit::{CommitQueue, Group};
 use crate::ledger::SegmentLedger;
 use crate::options::{Durability, WalOptions};
+use crate::quarantine;
 use crate::recovery::{self, RecoveredBatch, RecoveryReport, SegmentImage};
 use crate::segment::{self, SegmentWriter};
 use crate::segment_meta::SegmentMeta;
@@ -204,11 +205,6 @@ impl Wal {
             .collect();
         let synced = |id| ledger.as_ref().and_then(|l| l.synced_len(id));
         let plan = recovery::plan(&images, options.recovery_mode, &synced)?;
-        let empty: Vec<u64> = images
-            .iter()
-            .filter(|i| i.bytes.is_empty())
-            .map(|i| i.id)
-            .collect();
         drop(files);
 
         let mut stats = WalStats::default();
@@ -223,22 +219,25 @@ impl Wal {
             // is provably garbage; the others may hold writes a later salvage wants.
             for &id in deleted.iter().rev() {
                 let path = segment::path(&dir, id);
-                if empty.contains(&id) {
-                    fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
+                if plan.report.set_aside.contains(&id) {
+                    quarantine::set_aside(fs, &dir, id)?;
                 } else {
-                    let aside = segment::quarantine_path(&dir, id);
-                    fs.rename(&path, &aside)
-                        .map_err(|e| WalError::io(&path, e))?;
+                    fs.remove_file(&path).map_err(|e| WalError::io(&path, e))?;
                 }
             }
             if !deleted.is_empty() {
                 segment::sync_dir(fs, &dir)?;
             }
             match plan.kept.last() {
-                Some(last) => (
-                    Some(segment::reopen(fs, &dir, last.id, last.valid_len)?),
-                    last.id,
-                ),
+                Some(last) => {
+                    if let Some(l) = &ledger {
+                        Self::record_cut(&**l, &dir, last.id, last.valid_len)?;
+                    }
+                    (
+                        Some(segment::reopen(fs, &dir, last.id, last.valid_len)?),
+                        last.id,
+                    )
+                }
                 None => {
                     let id = ids.last().map_or(1, |&max| max + 1);
                     let meta = SegmentMeta {
@@ -287,6 +286,18 @@ impl Wal {
             report: plan.report,
         };
         Ok((wal, recovered))
+    }
+
+    /// Before recovery cuts segment `id` to `valid_len`: tells the ledger the new length if
+    /// it is below the recorded synced one (only a salvage mode gets here; the others
+    /// refuse such a segment).
+    fn record_cut(ledger: &dyn SegmentLedger, dir: &Path, id: u64, valid_len: u64) -> Result<()> {
+        if ledger.synced_len(id).is_some_and(|len| len > valid_len) {
+            ledger
+                .truncated(id, valid_len)
+                .map_err(|e| WalError::io(segment::path(dir, id), e))?;
+        }
+        Ok(())
     }
 
     /// Appends `batch` and returns its first sequence number once it is written at

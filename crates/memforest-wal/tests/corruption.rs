@@ -128,6 +128,51 @@ fn zeroed_tail_is_a_clean_end_but_zeros_then_data_are_corruption() {
     );
 }
 
+/// The last whole records of a segment zeroed up to a synced length the ledger recorded
+/// (a lost or zero-filled block after a clean close): not a clean end, since those bytes
+/// were synced. The strict modes refuse at the first missing record; the salvage modes
+/// recover the records before it and report where the loss starts.
+#[test]
+fn zeroed_records_before_the_synced_length_are_damage() {
+    let src = tempfile::tempdir().unwrap();
+    let batches: Vec<_> = (0..4).map(|i| batch(i, 2, 30)).collect();
+    write_log(
+        src.path(),
+        &batches,
+        common::options(RecoveryMode::AbsoluteConsistency),
+    );
+    let mut bytes = std::fs::read(seg(src.path(), 1)).unwrap();
+    let synced = bytes.len() as u64;
+    let at = batch_offsets(src.path(), 1)[2];
+    bytes[at as usize..].fill(0);
+    let image = memforest_wal::recovery::SegmentImage {
+        id: 1,
+        bytes: &bytes,
+    };
+    let plan = |mode| memforest_wal::recovery::plan(&[image], mode, &|_| Some(synced));
+    for mode in [
+        RecoveryMode::AbsoluteConsistency,
+        RecoveryMode::TolerateCorruptedTail,
+    ] {
+        let (segment, offset, reason) = corruption(plan(mode));
+        assert_eq!((segment, offset), (1, at), "{mode:?}");
+        assert!(reason.to_string().contains("synced"), "{mode:?}: {reason}");
+    }
+    let stop = plan(RecoveryMode::PointInTime).unwrap();
+    assert_eq!(stop.batches.len(), 2);
+    let stopped = stop.report.stopped_at.unwrap();
+    assert_eq!((stopped.segment, stopped.offset), (1, at));
+    let skip = plan(RecoveryMode::SkipAnyCorrupted).unwrap();
+    assert_eq!(skip.batches.len(), 2);
+    let skipped: Vec<_> = skip.report.skipped.iter().map(|d| d.offset).collect();
+    assert_eq!(skipped, [at]);
+    // Without a recorded length the zeros are a clean end, as after a crash.
+    let unknown =
+        memforest_wal::recovery::plan(&[image], RecoveryMode::AbsoluteConsistency, &|_| None)
+            .unwrap();
+    assert_eq!(unknown.batches.len(), 2);
+}
+
 #[test]
 fn zeroed_region_followed_by_valid_records_refuses_the_default_mode() {
     let src = tempfile::tempdir().unwrap();
