@@ -41,6 +41,14 @@ pub enum ApiError {
     /// 408: the request's body did not arrive in time (`Limits::body_timeout`).
     #[error("{0}")]
     Timeout(String),
+    /// 415: a request body not declared as JSON (`Content-Type: application/json`), the
+    /// declared type if any.
+    #[error("{}", not_json(.0.as_deref()))]
+    NotJson(Option<String>),
+    /// 403: a `Host` that does not name this machine, sent to a loopback listener (DNS
+    /// rebinding).
+    #[error("Host {0:?} is not allowed: this server listens on loopback and answers requests for localhost, 127.0.0.1 or [::1] only")]
+    ForeignHost(String),
     /// 429: the key already has its limit of requests in flight.
     #[error("too many requests in flight for this key")]
     TooMany,
@@ -59,7 +67,8 @@ impl ApiError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
-            Self::Forbidden { .. } | Self::ReadOnly => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. } | Self::ReadOnly | Self::ForeignHost(_) => StatusCode::FORBIDDEN,
+            Self::NotJson(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -96,9 +105,25 @@ impl From<MemoryError> for ApiError {
     }
 }
 
+/// The message of [`ApiError::NotJson`].
+fn not_json(declared: Option<&str>) -> String {
+    let what = declared.map_or_else(|| "no Content-Type".to_owned(), |t| format!("{t:?}"));
+    format!("the body must be JSON sent as Content-Type: application/json, not {what}")
+}
+
+/// Seconds a client told 429 is asked to wait before it retries (`Retry-After`).
+const RETRY_AFTER_SECS: &str = "1";
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.to_string() });
-        (self.status(), axum::Json(body)).into_response()
+        let mut response = (self.status(), axum::Json(body)).into_response();
+        if self == Self::TooMany {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static(RETRY_AFTER_SECS),
+            );
+        }
+        response
     }
 }

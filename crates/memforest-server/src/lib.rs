@@ -17,6 +17,8 @@ mod access;
 mod auth;
 mod error;
 mod error_bodies;
+mod host_check;
+mod json_body;
 pub mod keys;
 mod limits;
 mod mcp;

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
@@ -13,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::access::Access;
 use crate::error::ApiError;
+use crate::json_body::JsonBody;
 use crate::keys::Right;
 use crate::request::{decode, memory_id, AddRequest, Checked as _, ContextRequest, ListRequest};
 use crate::request::{SearchRequest, UpdateRequest};
@@ -56,7 +56,7 @@ async fn add(
     State(s): State<Arc<Shared>>,
     Extension(a): Extension<Access>,
     Path((user, session)): Path<(String, String)>,
-    body: Bytes,
+    JsonBody(body): JsonBody,
 ) -> Reply {
     a.allow(&user, Right::ReadWrite)?;
     let req: AddRequest = decode(&body, &s.limits)?;
@@ -89,7 +89,7 @@ async fn search(
     State(s): State<Arc<Shared>>,
     Extension(a): Extension<Access>,
     Path(user): Path<String>,
-    body: Bytes,
+    JsonBody(body): JsonBody,
 ) -> Reply {
     a.allow(&user, Right::Read)?;
     let req: SearchRequest = decode(&body, &s.limits)?;
@@ -103,7 +103,7 @@ async fn context(
     State(s): State<Arc<Shared>>,
     Extension(a): Extension<Access>,
     Path(user): Path<String>,
-    body: Bytes,
+    JsonBody(body): JsonBody,
 ) -> Reply {
     a.allow(&user, Right::Read)?;
     let req: ContextRequest = decode(&body, &s.limits)?;
@@ -143,7 +143,7 @@ async fn update(
     State(s): State<Arc<Shared>>,
     Extension(a): Extension<Access>,
     Path((user, id)): Path<(String, String)>,
-    body: Bytes,
+    JsonBody(body): JsonBody,
 ) -> Reply {
     a.allow(&user, Right::ReadWrite)?;
     let id = memory_id(&id)?;

@@ -212,7 +212,7 @@ fn router(shared: &Arc<Shared>, addr: SocketAddr, stop: CancellationToken) -> Ro
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    crate::rest::routes()
+    let app = crate::rest::routes()
         .route_service("/mcp", mcp)
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(shared),
@@ -222,7 +222,12 @@ fn router(shared: &Arc<Shared>, addr: SocketAddr, stop: CancellationToken) -> Ro
         .route("/metrics", get(crate::rest::metrics))
         .layer(DefaultBodyLimit::max(shared.limits.max_body_bytes))
         .layer(axum::middleware::from_fn(crate::error_bodies::as_json))
-        .with_state(Arc::clone(shared))
+        .with_state(Arc::clone(shared));
+    if addr.ip().is_loopback() {
+        app.layer(axum::middleware::from_fn(crate::host_check::loopback_only))
+    } else {
+        app
+    }
 }
 
 /// Closes the store once every request and session has let go of it (store calls of
