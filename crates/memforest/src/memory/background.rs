@@ -159,7 +159,7 @@ impl Shared {
         let committed = apply::commit_or_fail(self, tenant, &ready);
         let cells = ready.iter().map(apply::Prepared::cell);
         match committed {
-            Ok(_) => cells.for_each(|cell| self.cell_done(tenant, cell)),
+            Ok(_) => cells.for_each(|cell| self.cell_committed(tenant, cell)),
             Err(MemoryError::Model(_)) => cells.for_each(|cell| self.retry_cell(tenant, cell)),
             Err(e) => {
                 self.set_error(e);
@@ -194,7 +194,7 @@ impl Shared {
             other => other.map(|_| ()),
         };
         match outcome {
-            Ok(()) => self.cell_done(tenant, cell),
+            Ok(()) => self.cell_committed(tenant, cell),
             Err(MemoryError::Model(_)) => self.retry_cell(tenant, cell),
             Err(e) => {
                 // The error first: a `flush_summaries` that finds no cell pending must

@@ -168,6 +168,17 @@ impl Shared {
         self.cells.lock().remove(&(tenant.clone(), cell, 0));
     }
 
+    /// A cell's extraction was committed: it leaves the pending set, unless its pending
+    /// mark is still stored. Then the cell was forgotten and made again under the same id
+    /// while this extraction ran (`apply::commit` skipped it), and the new cell's own
+    /// extraction, queued by its add, settles it; `flush_summaries` waits for that one.
+    fn cell_committed(&self, tenant: &TenantId, cell: u64) {
+        let mark = record::prefixed(PENDING_PREFIX, &cell.to_be_bytes());
+        if !matches!(self.kv.get(tenant, Table::RouterState, &mark), Ok(Some(_))) {
+            self.cell_done(tenant, cell);
+        }
+    }
+
     fn due_cells(&self) -> Vec<(TenantId, u64)> {
         let now = Instant::now();
         let m = self.cells.lock();
