@@ -166,9 +166,9 @@ impl Memory {
     }
 
     /// A prompt-ready text for `question` from `user`'s memory, at most about `max_tokens`
-    /// tokens (bytes / 4): the relevant memories with their time tags (the least relevant
-    /// dropped first to fit), then the last messages of the latest session (the oldest
-    /// dropped first).
+    /// tokens (bytes / 4): the relevant memories with their time tags, then the last
+    /// messages of the latest session. To fit, the least relevant memories but the best go
+    /// first, then the oldest messages, then the best memory.
     ///
     /// # Errors
     /// As [`Memory::search`].
@@ -200,30 +200,61 @@ impl Memory {
     }
 }
 
-/// `result`'s context within `max_tokens`: the weakest facts are dropped first (of equal
-/// scores the last, so a reply goes before the question it answers), then the oldest
-/// recent turns.
+/// `result`'s context within `max_tokens`. Parts are dropped in this order until it fits:
+/// the facts but the best, weakest first (of equal scores the last, so a reply goes before
+/// the question it answers), then the recent turns, oldest first, then the best fact; the
+/// memory that answers best is the last to go. The number of parts to drop is found by
+/// bisection (the text shrinks with every part dropped), so a long result is rendered
+/// O(log n) times, not once per part.
 fn fit(result: &mut QueryResult, max_tokens: usize) -> String {
-    loop {
-        let text = result.context();
-        if estimate_tokens(&text) <= max_tokens as u64 {
-            return text;
+    let fits = |text: &str| estimate_tokens(text) <= max_tokens as u64;
+    let text = result.context();
+    if fits(&text) {
+        return text;
+    }
+    // Fact indexes, weakest first; the best is last.
+    let mut ranked: Vec<(usize, f32)> = result
+        .facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (i, f.score))
+        .collect();
+    ranked.sort_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+    let facts: Vec<usize> = ranked.into_iter().map(|(i, _)| i).collect();
+    let turns = result.recent_turns.len();
+    let parts = facts.len() + turns;
+    // `result` with its first `n` parts (in the order above) dropped.
+    let without = |n: usize| {
+        let weaker = n.min(facts.len().saturating_sub(1));
+        let old_turns = n.saturating_sub(weaker).min(turns);
+        let best_too = n > weaker + old_turns;
+        let mut dropped: Vec<usize> = facts.iter().take(weaker).copied().collect();
+        if best_too {
+            dropped.extend(facts.last());
         }
-        let weakest = result
+        let mut out = result.clone();
+        out.facts = result
             .facts
             .iter()
             .enumerate()
-            .rev()
-            .min_by(|a, b| a.1.score.total_cmp(&b.1.score))
-            .map(|(i, _)| i);
-        if let Some(i) = weakest {
-            result.facts.remove(i);
-        } else if !result.recent_turns.is_empty() {
-            result.recent_turns.remove(0);
+            .filter(|(i, _)| !dropped.contains(i))
+            .map(|(_, f)| f.clone())
+            .collect();
+        out.recent_turns.drain(..old_turns);
+        out
+    };
+    // The fewest parts to drop: `lo` does not fit, `hi` fits or drops every part.
+    let (mut lo, mut hi) = (0, parts);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(&without(mid).context()) {
+            hi = mid;
         } else {
-            return text;
+            lo = mid;
         }
     }
+    *result = without(hi);
+    result.context()
 }
 
 #[cfg(test)]
@@ -256,5 +287,43 @@ mod tests {
         let text = fit(&mut result, usize::try_from(all).unwrap_or(usize::MAX) - 1);
         let kept: Vec<u64> = result.facts.iter().map(|f| f.id).collect();
         assert_eq!(kept, [5, 9], "{text}");
+    }
+
+    #[test]
+    fn fit_keeps_the_best_fact_until_the_recent_turns_are_gone() {
+        let turn = |i: u32| crate::recall::query::RecentTurn {
+            id: format!("t{i}"),
+            speaker: "user".into(),
+            text: format!("random chatter number {i} about the weather today"),
+            time: 0,
+        };
+        let full = QueryResult {
+            facts: vec![fact(5, 3.0), fact(9, 1.0)],
+            recent_turns: (0..6).map(turn).collect(),
+            recent_session: Some("s2".into()),
+            ..QueryResult::default()
+        };
+        let best_alone = QueryResult {
+            facts: vec![fact(5, 3.0)],
+            recent_turns: Vec::new(),
+            ..full.clone()
+        }
+        .context();
+        let budget = usize::try_from(estimate_tokens(&best_alone)).unwrap_or(usize::MAX) + 2;
+        let mut result = full.clone();
+        let text = fit(&mut result, budget);
+        assert_eq!(
+            result.facts.iter().map(|f| f.id).collect::<Vec<_>>(),
+            [5],
+            "{text}"
+        );
+        assert!(estimate_tokens(&text) <= budget as u64, "{text}");
+        // Each budget drops the fewest parts: one more token keeps at least as much.
+        let all = usize::try_from(estimate_tokens(&full.context())).unwrap_or(0);
+        for budget in 1..all {
+            let (mut a, mut b) = (full.clone(), full.clone());
+            let (ta, tb) = (fit(&mut a, budget), fit(&mut b, budget + 1));
+            assert!(ta.len() <= tb.len(), "{budget}");
+        }
     }
 }
