@@ -1,6 +1,7 @@
 """Bad arguments raise clear exceptions and store nothing."""
 
 import datetime as dt
+import os
 import re
 
 import pytest
@@ -116,6 +117,12 @@ def test_bad_options_raise_before_anything_is_opened(tmp_path):
         memforest.Memory(path, embedder="openai", llm_url="http://127.0.0.1:9/v1")
     with pytest.raises(TypeError):
         memforest.Memory(path, unknown_option=1)
+    # A mistyped pool size starts no thread (each pool starts all of its threads).
+    threads = len(os.listdir("/proc/self/task"))
+    with pytest.raises(memforest.InvalidInputError, match="at most 1024 workers"):
+        memforest.Memory(path, pool=100_000)
+    assert len(os.listdir("/proc/self/task")) <= threads + 1
+    assert not os.path.exists(path), "nothing created"
 
 
 def test_a_directory_that_is_not_a_store_is_refused(tmp_path):

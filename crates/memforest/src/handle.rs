@@ -73,6 +73,8 @@ impl Memory {
     /// [`MemoryError::Engine`] for the engine's open errors (lock held, not a store,
     /// damage); invalid memory options; corrupt tree pages.
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Self, MemoryError> {
+        // Before the store is opened or created.
+        options.memory.validate()?;
         let db = Db::open(dir, options.engine())?;
         Self::start(db, options.memory, true)
     }
@@ -84,6 +86,7 @@ impl Memory {
     /// # Errors
     /// As [`Memory::open`].
     pub fn open_read_only(dir: impl AsRef<Path>, options: Options) -> Result<Self, MemoryError> {
+        options.memory.validate()?;
         let db = Db::open_read_only(dir, options.engine())?;
         Self::start(db, options.memory, false)
     }

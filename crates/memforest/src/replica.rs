@@ -22,6 +22,7 @@ impl Memory {
     /// manifest on the object store, object-store and local I/O errors, the directory's
     /// lock held.
     pub fn open_replica(dir: impl AsRef<Path>, options: Options) -> Result<Self, MemoryError> {
+        options.memory.validate()?;
         let db = Db::open_replica(dir, options.engine())?;
         Self::start(db, options.memory, false)
     }

@@ -139,12 +139,18 @@ impl MemoryOptions {
     /// Checks the options.
     ///
     /// # Errors
-    /// [`memforest_engine::Error::InvalidArgument`] for an empty pool, a zero cell limit or
-    /// zero `summary_attempts`, `extract_attempts`, `extract_batch` or `summary_batch`.
+    /// [`memforest_engine::Error::InvalidArgument`] for an empty pool or one of more than
+    /// [`MAX_POOL`] workers, a zero cell limit or zero `summary_attempts`,
+    /// `extract_attempts`, `extract_batch` or `summary_batch`.
     pub fn validate(&self) -> memforest_engine::Result<()> {
         if self.extract_pool == 0 || self.summary_pool == 0 {
             return Err(memforest_engine::Error::InvalidArgument(
                 "memory pools must have a worker",
+            ));
+        }
+        if self.extract_pool > MAX_POOL || self.summary_pool > MAX_POOL {
+            return Err(memforest_engine::Error::InvalidArgument(
+                "memory pools may have at most 1024 workers",
             ));
         }
         if self.cells.max_turns == 0
@@ -163,6 +169,11 @@ impl MemoryOptions {
         Ok(())
     }
 }
+
+/// Most workers a pool may have: every pool thread is started at open (three pools, the
+/// background one on first use), and a mistyped size would exhaust the process's threads
+/// before the open could fail.
+pub const MAX_POOL: usize = 1024;
 
 /// Workers per pool by default: the machine's cores (`std::thread::available_parallelism`),
 /// at least 2 and at most 16; model calls wait on the network, so a pool is not bound by
