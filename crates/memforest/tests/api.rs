@@ -663,9 +663,10 @@ fn a_full_disk_under_the_summaries_is_reported_as_an_engine_error() {
 
 /// A user or session id that is only whitespace names nobody a caller could tell apart
 /// from another: a write refuses it naming the field (reads of such a name still answer).
-/// A speaker may not hold NUL, as a user or session id may not.
+/// A speaker may not hold NUL, as a user or session id may not, and a message's text may
+/// not be only whitespace.
 #[test]
-fn blank_user_and_session_ids_and_a_nul_in_a_speaker_are_refused() {
+fn blank_ids_and_texts_and_a_nul_in_a_speaker_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mem = Memory::open(dir.path()).unwrap();
     let said = [Message::user("I keep bees in the garden.")];
@@ -693,6 +694,15 @@ fn blank_user_and_session_ids_and_a_nul_in_a_speaker_are_refused() {
         .unwrap_err();
     assert!(matches!(err, MemoryError::Input(_)), "{err}");
     assert!(err.to_string().contains("speaker contains a NUL"), "{err}");
+    // A text that is only whitespace is as empty as no text.
+    let err = mem
+        .add("alice", "s1", &[Message::user(" \n\t ")])
+        .unwrap_err();
+    assert!(matches!(err, MemoryError::Input(_)), "{err}");
+    assert!(
+        err.to_string().contains("turn text is only whitespace"),
+        "{err}"
+    );
     assert!(mem
         .list("alice", &ListOptions::default())
         .unwrap()

@@ -118,7 +118,7 @@ fn check_no_nul(field: &'static str, value: &[u8]) -> Result<(), InputError> {
 
 /// Checks `session` against the limits above: a session id of 1..=[`MAX_ID_BYTES`] bytes
 /// without NUL and not only whitespace; per turn a text of 1..=[`MAX_TURN_TEXT_BYTES`]
-/// bytes, a speaker of at most [`MAX_SPEAKER_BYTES`] without NUL, an id (when given) of 1..=[`MAX_ID_BYTES`] without NUL, at most
+/// bytes, not only whitespace, a speaker of at most [`MAX_SPEAKER_BYTES`] without NUL, an id (when given) of 1..=[`MAX_ID_BYTES`] without NUL, at most
 /// [`MAX_METADATA_ENTRIES`] metadata entries with keys of 1..=[`MAX_METADATA_KEY_BYTES`]
 /// without NUL and values of at most [`MAX_METADATA_VALUE_BYTES`]; at most
 /// [`MAX_CALL_TEXT_BYTES`] of text in all. Reads nothing, writes nothing.
@@ -144,6 +144,7 @@ pub fn check_session(session: &Session) -> Result<(), SessionInputError> {
             Err(InputError::Empty { field: "turn text" })
         } else {
             check_len("turn text", turn.text.len(), MAX_TURN_TEXT_BYTES)
+                .and_then(|()| check_not_blank("turn text", turn.text.as_bytes()))
         };
         text.and_then(|()| check_len("speaker", turn.speaker.len(), MAX_SPEAKER_BYTES))
             .and_then(|()| check_no_nul("speaker", turn.speaker.as_bytes()))
