@@ -181,6 +181,7 @@ def test_read_only_open_reads_and_refuses_changes(store):
         assert any("chess" in h["text"] for h in ro.search("chess", user_id="alice"))
         with pytest.raises(memforest.MemForestError):
             ro.add("I like go.", user_id="alice")
+        ro.flush()  # nothing runs in the background of a read-only store: nothing to wait for
 
 
 def test_the_readme_lists_every_python_verb():
