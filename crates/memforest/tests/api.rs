@@ -709,6 +709,30 @@ fn blank_ids_and_texts_and_a_nul_in_a_speaker_are_refused() {
         .is_empty());
     // Names with whitespace around others stay names of their own.
     mem.add(" alice ", " s1 ", &said).unwrap();
+    // A filter no write could have stored is refused, not answered with nothing.
+    let long = "x".repeat(5000);
+    for (session, agent) in [
+        (Some(""), None),
+        (None, Some("a\0b")),
+        (Some(long.as_str()), None),
+    ] {
+        let options = SearchOptions {
+            session: session.map(str::to_owned),
+            agent: agent.map(str::to_owned),
+            ..SearchOptions::default()
+        };
+        let err = mem.search(" alice ", "bees", &options).unwrap_err();
+        assert!(matches!(err, MemoryError::Name(_)), "{err}");
+        let err = mem.context(" alice ", "bees", 100, &options).unwrap_err();
+        assert!(matches!(err, MemoryError::Name(_)), "{err}");
+        let list = ListOptions {
+            session: session.map(str::to_owned),
+            agent: agent.map(str::to_owned),
+            ..ListOptions::default()
+        };
+        let err = mem.list(" alice ", &list).unwrap_err();
+        assert!(matches!(err, MemoryError::Name(_)), "{err}");
+    }
     mem.close().unwrap();
 }
 

@@ -109,7 +109,8 @@ impl Memory {
     /// agent or `latest_only` scope every memory up to the page's end.
     ///
     /// # Errors
-    /// As [`Memory::get`].
+    /// As [`Memory::get`]; [`MemoryError::Name`] for a session or agent filter no write
+    /// accepts (empty, over 1024 bytes, holding NUL).
     pub fn list(
         &self,
         user: &str,

@@ -149,7 +149,8 @@ impl Memory {
     /// memory gets an empty list.
     ///
     /// # Errors
-    /// [`MemoryError::Name`] for a bad user or a question over
+    /// [`MemoryError::Name`] for a bad user, a session or agent filter no write accepts
+    /// (empty, over 1024 bytes, holding NUL) or a question over
     /// [`MAX_TURN_TEXT_BYTES`](crate::memory::limits::MAX_TURN_TEXT_BYTES) bytes (32 KiB,
     /// the limit of a message's text; nothing is searched); [`MemoryError::SnapshotNotHeld`]
     /// for a `snapshot` no live snapshot holds; engine read errors.

@@ -133,12 +133,23 @@ impl Memory {
     /// The sessions a scope of `session` and `agent` stands for: `None` (every session)
     /// when neither is given; `session` alone when it belongs to `agent` (or no agent is
     /// given); otherwise every session of `agent` (O(sessions with an agent)).
+    ///
+    /// # Errors
+    /// [`MemoryError::Name`] for a `session` or `agent` no write accepts (empty, over
+    /// [`MAX_ID_BYTES`], holding NUL): a filter that can match nothing is a caller's
+    /// mistake, not an empty answer. Engine errors.
     pub(crate) fn scope_sessions(
         &self,
         tenant: &TenantId,
         session: Option<&str>,
         agent: Option<&str>,
     ) -> Result<Option<BTreeSet<String>>, MemoryError> {
+        if let Some(s) = session {
+            check_name("session id", s.as_bytes(), MAX_ID_BYTES)?;
+        }
+        if let Some(a) = agent {
+            check_name("agent", a.as_bytes(), MAX_ID_BYTES)?;
+        }
         match (session, agent) {
             (None, None) => Ok(None),
             (Some(s), None) => Ok(Some(BTreeSet::from([s.to_owned()]))),
