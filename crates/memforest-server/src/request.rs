@@ -352,6 +352,14 @@ pub fn decode<T: DeserializeOwned + Checked>(body: &[u8], limits: &Limits) -> Re
             limits.max_body_bytes
         )));
     }
+    // serde's derive also reads a struct from an array, by position: `["pilot"]` would be
+    // a search for "pilot". Every body is an object.
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|&b| b != b'{') {
+        return Err(ApiError::BadRequest(
+            "invalid JSON body: expected a JSON object ({...})".into(),
+        ));
+    }
     let mut json = serde_json::Deserializer::from_slice(body);
     let value: T = serde_path_to_error::deserialize(&mut json).map_err(|e| {
         let at = e.path().to_string();
@@ -395,6 +403,13 @@ mod tests {
         assert_eq!(bad(many.as_bytes()), 413);
         let k0 = decode::<SearchRequest>(br#"{"query":"q","k":0}"#, &l);
         assert_eq!(k0.unwrap_err().status().as_u16(), 400);
+        // A struct's fields by position are not a body.
+        let array = decode::<SearchRequest>(br#" ["pilot"]"#, &l).unwrap_err();
+        assert_eq!(array.status().as_u16(), 400);
+        assert!(
+            array.to_string().contains("expected a JSON object"),
+            "{array}"
+        );
     }
 
     #[test]
