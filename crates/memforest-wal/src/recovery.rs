@@ -75,8 +75,9 @@ pub struct RecoveryReport {
     /// a read-write open deletes the empty ones and sets the others ([`Self::set_aside`])
     /// aside as `{id:020}.wal.quarantine` (or `.quarantine.{n}`, [`crate::quarantine`]).
     pub deleted_segments: Vec<u64>,
-    /// The dropped segments ([`Self::deleted_segments`]) that are not empty: a read-write
-    /// open sets them aside, a read-only open leaves them as they are.
+    /// The dropped segments ([`Self::deleted_segments`]) with a byte that is not zero: a
+    /// read-write open sets them aside, a read-only open leaves them as they are. An empty
+    /// or all-zero segment (a crash while it was created) holds no record and is deleted.
     pub set_aside: Vec<u64>,
     /// `(segment, old length, new length)` when the last segment was truncated.
     pub truncated: Option<(u64, u64, u64)>,
@@ -319,7 +320,7 @@ pub fn plan(
     }
     out.report.set_aside = images
         .iter()
-        .filter(|i| !i.bytes.is_empty() && out.report.deleted_segments.contains(&i.id))
+        .filter(|i| i.bytes.iter().any(|&b| b != 0) && out.report.deleted_segments.contains(&i.id))
         .map(|i| i.id)
         .collect();
     if let Some(last) = out.kept.last().filter(|k| k.valid_len != k.file_len) {

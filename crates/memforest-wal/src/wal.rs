@@ -215,8 +215,9 @@ impl Wal {
             if let (Some(l), false) = (&ledger, deleted.is_empty()) {
                 l.deleting(deleted).map_err(|e| WalError::io(&dir, e))?;
             }
-            // Newest first, so a crash part-way leaves a contiguous log. Only an empty file
-            // is provably garbage; the others may hold writes a later salvage wants.
+            // Newest first, so a crash part-way leaves a contiguous log. Only an empty or
+            // all-zero file is provably garbage; the others may hold writes a later salvage
+            // wants.
             for &id in deleted.iter().rev() {
                 let path = segment::path(&dir, id);
                 if plan.report.set_aside.contains(&id) {
