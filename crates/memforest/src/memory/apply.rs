@@ -448,14 +448,21 @@ fn with_speakers(item: &ExtractedItem, turns: &[TurnRecord]) -> ExtractedItem {
     item
 }
 
-/// `item` with only the source turns among `turns`; `None` when it had source turns and
-/// none of them is left.
-fn supported(item: &ExtractedItem, turns: &[TurnRecord]) -> Option<ExtractedItem> {
+/// `item` without its source turns that were `loaded` and are no longer among `now`
+/// (deleted since the load); `None` when it had source turns among the loaded ones and
+/// none of them is left. Ids of turns that were never in the cell are left as they are.
+fn supported(
+    item: &ExtractedItem,
+    loaded: &[TurnRecord],
+    now: &[TurnRecord],
+) -> Option<ExtractedItem> {
+    let has = |turns: &[TurnRecord], id: &String| turns.iter().any(|t| &t.id == id);
     let mut item = item.clone();
-    let had = !item.source_turns.is_empty();
+    let had = item.source_turns.iter().any(|id| has(loaded, id));
     item.source_turns
-        .retain(|id| turns.iter().any(|t| &t.id == id));
-    (!had || !item.source_turns.is_empty()).then_some(item)
+        .retain(|id| has(now, id) || !has(loaded, id));
+    let left = item.source_turns.iter().any(|id| has(now, id));
+    (!had || left).then_some(item)
 }
 
 /// Stages one cell: its session-tree leaf, its facts and their routing, and the removal
@@ -504,7 +511,7 @@ fn commit_cell(
         )?;
     }
     for (i, item) in p.extraction.items.iter().enumerate() {
-        let Some(item) = supported(item, turns) else {
+        let Some(item) = supported(item, &p.turns, turns) else {
             continue;
         };
         let item = &item;
