@@ -610,3 +610,32 @@ fn a_salvage_open_below_the_synced_length_records_the_new_length() {
         db.close().unwrap();
     }
 }
+
+/// The length of the manifest `CURRENT` names in `dir`.
+fn manifest_len(fs: &FaultStorage, dir: &std::path::Path) -> u64 {
+    let current = fs.read(&dir.join(manifest::CURRENT)).unwrap();
+    let id = manifest::parse_current(&current).unwrap();
+    fs.file_len(&dir.join(manifest::file_name(id))).unwrap()
+}
+
+/// A close after an open that wrote nothing records nothing: the manifest already holds
+/// the active WAL segment's synced length, so the close needs no space (a full disk) and
+/// repeated opens and closes do not grow the manifest.
+#[test]
+fn a_close_with_nothing_written_appends_nothing_to_the_manifest() {
+    let fs = FaultStorage::new(30);
+    let dir = tempfile::tempdir().unwrap();
+    written(&fs, dir.path(), 10, true);
+    let len = manifest_len(&fs, dir.path());
+    for _ in 0..3 {
+        Db::open(dir.path(), options(&fs)).unwrap().close().unwrap();
+        assert_eq!(manifest_len(&fs, dir.path()), len, "the manifest grew");
+    }
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    fs.inject(Fault::from_nth(OpKind::Write, 1, Errno::NoSpace));
+    db.close().unwrap();
+    fs.clear_faults();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), 10);
+    db.close().unwrap();
+}

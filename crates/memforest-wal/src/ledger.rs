@@ -26,7 +26,8 @@ pub trait SegmentLedger: Send + Sync + Debug {
     fn deleting(&self, ids: &[u64]) -> io::Result<()>;
 
     /// The log was closed cleanly ([`crate::Wal::close`]) with its active segment `id`
-    /// synced in full at `size` bytes.
+    /// synced in full at `size` bytes. Not called when [`SegmentLedger::synced_len`]
+    /// already gives `size` for `id`.
     ///
     /// # Errors
     /// Any error fails the close.

@@ -334,7 +334,10 @@ impl Wal {
 
     /// Syncs the active segment ([`Wal::sync`]) and tells the ledger its synced length
     /// ([`SegmentLedger::closed`]), so a later recovery refuses damage before it instead of
-    /// cutting it as a torn tail. For a clean shutdown; the log stays usable.
+    /// cutting it as a torn tail. The ledger is not told when it already records that
+    /// length ([`SegmentLedger::synced_len`]: nothing was written since), so closing a log
+    /// that wrote nothing writes nothing and needs no free space. For a clean shutdown; the
+    /// log stays usable.
     ///
     /// # Errors
     /// As [`Wal::sync`]; the ledger's error.
@@ -345,6 +348,9 @@ impl Wal {
             .map_err(|e| self.queue.poison(e))?;
         if let Some(l) = &self.ledger {
             let len = active.writer()?.len();
+            if l.synced_len(active.id) == Some(len) {
+                return Ok(());
+            }
             l.closed(active.id, len)
                 .map_err(|e| WalError::io(segment::path(&self.dir, active.id), e))?;
         }
