@@ -204,7 +204,8 @@ impl Wal {
             .map(|(&id, bytes)| SegmentImage { id, bytes })
             .collect();
         let synced = |id| ledger.as_ref().and_then(|l| l.synced_len(id));
-        let plan = recovery::plan(&images, options.recovery_mode, &synced)?;
+        let lost = |first, last| ledger.as_ref().is_some_and(|l| l.lost(first, last));
+        let plan = recovery::plan(&images, options.recovery_mode, &synced, &lost)?;
         drop(files);
 
         let mut stats = WalStats::default();
