@@ -13,7 +13,12 @@ use memforest_wal::{RecoveryMode, WalError};
 /// Runs every property on `data`.
 pub fn check(data: &[u8]) {
     let image = [SegmentImage { id: 1, bytes: data }];
-    let Ok(salvage) = plan(&image, RecoveryMode::SkipAnyCorrupted, &|_| None) else {
+    let Ok(salvage) = plan(
+        &image,
+        RecoveryMode::SkipAnyCorrupted,
+        &|_| None,
+        &|_, _| false,
+    ) else {
         unreachable!("salvage never refuses a log");
     };
     for mode in [
@@ -21,7 +26,7 @@ pub fn check(data: &[u8]) {
         RecoveryMode::PointInTime,
         RecoveryMode::AbsoluteConsistency,
     ] {
-        match plan(&image, mode, &|_| None) {
+        match plan(&image, mode, &|_| None, &|_, _| false) {
             Ok(p) => {
                 assert!(p.batches.len() <= salvage.batches.len(), "{mode:?}");
                 assert!(
@@ -44,7 +49,12 @@ pub fn check(data: &[u8]) {
                     id: 1,
                     bytes: data.get(..len).unwrap_or_default(),
                 }];
-                match plan(&prefix, RecoveryMode::AbsoluteConsistency, &|_| None) {
+                match plan(
+                    &prefix,
+                    RecoveryMode::AbsoluteConsistency,
+                    &|_| None,
+                    &|_, _| false,
+                ) {
                     Ok(again) => assert_eq!(again.batches, p.batches, "{mode:?}"),
                     Err(e) => unreachable!("{mode:?}: kept prefix is not clean: {e}"),
                 }

@@ -160,7 +160,7 @@ pub fn check(data: &[u8]) {
         .count();
 
     for mode in RecoveryMode::ALL {
-        match plan(&images, mode, &|_| None) {
+        match plan(&images, mode, &|_| None, &|_, _| false) {
             Ok(p) => {
                 let got: Vec<(u64, &WriteBatch)> = p
                     .batches

@@ -517,6 +517,17 @@ fn repair_text(r: &memforest_engine::RepairReport) -> String {
             "  lost: WAL segment {id}, tracked by the previous manifest, is missing\n"
         ));
     }
+    for g in &r.wal_gaps {
+        s.push_str(&format!(
+            "  lost: WAL segments {}..={} are missing (writes {}..={}); the segments after them were replayed\n",
+            g.first, g.last, g.first_seqno, g.last_seqno
+        ));
+    }
+    for name in &r.wal_set_aside {
+        s.push_str(&format!(
+            "  not replayed: WAL segment file {name} is set aside (kept, not read)\n"
+        ));
+    }
     for name in &r.segments_lost {
         s.push_str(&format!(
             "  lost: segment file {name}, listed by the previous manifest, is missing: its entries are gone\n"

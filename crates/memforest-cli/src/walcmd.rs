@@ -49,7 +49,12 @@ pub fn check(dir: &Path) -> Result<(RecoveryPlan, usize)> {
         .iter()
         .map(|(id, bytes)| SegmentImage { id: *id, bytes })
         .collect();
-    match plan(&images, RecoveryMode::AbsoluteConsistency, &|_| None) {
+    match plan(
+        &images,
+        RecoveryMode::AbsoluteConsistency,
+        &|_| None,
+        &|_, _| false,
+    ) {
         Ok(p) => Ok((p, files.len())),
         Err(WalError::Corruption {
             segment,

@@ -69,7 +69,7 @@ pub use memforest_wal::{Compression as WalCompression, Durability, RecoveryMode}
 pub use open::{OpenReport, UnlistedFile, WAL_DIR};
 pub use options::Options;
 pub use orphans::QUARANTINE_SUFFIX;
-pub use repair::RepairReport;
+pub use repair::{RepairReport, WalGap};
 pub use scan::Scan;
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, StallReason, Stats};

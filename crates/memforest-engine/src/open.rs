@@ -189,11 +189,7 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
     };
     report.wal_missing = lost.iter().map(|l| l.id).collect();
     let manifest = Arc::new(Mutex::new(manifest));
-    let wal_options = WalOptions {
-        segment_size: options.wal_segment_size,
-        recovery_mode: options.recovery_mode,
-        compression: options.wal_compression,
-    };
+    let wal_options = wal_options(options);
     let wal_storage = Arc::clone(storage);
     let ledger = Arc::new(ManifestLedger(Arc::clone(&manifest)));
     let (wal, recovered) = match access {
@@ -308,6 +304,15 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         cache,
         report,
     })
+}
+
+/// The options the store's WAL is opened with.
+pub(crate) fn wal_options(options: &Options) -> WalOptions {
+    WalOptions {
+        segment_size: options.wal_segment_size,
+        recovery_mode: options.recovery_mode,
+        compression: options.wal_compression,
+    }
 }
 
 /// Syncs the manifest and the WAL segments that recovery read, so what they say is on disk

@@ -9,14 +9,18 @@
 //!    entry count against its properties. A file that reads back is adopted (a quarantined
 //!    one is renamed back to `<id>.sst`); one that does not is set aside (or left) as
 //!    `<id>.sst.quarantine` and reported.
-//! 2. A new manifest lists the adopted files at level 0 (newest first by their largest
-//!    seqno), with the flushed point at the largest seqno any of them holds, and tracks no
-//!    WAL segment; `CURRENT` is pointed at it. The previous manifest stays on disk until a
-//!    later open removes it as superseded.
-//! 3. The store is opened: the WAL segments present are replayed above the flushed
-//!    point (under the caller's recovery mode) and tracked from then on. WAL segments and
-//!    segment files the previous manifest tracked but that are gone are reported: their
-//!    writes are lost.
+//! 2. The new manifest's state lists the adopted files at level 0 (newest first by their
+//!    largest seqno), with the flushed point at the largest seqno any of them holds, and
+//!    tracks the WAL segments present (at the synced lengths the previous manifest
+//!    recorded): the ones missing between them are lost. The WAL is recovered read-only
+//!    against it, under the caller's recovery mode, reading past those gaps; what the
+//!    open in step 3 would refuse fails the repair here, before anything changed.
+//! 3. Files are renamed (taken back from quarantine, or set aside), the manifest is
+//!    written and `CURRENT` pointed at it; the previous manifest is removed as superseded
+//!    by the open that follows. The store is opened: the WAL segments present are
+//!    replayed above the flushed point, the segments after a gap included. WAL segments
+//!    and segment files the previous manifest tracked but that are gone, and the gaps
+//!    read past, are reported: their writes are lost.
 //! 4. Every file is compacted into the deepest level, which resolves level 0's overlapping
 //!    files by seqno.
 //!
@@ -26,12 +30,15 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
 use memforest_object::Remote;
 
 use memforest_sst::{EntrySource, SstReader};
+use memforest_wal::Wal;
 use serde::Serialize;
 
+use crate::batch::Op;
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::lock::DirLock;
@@ -41,6 +48,7 @@ use crate::options::Options;
 use crate::orphans::{self, QUARANTINE_SUFFIX};
 use crate::remote;
 use crate::version::SegmentInfo;
+use crate::wal_tracking::{self, StateLedger};
 
 /// Fetches into `dir` the segment files that the local manifest (`previous`) or the
 /// newest manifest object lists, that `remote` holds and `dir` lacks: with a bounded cache
@@ -88,16 +96,50 @@ pub struct RepairReport {
     /// a quarantined copy is in the directory or, with an object store, fetched from it):
     /// their entries are lost.
     pub segments_lost: Vec<String>,
+    /// Runs of WAL segments missing between present ones (lost, whether or not the
+    /// previous manifest tracked them), which the replay read past: the writes they held
+    /// are lost, and the batches of the segments after them were replayed.
+    pub wal_gaps: Vec<WalGap>,
+    /// WAL segment files set aside (`{id:020}.wal.quarantine`, this repair or before):
+    /// not replayed and not deleted ([`crate::OpenReport::wal_quarantined`]).
+    pub wal_set_aside: Vec<String>,
     /// WAL segments present after the repair (replayed above the flushed point, tracked).
     pub wal_segments: u64,
     /// Entries in the adopted files.
     pub entries: u64,
 }
 
+/// WAL segments `first..=last` are missing between present ones; the writes with
+/// sequence numbers `first_seqno..=last_seqno` were in them (none when `first_seqno >
+/// last_seqno`: they held no batch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WalGap {
+    /// First missing segment id.
+    pub first: u64,
+    /// Last missing segment id.
+    pub last: u64,
+    /// First lost sequence number.
+    pub first_seqno: u64,
+    /// Last lost sequence number.
+    pub last_seqno: u64,
+}
+
+impl From<memforest_wal::SegmentGap> for WalGap {
+    fn from(g: memforest_wal::SegmentGap) -> Self {
+        Self {
+            first: g.first,
+            last: g.last,
+            first_seqno: g.seqnos.0,
+            last_seqno: g.seqnos.1,
+        }
+    }
+}
+
 impl Db {
     /// Rebuilds the manifest of the store in `dir` from the segment files and WAL present,
     /// then opens it, compacts it and closes it (see the module documentation of
-    /// `repair.rs`). Takes the lock: no other handle may be open. Deletes nothing.
+    /// `repair.rs`). Takes the lock: no other handle may be open. Deletes no data. WAL
+    /// damage the recovery mode refuses fails the repair before anything changes.
     ///
     /// # Errors
     /// [`Error::Locked`]; [`Error::NeedsLocation`] without `options.remote` for the
@@ -133,22 +175,21 @@ impl Db {
                 None => crate::remote_binding::refuse_without_location(fs, dir)?,
             }
             let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
+            let wal_dir = dir.join(WAL_DIR);
+            let wal_present = wal_segment_ids(fs, &wal_dir)?;
             if let Some(m) = &previous {
                 report.previous_manifest = Some(manifest::file_name(m.id()));
-                let wal_dir = dir.join(WAL_DIR);
                 report.wal_lost = m
                     .state()
                     .wal
                     .keys()
                     .copied()
-                    .filter(|&id| {
-                        fs.file_len(&memforest_wal::segment::path(&wal_dir, id))
-                            .is_err()
-                    })
+                    .filter(|id| !wal_present.contains(id))
                     .collect();
             }
-            let mut segments = Vec::new();
+            let mut candidates = Vec::new();
             let mut found = BTreeSet::new();
+            let mut segments = Vec::new();
             for name in &names {
                 let (base, quarantined) = match name.strip_suffix(QUARANTINE_SUFFIX) {
                     Some(base) => (base, true),
@@ -158,26 +199,11 @@ impl Db {
                     continue;
                 };
                 found.insert(id);
-                let path = dir.join(name);
-                match read_whole(fs, &path, id) {
-                    Ok(info) => {
-                        report.entries += info.entry_count;
-                        if quarantined {
-                            let to = dir.join(base);
-                            fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
-                            report.unquarantined.push(base.to_string());
-                        }
-                        report.adopted.push(base.to_string());
-                        segments.push((0u8, info));
-                    }
-                    Err(e) => {
-                        if !quarantined {
-                            let to = dir.join(format!("{name}{QUARANTINE_SUFFIX}"));
-                            fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
-                        }
-                        report.unreadable.push((base.to_string(), e.to_string()));
-                    }
+                let read = read_whole(fs, &dir.join(name), id);
+                if let Ok(info) = &read {
+                    segments.push((0u8, info.clone()));
                 }
+                candidates.push((name, base, quarantined, read));
             }
             if let Some(m) = &previous {
                 report.segments_lost = m
@@ -188,29 +214,117 @@ impl Db {
                     .map(|(_, s)| memforest_sst::file_name(s.id))
                     .collect();
             }
-            if segments.is_empty() && !holds_wal_segment(fs, dir) && previous.is_none() {
+            if segments.is_empty() && wal_present.is_empty() && previous.is_none() {
                 return Err(NOTHING_TO_REPAIR);
             }
             let flushed_seqno = segments.iter().map(|(_, s)| s.max_seqno).max().unwrap_or(0);
             let id = orphans::max_file_id(&names) + 1;
+            // The WAL segments present are tracked, at the synced lengths the previous
+            // manifest recorded: the ones missing between them are lost (and read past).
+            let synced = |id| {
+                previous
+                    .as_ref()
+                    .and_then(|m| m.state().wal.get(&id).copied().flatten())
+            };
             let state = ManifestState {
                 segments,
                 flushed_seqno,
                 next_file_id: id + 1,
+                wal: wal_present.iter().map(|&id| (id, synced(id))).collect(),
+                wal_tracked: true,
                 ..ManifestState::default()
             };
+            // Everything the open below reads is checked before anything changes: a WAL the
+            // recovery mode refuses leaves the store as it was.
+            report.wal_gaps = check_wal(&options, &wal_dir, &state)?
+                .into_iter()
+                .map(WalGap::from)
+                .collect();
+            for (name, base, quarantined, read) in candidates {
+                let path = dir.join(name);
+                match read {
+                    Ok(info) => {
+                        report.entries += info.entry_count;
+                        if quarantined {
+                            let to = dir.join(base);
+                            fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
+                            report.unquarantined.push(base.to_string());
+                        }
+                        report.adopted.push(base.to_string());
+                    }
+                    Err(e) => {
+                        if !quarantined {
+                            let to = dir.join(format!("{name}{QUARANTINE_SUFFIX}"));
+                            fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
+                        }
+                        report.unreadable.push((base.to_string(), e.to_string()));
+                    }
+                }
+            }
             Manifest::create(&options.storage, dir, id, state)?;
         }
         // Nothing may read by key until the compaction below has resolved level 0's
         // overlapping files: a point read of an overlapped key may find an older version.
         let db = Db::open(dir, options)?;
         report.wal_segments = db.core().wal.segment_ids().len() as u64;
+        report
+            .wal_set_aside
+            .clone_from(&db.open_report().wal_quarantined);
         db.compact_all()?;
         db.close()?;
         report.adopted.sort();
         report.unquarantined.sort();
         Ok(report)
     }
+}
+
+/// The ids of the WAL segment files in `wal_dir` (none when it is missing), ascending.
+///
+/// # Errors
+/// [`Error::Io`] when `wal_dir` cannot be listed.
+fn wal_segment_ids(fs: &dyn memforest_io::Storage, wal_dir: &Path) -> Result<BTreeSet<u64>> {
+    match fs.list_dir(wal_dir) {
+        Ok(names) => Ok(names
+            .iter()
+            .filter_map(|n| memforest_wal::segment::parse_file_name(n))
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
+        Err(e) => Err(Error::io("read dir", wal_dir)(e)),
+    }
+}
+
+/// Recovers the WAL in `wal_dir` read-only, against `state` (the manifest the repair is
+/// about to write) and under the caller's recovery mode, as the open that ends the repair
+/// will, and checks that every batch it would replay holds only known ops. Returns the
+/// runs of missing segments recovery reads past.
+///
+/// # Errors
+/// What that open would refuse: a tracked segment shorter than its synced length
+/// ([`Error::Corrupt`]), WAL damage the recovery mode does not tolerate ([`Error::Wal`]),
+/// an unknown op ([`Error::Corrupt`]); [`Error::Io`].
+fn check_wal(
+    options: &Options,
+    wal_dir: &Path,
+    state: &ManifestState,
+) -> Result<Vec<memforest_wal::SegmentGap>> {
+    wal_tracking::check(&*options.storage, wal_dir, state, options.recovery_mode)?;
+    let ledger = Arc::new(StateLedger(state.clone()));
+    let storage = Arc::clone(&options.storage);
+    let wal_options = crate::open::wal_options(options);
+    let (_, recovered) = Wal::open_read_only_tracked(storage, wal_dir, wal_options, ledger)?;
+    for b in &recovered.batches {
+        for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
+            if seqno > state.flushed_seqno && Op::from_byte(e.kind).is_none() {
+                let path = memforest_wal::segment::path(wal_dir, b.segment);
+                return Err(Error::corrupt(
+                    path,
+                    b.offset,
+                    "unknown engine op in a WAL batch",
+                ));
+            }
+        }
+    }
+    Ok(recovered.report.gaps)
 }
 
 /// What a repair of a directory with no store's files answers.

@@ -37,6 +37,7 @@ use crate::manifest::{self, ManifestState};
 use crate::open::WAL_DIR;
 use crate::orphans::QUARANTINE_SUFFIX;
 use crate::version::{Fetch, Segment, Version};
+use crate::wal_tracking;
 
 /// What a clean [`Db::verify`] checked (counts), and the unlisted files it saw.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -194,8 +195,9 @@ impl Db {
         // is that long, and segments only grow, so every length read here is within the
         // file read after it. Read the other way round, a rotation in between would record
         // a length past the bytes read: a false loss.
-        let synced = self.core().lock_manifest().state().wal.clone();
-        let synced = |id| synced.get(&id).copied().flatten();
+        let tracked = self.core().lock_manifest().state().clone();
+        let synced = |id| tracked.wal.get(&id).copied().flatten();
+        let lost = |first, last| wal_tracking::recorded_lost(&tracked, first, last);
         let mut files = Vec::new();
         for id in self.core().wal.segment_ids() {
             let path = memforest_wal::segment::path(&dir, id);
@@ -210,7 +212,7 @@ impl Db {
             .iter()
             .map(|(id, bytes)| SegmentImage { id: *id, bytes })
             .collect();
-        let p = plan(&images, RecoveryMode::TolerateCorruptedTail, &synced)?;
+        let p = plan(&images, RecoveryMode::TolerateCorruptedTail, &synced, &lost)?;
         r.wal_files = files.len() as u64;
         r.wal_batches = p.batches.len() as u64;
         Ok(())

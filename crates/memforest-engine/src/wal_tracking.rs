@@ -50,6 +50,66 @@ impl SegmentLedger for ManifestLedger {
     fn synced_len(&self, id: u64) -> Option<u64> {
         self.0.lock().state().wal.get(&id).copied().flatten()
     }
+
+    fn lost(&self, first: u64, last: u64) -> bool {
+        recorded_lost(self.0.lock().state(), first, last)
+    }
+}
+
+/// The WAL tracking of a manifest not written yet (the one [`crate::Db::repair`] is about to
+/// write), for a read-only recovery that checks the WAL against it. Records nothing: every
+/// change is refused.
+#[derive(Debug)]
+pub(crate) struct StateLedger(pub ManifestState);
+
+impl StateLedger {
+    fn refused() -> io::Result<()> {
+        Err(io::Error::other("a read-only WAL check records nothing"))
+    }
+}
+
+impl SegmentLedger for StateLedger {
+    fn created(&self, _: u64, _: Option<(u64, u64)>) -> io::Result<()> {
+        Self::refused()
+    }
+
+    fn deleting(&self, _: &[u64]) -> io::Result<()> {
+        Self::refused()
+    }
+
+    fn closed(&self, _: u64, _: u64) -> io::Result<()> {
+        Self::refused()
+    }
+
+    fn truncated(&self, _: u64, _: u64) -> io::Result<()> {
+        Self::refused()
+    }
+
+    fn synced_len(&self, id: u64) -> Option<u64> {
+        self.0.wal.get(&id).copied().flatten()
+    }
+
+    fn lost(&self, first: u64, last: u64) -> bool {
+        recorded_lost(&self.0, first, last)
+    }
+}
+
+/// Whether `state` records the loss of WAL segments `first..=last`: it tracks WAL segments,
+/// none of these, and one after them. Segments are created in id order, each recorded
+/// before its first batch, and a purge records and unlinks the oldest first; so segments
+/// missing below a tracked one, that the manifest no longer tracks, were given up: a loss
+/// accepted by a salvage open (`RecoveryMode::SkipAnyCorrupted`) or by
+/// [`crate::Db::repair`] (or purged, their batches flushed).
+pub(crate) fn recorded_lost(state: &ManifestState, first: u64, last: u64) -> bool {
+    use std::ops::Bound::{Excluded, Unbounded};
+    state.wal_tracked
+        && first <= last
+        && state.wal.range(first..=last).next().is_none()
+        && state
+            .wal
+            .range((Excluded(last), Unbounded::<u64>))
+            .next()
+            .is_some()
 }
 
 /// A tracked WAL segment found missing or short.

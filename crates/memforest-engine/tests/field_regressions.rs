@@ -743,7 +743,13 @@ fn mid_log_corruption_is_named_and_salvage_boots_with_every_intact_batch() {
             .unwrap();
     let mut bytes = std::fs::read(&segment).unwrap();
     let images = [SegmentImage { id, bytes: &bytes }];
-    let p = plan(&images, RecoveryMode::AbsoluteConsistency, &|_| None).unwrap();
+    let p = plan(
+        &images,
+        RecoveryMode::AbsoluteConsistency,
+        &|_| None,
+        &|_, _| false,
+    )
+    .unwrap();
     let victim = p.batches.iter().find(|b| b.first_seqno == 15).unwrap();
     let at = victim.offset;
     bytes[at as usize + memforest_wal::format::HEADER_SIZE + 4] ^= 0x20;

@@ -364,7 +364,7 @@ fn a_cleanly_closed_wal_cut_or_flipped_refuses_to_open() {
     flipped[at] ^= 0x55;
     let image = memforest_wal::recovery::SegmentImage { id, bytes: &whole };
     let clean = memforest_wal::RecoveryMode::AbsoluteConsistency;
-    let plan = memforest_wal::recovery::plan(&[image], clean, &|_| None).unwrap();
+    let plan = memforest_wal::recovery::plan(&[image], clean, &|_| None, &|_, _| false).unwrap();
     let mut zeroed = whole.clone();
     let last_batch = plan.batches.last().unwrap().offset;
     zeroed[usize::try_from(last_batch).unwrap()..].fill(0);
@@ -576,7 +576,8 @@ fn a_salvage_open_below_the_synced_length_records_the_new_length() {
         let whole = fs.read(&segment).unwrap();
         let image = memforest_wal::recovery::SegmentImage { id, bytes: &whole };
         let clean = memforest_wal::RecoveryMode::AbsoluteConsistency;
-        let plan = memforest_wal::recovery::plan(&[image], clean, &|_| None).unwrap();
+        let plan =
+            memforest_wal::recovery::plan(&[image], clean, &|_| None, &|_, _| false).unwrap();
         assert!(plan.batches.len() >= 3, "{k}");
         let batch = if last {
             plan.batches.last().unwrap()
@@ -616,4 +617,121 @@ fn a_salvage_open_below_the_synced_length_records_the_new_length() {
         assert_eq!(db.open_report().wal_torn_tail, Some((id, end)), "{k}");
         db.close().unwrap();
     }
+}
+
+/// The length of the manifest `CURRENT` names in `dir`.
+fn manifest_len(fs: &FaultStorage, dir: &std::path::Path) -> u64 {
+    let current = fs.read(&dir.join(manifest::CURRENT)).unwrap();
+    let id = manifest::parse_current(&current).unwrap();
+    fs.file_len(&dir.join(manifest::file_name(id))).unwrap()
+}
+
+/// A close after an open that wrote nothing records nothing: the manifest already holds
+/// the active WAL segment's synced length, so the close needs no space (a full disk) and
+/// repeated opens and closes do not grow the manifest.
+#[test]
+fn a_close_with_nothing_written_appends_nothing_to_the_manifest() {
+    let fs = FaultStorage::new(30);
+    let dir = tempfile::tempdir().unwrap();
+    written(&fs, dir.path(), 10, true);
+    let len = manifest_len(&fs, dir.path());
+    for _ in 0..3 {
+        Db::open(dir.path(), options(&fs)).unwrap().close().unwrap();
+        assert_eq!(manifest_len(&fs, dir.path()), len, "the manifest grew");
+    }
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    fs.inject(Fault::from_nth(OpKind::Write, 1, Errno::NoSpace));
+    db.close().unwrap();
+    fs.clear_faults();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), 10);
+    db.close().unwrap();
+}
+
+/// The batches WAL segment file `path` holds (one per put here).
+fn batches_in(fs: &FaultStorage, path: &std::path::Path) -> usize {
+    let bytes = fs.read(path).unwrap();
+    let id = memforest_wal::segment::parse_file_name(path.file_name().unwrap().to_str().unwrap())
+        .unwrap();
+    let image = memforest_wal::recovery::SegmentImage { id, bytes: &bytes };
+    let mode = memforest_wal::RecoveryMode::AbsoluteConsistency;
+    let plan = memforest_wal::recovery::plan(&[image], mode, &|_| None, &|_, _| false).unwrap();
+    plan.batches.len()
+}
+
+/// A tracked WAL segment between two others is deleted: every open refuses, and repair
+/// accepts the loss as the refusal says: it replays the segments before and after the gap,
+/// reports the gap, and the store opens (and verifies) from then on.
+#[test]
+fn repair_accepts_a_lost_middle_wal_segment_and_replays_the_segments_after_it() {
+    let fs = FaultStorage::new(31);
+    let dir = tempfile::tempdir().unwrap();
+    written(&fs, dir.path(), 60, true);
+    let segments = wal_segments(&fs, dir.path());
+    assert!(segments.len() >= 3, "{segments:?}");
+    let lost = batches_in(&fs, &segments[1]);
+    assert!(lost > 0);
+    let id =
+        memforest_wal::segment::parse_file_name(segments[1].file_name().unwrap().to_str().unwrap())
+            .unwrap();
+    fs.remove_file(&segments[1]).unwrap();
+    assert!(matches!(
+        Db::open(dir.path(), options(&fs)),
+        Err(Error::Corrupt { .. })
+    ));
+    let report = Db::repair(dir.path(), options(&fs)).unwrap();
+    assert_eq!(report.wal_lost, [id], "{report:?}");
+    assert_eq!(report.wal_gaps.len(), 1, "{report:?}");
+    let gap = report.wal_gaps[0];
+    assert_eq!((gap.first, gap.last), (id, id));
+    assert_eq!(gap.last_seqno + 1 - gap.first_seqno, lost as u64);
+    let key = 59u32.to_be_bytes();
+    for round in 0..2u8 {
+        let db = Db::open(dir.path(), options(&fs)).unwrap();
+        assert_eq!(
+            count(&db),
+            60 - lost,
+            "the batches after the gap are replayed"
+        );
+        assert!(db.verify().unwrap().is_clean());
+        // A new write must get a seqno above every replayed one to win over it.
+        let t = Table::new(3);
+        db.put(&tenant(), t, &key, &[round], Durability::SyncData)
+            .unwrap();
+        db.close().unwrap();
+        let db = Db::open(dir.path(), options(&fs)).unwrap();
+        assert_eq!(db.get(&tenant(), t, &key).unwrap().unwrap()[..], [round]);
+        db.close().unwrap();
+    }
+}
+
+/// A repair whose open would refuse the WAL (damage in an earlier segment, under the
+/// default recovery mode) refuses before it changes anything: `CURRENT`, the manifest and
+/// every file stay as they were.
+#[test]
+fn a_repair_that_would_refuse_the_wal_changes_nothing() {
+    let fs = FaultStorage::new(32);
+    let dir = tempfile::tempdir().unwrap();
+    written(&fs, dir.path(), 60, true);
+    let segments = wal_segments(&fs, dir.path());
+    let len = usize::try_from(fs.file_len(&segments[0]).unwrap()).unwrap();
+    flip(&fs, &segments[0], len / 2);
+    let listing = |fs: &FaultStorage| {
+        let mut all: Vec<(String, Vec<u8>)> = Vec::new();
+        for d in [
+            dir.path().to_path_buf(),
+            dir.path().join(memforest_engine::WAL_DIR),
+        ] {
+            for n in fs.list_dir(&d).unwrap() {
+                let p = d.join(&n);
+                all.push((n, fs.read(&p).unwrap_or_default()));
+            }
+        }
+        all.sort();
+        all
+    };
+    let before = listing(&fs);
+    assert!(Db::open(dir.path(), options(&fs)).is_err());
+    assert!(Db::repair(dir.path(), options(&fs)).is_err());
+    assert_eq!(listing(&fs), before, "the failed repair changed the store");
 }

@@ -26,7 +26,8 @@ pub trait SegmentLedger: Send + Sync + Debug {
     fn deleting(&self, ids: &[u64]) -> io::Result<()>;
 
     /// The log was closed cleanly ([`crate::Wal::close`]) with its active segment `id`
-    /// synced in full at `size` bytes.
+    /// synced in full at `size` bytes. Not called when [`SegmentLedger::synced_len`]
+    /// already gives `size` for `id`.
     ///
     /// # Errors
     /// Any error fails the close.
@@ -46,4 +47,13 @@ pub trait SegmentLedger: Send + Sync + Debug {
     /// [`SegmentLedger::truncated`]; `None` when unknown. Recovery refuses damage before it: those bytes held acknowledged writes, so
     /// damage there is not a torn tail to cut.
     fn synced_len(&self, id: u64) -> Option<u64>;
+
+    /// Whether the loss of every segment `first..=last` was recorded (they were live, went
+    /// missing, and their writes were given up). Recovery then reads the segment after
+    /// them as the start of a new chain instead of refusing its predecessor mismatch
+    /// ([`crate::recovery::plan`]). `false` unless the ledger records such losses.
+    fn lost(&self, first: u64, last: u64) -> bool {
+        let _ = (first, last);
+        false
+    }
 }

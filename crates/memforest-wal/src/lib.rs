@@ -34,7 +34,7 @@ pub use ledger::SegmentLedger;
 pub use options::{Durability, RecoveryMode, WalOptions};
 pub use record_reader::{Damage, LogReader, LogRecord, RecordKind};
 pub use record_writer::LogWriter;
-pub use recovery::{RecoveredBatch, RecoveryReport, SegmentDamage};
+pub use recovery::{RecoveredBatch, RecoveryReport, SegmentDamage, SegmentGap};
 pub use stats::WalStats;
 pub use wal::{Recovered, Wal};
 

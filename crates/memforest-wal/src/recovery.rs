@@ -81,6 +81,22 @@ pub struct RecoveryReport {
     pub set_aside: Vec<u64>,
     /// `(segment, old length, new length)` when the last segment was truncated.
     pub truncated: Option<(u64, u64, u64)>,
+    /// Missing segments whose loss the ledger recorded ([`crate::SegmentLedger::lost`]),
+    /// which recovery read past: the segment after them started a new chain.
+    pub gaps: Vec<SegmentGap>,
+}
+
+/// Segments `first..=last` are missing and their loss was recorded: recovery continued
+/// with the segment after them, whose metadata names `last` as its predecessor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentGap {
+    /// First missing segment id.
+    pub first: u64,
+    /// Last missing segment id.
+    pub last: u64,
+    /// Sequence numbers the missing segments held (`last_seqno` before the gap + 1 ..=
+    /// the predecessor seqno the segment after it names): those writes are lost.
+    pub seqnos: (u64, u64),
 }
 
 /// A segment kept after recovery.
@@ -184,7 +200,10 @@ fn events(image: SegmentImage<'_>) -> Vec<Event> {
 /// ([`crate::SegmentLedger::synced_len`]): damage before it is never cut as a torn tail,
 /// and records that end before it (zeroed or cut off at a record boundary) are damage at
 /// the end of the last valid record ([`DamageReason::SyncedBytesMissing`]), not a clean
-/// end.
+/// end. `lost(first, last)` says whether the loss of every segment `first..=last` was
+/// recorded ([`crate::SegmentLedger::lost`]): a segment whose metadata names `last` as its
+/// predecessor, right after segment `first - 1`, then starts a new chain (reported in
+/// [`RecoveryReport::gaps`]) instead of being a predecessor mismatch, in every mode.
 ///
 /// # Errors
 /// [`WalError::Corruption`] naming the segment and offset of the first damage the mode
@@ -193,6 +212,7 @@ pub fn plan(
     images: &[SegmentImage<'_>],
     mode: RecoveryMode,
     synced: &dyn Fn(u64) -> Option<u64>,
+    lost: &dyn Fn(u64, u64) -> bool,
 ) -> Result<RecoveryPlan> {
     let mut out = RecoveryPlan::default();
     let mut prev: Option<u64> = None;
@@ -207,6 +227,20 @@ pub fn plan(
         for (j, event) in events.iter().enumerate() {
             let damage = match event {
                 Event::Meta(meta, end) => match prev {
+                    Some(actual_id)
+                        if meta.predecessor_id > actual_id
+                            && meta.predecessor_last_seqno >= out.last_seqno
+                            && lost(actual_id + 1, meta.predecessor_id) =>
+                    {
+                        out.report.gaps.push(SegmentGap {
+                            first: actual_id + 1,
+                            last: meta.predecessor_id,
+                            seqnos: (out.last_seqno + 1, meta.predecessor_last_seqno),
+                        });
+                        out.last_seqno = meta.predecessor_last_seqno;
+                        valid_len = *end;
+                        None
+                    }
                     Some(actual_id)
                         if meta.predecessor_id != actual_id
                             || meta.predecessor_last_seqno != out.last_seqno =>

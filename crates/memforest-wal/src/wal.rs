@@ -204,7 +204,8 @@ impl Wal {
             .map(|(&id, bytes)| SegmentImage { id, bytes })
             .collect();
         let synced = |id| ledger.as_ref().and_then(|l| l.synced_len(id));
-        let plan = recovery::plan(&images, options.recovery_mode, &synced)?;
+        let lost = |first, last| ledger.as_ref().is_some_and(|l| l.lost(first, last));
+        let plan = recovery::plan(&images, options.recovery_mode, &synced, &lost)?;
         drop(files);
 
         let mut stats = WalStats::default();
@@ -335,7 +336,10 @@ impl Wal {
 
     /// Syncs the active segment ([`Wal::sync`]) and tells the ledger its synced length
     /// ([`SegmentLedger::closed`]), so a later recovery refuses damage before it instead of
-    /// cutting it as a torn tail. For a clean shutdown; the log stays usable.
+    /// cutting it as a torn tail. The ledger is not told when it already records that
+    /// length ([`SegmentLedger::synced_len`]: nothing was written since), so closing a log
+    /// that wrote nothing writes nothing and needs no free space. For a clean shutdown; the
+    /// log stays usable.
     ///
     /// # Errors
     /// As [`Wal::sync`]; the ledger's error.
@@ -346,6 +350,9 @@ impl Wal {
             .map_err(|e| self.queue.poison(e))?;
         if let Some(l) = &self.ledger {
             let len = active.writer()?.len();
+            if l.synced_len(active.id) == Some(len) {
+                return Ok(());
+            }
             l.closed(active.id, len)
                 .map_err(|e| WalError::io(segment::path(&self.dir, active.id), e))?;
         }

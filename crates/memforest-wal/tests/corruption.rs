@@ -149,7 +149,8 @@ fn zeroed_records_before_the_synced_length_are_damage() {
         id: 1,
         bytes: &bytes,
     };
-    let plan = |mode| memforest_wal::recovery::plan(&[image], mode, &|_| Some(synced));
+    let plan =
+        |mode| memforest_wal::recovery::plan(&[image], mode, &|_| Some(synced), &|_, _| false);
     for mode in [
         RecoveryMode::AbsoluteConsistency,
         RecoveryMode::TolerateCorruptedTail,
@@ -167,9 +168,13 @@ fn zeroed_records_before_the_synced_length_are_damage() {
     let skipped: Vec<_> = skip.report.skipped.iter().map(|d| d.offset).collect();
     assert_eq!(skipped, [at]);
     // Without a recorded length the zeros are a clean end, as after a crash.
-    let unknown =
-        memforest_wal::recovery::plan(&[image], RecoveryMode::AbsoluteConsistency, &|_| None)
-            .unwrap();
+    let unknown = memforest_wal::recovery::plan(
+        &[image],
+        RecoveryMode::AbsoluteConsistency,
+        &|_| None,
+        &|_, _| false,
+    )
+    .unwrap();
     assert_eq!(unknown.batches.len(), 2);
 }
 
@@ -275,6 +280,77 @@ fn missing_earlier_segment_is_detected_by_the_metadata_chain() {
     let mut want = batches[..n1].to_vec();
     want.extend_from_slice(&batches[n1 + n2..]);
     assert_eq!(contents(&rec), want);
+}
+
+/// A ledger that records only the loss of segments `lost.0..=lost.1`.
+#[derive(Debug)]
+struct LostLedger(u64, u64);
+
+impl memforest_wal::SegmentLedger for LostLedger {
+    fn created(&self, _: u64, _: Option<(u64, u64)>) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn deleting(&self, _: &[u64]) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn closed(&self, _: u64, _: u64) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn truncated(&self, _: u64, _: u64) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn synced_len(&self, _: u64) -> Option<u64> {
+        None
+    }
+    fn lost(&self, first: u64, last: u64) -> bool {
+        self.0 <= first && last <= self.1
+    }
+}
+
+#[test]
+fn a_missing_segment_whose_loss_the_ledger_recorded_starts_a_new_chain() {
+    let (src, batches, opts) = rotated_log();
+    let n1 = batch_offsets(src.path(), 1).len();
+    let n2 = batch_offsets(src.path(), 2).len();
+    std::fs::remove_file(seg(src.path(), 2)).unwrap();
+    let open_tracked = |dir: &std::path::Path, mode, lost: LostLedger| {
+        let opts = WalOptions {
+            recovery_mode: mode,
+            ..opts
+        };
+        let storage = memforest_io::default_storage();
+        memforest_wal::Wal::open_tracked(storage, dir, opts, std::sync::Arc::new(lost))
+    };
+    // A loss the ledger does not record (another segment's) is still refused.
+    let dir = copy_dir(src.path());
+    let (segment, _, reason) = corruption(open_tracked(
+        dir.path(),
+        RecoveryMode::TolerateCorruptedTail,
+        LostLedger(5, 5),
+    ));
+    assert_eq!(segment, 3);
+    assert!(matches!(reason, DamageReason::PredecessorMismatch { .. }));
+    for mode in [
+        RecoveryMode::TolerateCorruptedTail,
+        RecoveryMode::AbsoluteConsistency,
+    ] {
+        let dir = copy_dir(src.path());
+        let (wal, rec) = open_tracked(dir.path(), mode, LostLedger(2, 2)).unwrap();
+        let mut want = batches[..n1].to_vec();
+        want.extend_from_slice(&batches[n1 + n2..]);
+        assert_eq!(contents(&rec), want, "{mode:?}");
+        let first = u64::try_from(n1).unwrap() + 1;
+        let last = u64::try_from(n1 + n2).unwrap();
+        assert_eq!(
+            rec.report.gaps,
+            [memforest_wal::SegmentGap {
+                first: 2,
+                last: 2,
+                seqnos: (first, last),
+            }]
+        );
+        assert_eq!(wal.last_seqno(), u64::try_from(batches.len()).unwrap());
+    }
 }
 
 #[test]

@@ -71,9 +71,13 @@ pub fn copy_dir(from: &Path) -> tempfile::TempDir {
 pub fn batch_offsets(dir: &Path, id: u64) -> Vec<u64> {
     let bytes = std::fs::read(seg(dir, id)).unwrap();
     let image = memforest_wal::recovery::SegmentImage { id, bytes: &bytes };
-    let plan =
-        memforest_wal::recovery::plan(&[image], RecoveryMode::AbsoluteConsistency, &|_| None)
-            .unwrap();
+    let plan = memforest_wal::recovery::plan(
+        &[image],
+        RecoveryMode::AbsoluteConsistency,
+        &|_| None,
+        &|_, _| false,
+    )
+    .unwrap();
     plan.batches.iter().map(|b| b.offset).collect()
 }
 
