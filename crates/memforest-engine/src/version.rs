@@ -162,7 +162,7 @@ impl Segment {
     ///
     /// # Errors
     /// [`crate::Error::Corrupt`] when the file is missing or its length is not the one
-    /// the manifest records (see [`check_listed`]); [`crate::Error::Sst`] when it is
+    /// the manifest records (a lost or replaced file); [`crate::Error::Sst`] when it is
     /// corrupt (naming file and offset).
     pub fn open(
         storage: &Arc<dyn Storage>,

@@ -323,6 +323,11 @@ fn a_loopback_server_refuses_what_a_web_page_can_send() {
         let status = r.status().as_u16();
         (status, r.body_mut().read_to_string().unwrap_or_default())
     };
+    let says = |reply: &str, what: &str| {
+        json(reply)["error"]
+            .as_str()
+            .is_some_and(|e| e.contains(what))
+    };
     for content_type in [
         Some("text/plain;charset=UTF-8"),
         None,
@@ -330,13 +335,7 @@ fn a_loopback_server_refuses_what_a_web_page_can_send() {
     ] {
         let (s, reply) = send(content_type, None, "POST", &add);
         assert_eq!(s, 415, "{content_type:?}: {reply}");
-        assert!(
-            json(&reply)["error"]
-                .as_str()
-                .unwrap()
-                .contains("application/json"),
-            "{reply}"
-        );
+        assert!(says(&reply, "application/json"), "{reply}");
     }
     let memories = server.url("/v1/users/alice/memories");
     for host in [
@@ -346,13 +345,7 @@ fn a_loopback_server_refuses_what_a_web_page_can_send() {
     ] {
         let (s, reply) = send(None, Some(host), "GET", &memories);
         assert_eq!(s, 403, "{host}: {reply}");
-        assert!(
-            json(&reply)["error"]
-                .as_str()
-                .unwrap()
-                .contains("not allowed"),
-            "{reply}"
-        );
+        assert!(says(&reply, "not allowed"), "{reply}");
     }
     let (s, reply) = call(&http, "GET", &memories, None, None);
     assert_eq!(
