@@ -462,16 +462,22 @@ impl Summarizer for Unusable {
     }
 }
 
-#[test]
-fn a_summarizer_that_never_gives_a_usable_reply_ends_in_the_extractive_summary() {
+/// A new store summarized by `summarizer` (retried fast) after six days of swims.
+fn swims_summarized_by(summarizer: Arc<dyn Summarizer>) -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open_with(dir.path(), fast_retry(Some(Arc::new(Unusable)))).unwrap();
+    let db = Memory::open_with(dir.path(), fast_retry(Some(summarizer))).unwrap();
     ingest_days(
         &db,
         6,
         |i| format!("I swam {i} laps at the Riverside pool with Maya."),
         "Great effort.",
     );
+    (dir, db)
+}
+
+#[test]
+fn a_summarizer_that_never_gives_a_usable_reply_ends_in_the_extractive_summary() {
+    let (_dir, db) = swims_summarized_by(Arc::new(Unusable));
     // Returns: every node that needs a call fails `summary_attempts` times, then gets the
     // extractive summary.
     db.flush_summaries().unwrap();
@@ -510,14 +516,7 @@ impl Summarizer for Verbose {
 /// `flush_summaries` and `purge` failed until the summarizer changed.
 #[test]
 fn a_summary_too_long_for_a_page_ends_in_the_extractive_summary() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Memory::open_with(dir.path(), fast_retry(Some(Arc::new(Verbose)))).unwrap();
-    ingest_days(
-        &db,
-        6,
-        |i| format!("I swam {i} laps at the Riverside pool with Maya."),
-        "Great effort.",
-    );
+    let (_dir, db) = swims_summarized_by(Arc::new(Verbose));
     db.flush_summaries().unwrap();
     assert!(assert_summaries_current(&db) > 0);
     assert!(db.memory_stats().summary_fallbacks > 0);
