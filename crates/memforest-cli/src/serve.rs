@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// Seconds a request's whole body may take to arrive (slower ones get 408).
     #[arg(long, default_value_t = Limits::default().body_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub body_timeout_secs: u64,
+    /// Seconds a request's headers may take, counted from the connection's accept or its
+    /// previous response (slower and idle connections are closed).
+    #[arg(long, default_value_t = Limits::default().header_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout_secs: u64,
     /// Writer or read replica, and how each follows the object store.
     #[command(flatten)]
     pub role: RoleArgs,
@@ -129,6 +133,7 @@ impl ServeArgs {
             max_batch: self.max_batch,
             max_in_flight_per_key: self.max_in_flight,
             body_timeout: std::time::Duration::from_secs(self.body_timeout_secs),
+            header_timeout: std::time::Duration::from_secs(self.header_timeout_secs),
             ..Limits::default()
         }
     }

@@ -13,6 +13,7 @@
 //!
 //! The routes, bodies and tools are documented in `docs/server.md`.
 
+mod accept;
 mod access;
 mod auth;
 mod error;

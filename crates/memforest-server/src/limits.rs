@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Request size, time and concurrency limits. Over a size limit: 413; a body slower than
-/// `body_timeout`: 408; over the in-flight limit: 429.
+/// `body_timeout`: 408; headers slower than `header_timeout`: the connection is closed;
+/// over the in-flight limit: 429.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// Largest request body, bytes (default 1 MiB; MCP requests too).
@@ -26,6 +27,11 @@ pub struct Limits {
     /// body is answered 408 and its connection closed. The body is read before the
     /// request counts against `max_in_flight_per_key`.
     pub body_timeout: Duration,
+    /// Longest wait for a request's headers (default 10 s), from a new connection's
+    /// accept or a kept-alive one's previous response: past it the connection is closed
+    /// without a response, so neither a client that never ends its headers nor an idle
+    /// connection holds a socket for long.
+    pub header_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -38,6 +44,7 @@ impl Default for Limits {
             max_context_tokens: 100_000,
             max_in_flight_per_key: 32,
             body_timeout: Duration::from_secs(30),
+            header_timeout: Duration::from_secs(10),
         }
     }
 }

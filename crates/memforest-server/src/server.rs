@@ -166,7 +166,8 @@ impl Server {
         tracing::info!(%addr, keys = shared.keys.is_some(), "serving");
         let signaled = Arc::new(tokio::sync::Notify::new());
         let on_signal = Arc::clone(&signaled);
-        let serving = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let header_timeout = shared.limits.header_timeout;
+        let serving = crate::accept::serve(listener, app, header_timeout, async move {
             shutdown.await;
             tracing::info!("shutting down: finishing requests in flight");
             // Open MCP streams end now rather than when their clients hang up.
@@ -175,24 +176,22 @@ impl Server {
         });
         // A client that keeps a connection open (a stalled body, a stream it never reads)
         // cannot hold the shutdown past CONNECTIONS_DRAIN.
-        let (served, drain) = tokio::select! {
-            served = std::future::IntoFuture::into_future(serving) => (served, DRAIN),
+        let drain = tokio::select! {
+            () = serving => DRAIN,
             () = async {
                 signaled.notified().await;
                 tokio::time::sleep(CONNECTIONS_DRAIN).await;
             } => {
                 // Their tasks still hold the store: do not wait for them again.
                 tracing::warn!("connections still open after the drain; syncing the store");
-                (Ok(()), Duration::ZERO)
+                Duration::ZERO
             }
         };
         if let Some(task) = refresher {
             // Cancelled with the MCP streams; it lets go of the store before it closes.
             let _ = task.await;
         }
-        let closed = close(shared, drain).await;
-        served?;
-        closed
+        close(shared, drain).await
     }
 }
 

@@ -277,6 +277,48 @@ fn a_stalled_body_holds_no_slot_and_gets_408() {
     server.stop();
 }
 
+/// A client that never ends its headers, and a kept-alive connection left idle, are
+/// closed once the header timeout passes; a client that sends its request in time on the
+/// same server is served.
+#[test]
+fn unfinished_headers_and_idle_connections_are_closed_after_the_header_timeout() {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        header_timeout: Duration::from_secs(2),
+        ..Limits::default()
+    };
+    let server = start(dir.path(), None, limits);
+    let connect = || {
+        let c = std::net::TcpStream::connect(server.addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        c
+    };
+    let mut unfinished = connect();
+    unfinished
+        .write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    let mut idle = connect();
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    let mut answer = [0_u8; 12];
+    idle.read_exact(&mut answer).unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    for (name, mut c) in [("unfinished", unfinished), ("idle", idle)] {
+        let mut rest = Vec::new();
+        // A closed connection reads to its end; one still held would time out (an error).
+        c.read_to_end(&mut rest)
+            .unwrap_or_else(|e| panic!("{name} connection still open: {e}"));
+        assert!(!rest.starts_with(b"HTTP"), "{name}: {rest:?}");
+    }
+    assert_eq!(
+        call(&client(), "GET", &server.url("/health"), None, None).0,
+        200
+    );
+    server.stop();
+}
+
 #[test]
 fn every_error_response_has_a_json_body_that_says_what_was_wrong() {
     let dir = tempfile::tempdir().unwrap();
