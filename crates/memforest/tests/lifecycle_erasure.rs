@@ -13,6 +13,7 @@
 mod recall_common;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use memforest::lifecycle::Forget;
 use memforest::recall::Query;
@@ -67,6 +68,17 @@ fn sst_hits(dir: &Path) -> Vec<String> {
 }
 
 /// Every live key and value of every tenant.
+/// The batches in the WAL of the store at `dir`, read beside its writer.
+fn wal_batches(dir: &Path) -> usize {
+    let (_, recovered) = memforest_wal::Wal::open_read_only(
+        memforest_io::default_storage(),
+        dir.join(memforest_engine::WAL_DIR),
+        memforest_wal::WalOptions::default(),
+    )
+    .unwrap();
+    recovered.batches.len()
+}
+
 fn logical_hits(db: &Memory) -> usize {
     let mut n = 0;
     for t in db.tenants().unwrap() {
@@ -304,5 +316,39 @@ fn a_deleted_update_leaves_no_bytes_and_its_session_is_reserved() {
     assert_eq!(logical_hits(&db), 0, "a live row still holds the canary");
     db.purge().unwrap();
     assert_eq!(raw_hits(dir.path()), Vec::<String>::new());
+    db.close().unwrap();
+}
+
+/// A memory two updates gave the same text is supported by two update messages: deleting
+/// it deletes both and the memory in one WAL batch, so a crash cannot leave it half
+/// deleted (one message gone, the memory still answering searches).
+#[test]
+fn deleting_a_memory_of_two_updates_is_one_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    // No summary is ever written: the only batches are the test's own.
+    let summarizer = Arc::new(recall_common::NeverSummarizer);
+    let db = Memory::open_with(dir.path(), options(false, Some(summarizer))).unwrap();
+    let said = |text: &str| memforest::Message::user(text);
+    let chat = [
+        said("I like green tea a lot."),
+        said("I like black coffee a lot."),
+    ];
+    db.add("u", "chat", &chat).unwrap();
+    let all = db.list("u", &Default::default()).unwrap();
+    let find = |word: &str| all.iter().find(|m| m.text.contains(word)).unwrap().id;
+    let merged = db
+        .update("u", find("coffee"), "Rooibos is my favourite.")
+        .unwrap();
+    let again = db
+        .update("u", find("tea"), "Rooibos is my favourite.")
+        .unwrap();
+    assert_eq!(merged, again, "the same text is one memory");
+    let sources = db.get("u", merged).unwrap().unwrap().sources;
+    assert_eq!(sources.len(), 2, "{sources:?}");
+    let before = wal_batches(dir.path());
+    let deleted = db.delete("u", merged).unwrap();
+    assert_eq!((deleted.messages, deleted.memories), (2, 1), "{deleted:?}");
+    assert_eq!(wal_batches(dir.path()), before + 1);
+    assert!(db.get("u", merged).unwrap().is_none());
     db.close().unwrap();
 }

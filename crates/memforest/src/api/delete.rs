@@ -30,19 +30,12 @@ impl From<ForgetReport> for Deleted {
     }
 }
 
-impl Deleted {
-    fn add(&mut self, other: Self) {
-        self.messages += other.messages;
-        self.memories += other.memories;
-        self.memories_updated += other.memories_updated;
-    }
-}
-
 impl Memory {
     /// Deletes memory `id` of `user`. The messages of conversations it was extracted from
     /// stay; the messages [`Memory::update`] stored its text in (session
-    /// [`UPDATES_SESSION`]) are deleted with it, as they hold nothing else. The bytes
-    /// leave the files at the next [`Memory::purge`].
+    /// [`UPDATES_SESSION`]) are deleted with it, as they hold nothing else, in the same
+    /// WAL batch (a crash keeps all of it or none). The bytes leave the files at the next
+    /// [`Memory::purge`].
     ///
     /// # Errors
     /// [`MemoryError::NotFound`] when `user` has no memory `id` (nothing changed);
@@ -58,28 +51,25 @@ impl Memory {
             .filter(|o| o.session == UPDATES_SESSION)
             .flat_map(|o| o.turns.iter().map(String::as_str))
             .collect();
-        let mut deleted = Deleted::default();
+        let mut items = Vec::new();
         if !updates.is_empty() {
             let turns = self
                 .stored_turns(&tenant, UPDATES_SESSION)?
                 .unwrap_or_default();
-            for (index, _) in turns
-                .iter()
-                .filter(|(_, t)| updates.contains(&t.id.as_str()))
-            {
-                let turn = Forget::Turn {
-                    session: UPDATES_SESSION.to_owned(),
-                    index: *index,
-                };
-                deleted.add(self.forget(&tenant, &turn)?.into());
-            }
+            items.extend(
+                turns
+                    .iter()
+                    .filter(|(_, t)| updates.contains(&t.id.as_str()))
+                    .map(|(index, _)| Forget::Turn {
+                        session: UPDATES_SESSION.to_owned(),
+                        index: *index,
+                    }),
+            );
         }
         // Supported by conversation messages too (or by no update message found): the
-        // memory itself.
-        if self.fact(&tenant, id.fact())?.is_some() {
-            deleted.add(self.forget(&tenant, &Forget::Fact(id.fact()))?.into());
-        }
-        Ok(deleted)
+        // memory itself, in the same batch (a no-op when the messages took it).
+        items.push(Forget::Fact(id.fact()));
+        Ok(self.forget_all(&tenant, &items)?.into())
     }
 
     /// Deletes message `message` (its id, as given to or numbered by [`Memory::add`]) of

@@ -64,10 +64,25 @@ impl Memory {
     /// [`MemoryError::Engine`] (nothing is applied); corrupt records or pages;
     /// [`MemoryError::Stopped`] while closing.
     pub fn forget(&self, tenant: &TenantId, what: &Forget) -> Result<ForgetReport, MemoryError> {
+        self.forget_all(tenant, std::slice::from_ref(what))
+    }
+
+    /// Forgets every item of `what` of `tenant` in one WAL batch: a crash keeps all of
+    /// them or none. Items are applied in order, each seeing what the ones before it
+    /// staged (an item already forgotten by an earlier one is a no-op); one
+    /// [`Forget::Tenant`] makes the others moot. The report sums the items'.
+    ///
+    /// # Errors
+    /// As [`Memory::forget`]; nothing is applied.
+    pub fn forget_all(
+        &self,
+        tenant: &TenantId,
+        what: &[Forget],
+    ) -> Result<ForgetReport, MemoryError> {
         let shared = self.runtime().ok_or(MemoryError::Stopped)?.shared();
         let mut report = ForgetReport::default();
         let mut forest = shared.forest.lock();
-        if *what == Forget::Tenant {
+        if what.contains(&Forget::Tenant) {
             // One range delete removes everything; count first, so the report says what.
             let count = |table: Table| -> Result<u64, MemoryError> {
                 let mut n = 0u64;
@@ -91,15 +106,15 @@ impl Memory {
         let kv = &shared.kv;
         let mut st = Staged::new(kv, tenant.clone());
         let tf = forest.tenants.entry(tenant.clone()).or_default();
-        let result = match what {
+        let config = shared.opts.trees;
+        let result = what.iter().try_for_each(|item| match item {
             Forget::Fact(id) => session::forget_fact(kv, &mut st, tf, *id, &mut report),
             Forget::Turn { session, index } => {
-                let config = shared.opts.trees;
                 session::forget_turn(kv, &mut st, tf, session, *index, &config, &mut report)
             }
             Forget::Session(s) => session::forget_session(kv, &mut st, tf, s, &mut report),
             Forget::Tenant => Ok(()),
-        };
+        });
         let committed = result.and_then(|()| Ok(st.commit(shared.opts.durability)?));
         match committed {
             Ok(seqno) => report.seqno = seqno,
