@@ -29,7 +29,7 @@ fn exchange(i: u32) -> [Message; 2] {
         ))
         .by("Alice")
         .at(day(1 + i % 28)),
-        Message::assistant(format!("Nice, enjoy the topic{i} book!")).at(day(1 + i % 28)),
+        Message::assistant(format!("Nice, the topic{i} book is rare!")).at(day(1 + i % 28)),
     ]
 }
 
@@ -74,6 +74,42 @@ fn fifty_exchanges_one_at_a_time_store_what_one_whole_session_stores() {
     assert_eq!((again.messages, again.duplicates), (0, 1));
     a.close().unwrap();
     b.close().unwrap();
+}
+
+/// The assistant's acknowledgements of what the user said are no memories, so they do
+/// not rank beside the user's statements; an assistant's own information is one.
+#[test]
+fn an_assistant_acknowledgement_is_no_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    let exchanges = [
+        (
+            "I'm vegetarian and allergic to peanuts.",
+            "Got it, I'll remember.",
+        ),
+        ("My dog Rex is a golden retriever.", "Rex sounds lovely."),
+        (
+            "Where should I stay in Rome?",
+            "I recommend the Hotel Artemide near Termini.",
+        ),
+    ];
+    for (n, (said, answer)) in exchanges.into_iter().enumerate() {
+        let exchange = [Message::user(said), Message::assistant(answer)];
+        mem.add("a", &format!("s{n}"), &exchange).unwrap();
+    }
+    mem.flush_summaries().unwrap();
+    let all = texts(&mem, "a");
+    let from_assistant: Vec<&String> = all.iter().filter(|t| t.starts_with("assistant")).collect();
+    assert_eq!(
+        from_assistant,
+        ["assistant: I recommend the Hotel Artemide near Termini."],
+        "{all:?}"
+    );
+    let hits = mem
+        .search("a", "what is my dog's name?", &SearchOptions::default())
+        .unwrap();
+    assert_eq!(hits[0].text, "user: My dog Rex is a golden retriever.");
+    mem.close().unwrap();
 }
 
 #[test]
@@ -654,7 +690,13 @@ fn a_full_disk_under_the_summaries_is_reported_as_an_engine_error() {
     let mem = Memory::open_with(dir.path(), options).unwrap();
     mem.add("alice", "s", &exchange(1)).unwrap();
     go.store(true, Ordering::SeqCst);
-    let err = mem.flush_summaries().unwrap_err();
+    let r = mem.flush_summaries();
+    eprintln!(
+        "DBG {r:?} {:?} {:?}",
+        mem.memory_stats(),
+        texts(&mem, "alice")
+    );
+    let err = r.unwrap_err();
     assert!(matches!(err, MemoryError::Engine(_)), "{err:?}");
     let text = err.to_string();
     assert!(!text.contains("model call failed"), "{text}");

@@ -5,8 +5,12 @@
 //! three keywords; time is the first date or relative phrase in the sentence (English or
 //! CJK, [`dates`]), resolved against the turn's time;
 //! knowledge-update keys from [`statements::keys`] (the first person of a user-role turn is
-//! its speaker, of an assistant turn no one).
+//! its speaker, of an assistant turn no one). An assistant's acknowledgements ("Got it,
+//! I'll remember.", "Rex sounds lovely.") are no items ([`acknowledgement`]).
 
+use std::collections::HashSet;
+
+use crate::memory::extract::acknowledgement::is_acknowledgement;
 use crate::memory::extract::{dates, statements};
 use crate::memory::extract::{
     ExtractedItem, Extraction, ExtractionInput, Extractor, Origin, SemanticRole,
@@ -104,6 +108,12 @@ impl Extractor for HeuristicExtractor {
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
         let mut items = Vec::new();
         let mut prompt = String::new();
+        let user_keywords: HashSet<String> = input
+            .turns
+            .iter()
+            .filter(|t| t.role == Role::User)
+            .flat_map(|t| keywords(&t.text))
+            .collect();
         for turn in &input.turns {
             prompt.push_str(&turn.text);
             let speaker = if turn.speaker.is_empty() {
@@ -113,7 +123,10 @@ impl Extractor for HeuristicExtractor {
             };
             let first_person = (turn.role == Role::User).then(|| speaker.to_lowercase());
             for sentence in sentences(&turn.text) {
-                if !long_enough(sentence) {
+                if !long_enough(sentence)
+                    || (turn.role == Role::Assistant
+                        && is_acknowledgement(sentence, &user_keywords))
+                {
                     continue;
                 }
                 let mut item = item_for(sentence, turn.time);

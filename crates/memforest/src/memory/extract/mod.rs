@@ -1,6 +1,7 @@
 //! The [`Extractor`] trait: one call per MemCell turns raw turns into memory items with
 //! the MemForest paper's item fields ("Extraction").
 
+mod acknowledgement;
 pub mod dates;
 mod heuristic;
 pub mod statements;
