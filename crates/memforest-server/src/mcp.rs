@@ -8,17 +8,18 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Extensions, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::json;
 
 use crate::access::Access;
 use crate::error::ApiError;
 use crate::keys::Right;
-use crate::request::{memory_id, AddRequest, Checked, ContextRequest, SearchRequest};
+use crate::request::{memory_id, split_field, AddRequest, Checked, ContextRequest, SearchRequest};
 use crate::state::Shared;
 
 /// `add_memory`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub struct AddMemory {
     /// The user whose memory this is; may be left out when the key reaches one user.
     #[serde(default)]
@@ -31,7 +32,7 @@ pub struct AddMemory {
 }
 
 /// `search_memory`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub struct SearchMemory {
     /// The user whose memory is searched; may be left out when the key reaches one user.
     #[serde(default)]
@@ -42,7 +43,7 @@ pub struct SearchMemory {
 }
 
 /// `get_context`'s arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, JsonSchema)]
 pub struct GetContext {
     /// The user whose memory is read; may be left out when the key reaches one user.
     #[serde(default)]
@@ -52,8 +53,45 @@ pub struct GetContext {
     pub body: ContextRequest,
 }
 
+impl<'de> Deserialize<'de> for AddMemory {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (user, SessionAdd(session, body)) = split_field(d, "user")?;
+        let session = session.ok_or_else(|| D::Error::missing_field("session"))?;
+        Ok(Self {
+            user,
+            session,
+            body,
+        })
+    }
+}
+
+/// An add's session and the rest of its arguments.
+struct SessionAdd(Option<String>, AddRequest);
+
+impl<'de> Deserialize<'de> for SessionAdd {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (session, body) = split_field(d, "session")?;
+        Ok(Self(session, body))
+    }
+}
+
+impl<'de> Deserialize<'de> for SearchMemory {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (user, body) = split_field(d, "user")?;
+        Ok(Self { user, body })
+    }
+}
+
+impl<'de> Deserialize<'de> for GetContext {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (user, body) = split_field(d, "user")?;
+        Ok(Self { user, body })
+    }
+}
+
 /// Arguments naming one memory.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct MemoryRef {
     /// The user whose memory it is; may be left out when the key reaches one user.
     #[serde(default)]
@@ -64,6 +102,7 @@ pub struct MemoryRef {
 
 /// `update_memory`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UpdateMemory {
     /// The user whose memory it is; may be left out when the key reaches one user.
     #[serde(default)]
@@ -76,6 +115,7 @@ pub struct UpdateMemory {
 
 /// Arguments naming only the user.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UserRef {
     /// The user; may be left out when the key reaches one user.
     #[serde(default)]
@@ -183,7 +223,7 @@ impl MemoryTools {
 
     /// A prompt-ready text for a question.
     #[tool(
-        description = "Get a prompt-ready text from a user's memory for a question: the relevant memories with their dates, then the latest messages of the conversation, within max_tokens (default 1000). Put it in your context before answering."
+        description = "Get a prompt-ready text from a user's memory for a question: the relevant memories with their dates, then the latest messages of the conversation, within max_tokens (default 1000). Takes search_memory's k and filters. Put it in your context before answering."
     )]
     async fn get_context(
         &self,
@@ -195,7 +235,10 @@ impl MemoryTools {
             self.checked(&p.body)?;
             let body = p.body;
             self.shared
-                .run(move |m| m.context(&user, &body.query, body.max_tokens(), &body.options()))
+                .run(move |m| {
+                    let options = body.search.options();
+                    m.context(&user, &body.search.query, body.max_tokens(), &options)
+                })
                 .await
         };
         r.await.map_err(|e| e.to_string())

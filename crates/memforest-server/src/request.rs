@@ -164,25 +164,25 @@ impl SearchRequest {
     }
 }
 
-/// A prompt-ready context for a question (`POST /v1/users/{user}/context`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// A prompt-ready context for a question (`POST /v1/users/{user}/context`): a search's
+/// question, `k` (the memories to consider) and filters, and a token budget.
+#[derive(Debug, Clone, PartialEq, Eq, JsonSchema)]
 pub struct ContextRequest {
-    /// The question, in natural language.
-    pub query: String,
     /// Budget of the text in tokens (bytes / 4; default 1000).
     #[serde(default)]
     pub max_tokens: Option<usize>,
-    /// Memories to consider (1..=1000, default 10).
-    #[serde(default)]
-    pub k: Option<usize>,
-    /// Only memories said in this session; the recent messages come from it.
-    #[serde(default)]
-    pub session: Option<String>,
-    /// Only memories with this person among their participants (the recent messages are
-    /// not filtered by it).
-    #[serde(default)]
-    pub speaker: Option<String>,
+    /// The question, the memories to consider and their filters; a `session` filter also
+    /// picks the conversation whose recent messages are shown, and the recent messages are
+    /// not filtered by the others.
+    #[serde(flatten)]
+    pub search: SearchRequest,
+}
+
+impl<'de> Deserialize<'de> for ContextRequest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (max_tokens, search) = split_field(d, "max_tokens")?;
+        Ok(Self { max_tokens, search })
+    }
 }
 
 impl ContextRequest {
@@ -191,17 +191,37 @@ impl ContextRequest {
     pub fn max_tokens(&self) -> usize {
         self.max_tokens.unwrap_or(1000)
     }
+}
 
-    /// The search options.
-    #[must_use]
-    pub fn options(&self) -> SearchOptions {
-        SearchOptions {
-            k: self.k.unwrap_or(10),
-            session: self.session.clone(),
-            speaker: self.speaker.clone(),
-            ..SearchOptions::default()
+/// Reads a JSON object as its field `name` (absent or null: `None`) and the rest of its
+/// fields as a `T`, whose own checks (unknown fields refused, each error with its path)
+/// apply to the rest. serde's `flatten` would pass unknown fields over in silence.
+///
+/// # Errors
+/// Not an object; the field or the rest not of their types.
+pub fn split_field<'de, D, F, T>(d: D, name: &str) -> Result<(Option<F>, T), D::Error>
+where
+    D: Deserializer<'de>,
+    F: DeserializeOwned,
+    T: DeserializeOwned,
+{
+    let mut object = serde_json::Map::deserialize(d)?;
+    let field = match object.remove(name) {
+        None | Some(serde_json::Value::Null) => None,
+        Some(v) => {
+            Some(serde_json::from_value(v).map_err(|e| D::Error::custom(format!("{name}: {e}")))?)
         }
-    }
+    };
+    let rest =
+        serde_path_to_error::deserialize(serde_json::Value::Object(object)).map_err(|e| match e
+            .path()
+            .to_string()
+            .as_str()
+        {
+            "." => D::Error::custom(e.inner()),
+            at => D::Error::custom(format!("{at}: {}", e.inner())),
+        })?;
+    Ok((field, rest))
 }
 
 /// Replace a memory's text (`PUT /v1/users/{user}/memories/{id}`).
@@ -320,9 +340,8 @@ impl Checked for SearchRequest {
 
 impl Checked for ContextRequest {
     fn check(&self, limits: &Limits) -> Result<(), ApiError> {
-        count_within("k", self.k, limits.max_k)?;
         count_within("max_tokens", self.max_tokens, limits.max_context_tokens)?;
-        text_within("the query", &self.query, limits.max_turn_bytes)
+        self.search.check(limits)
     }
 }
 

@@ -108,7 +108,10 @@ async fn context(
     a.allow(&user, Right::Read)?;
     let req: ContextRequest = decode(&body, &s.limits)?;
     let text = s
-        .run(move |m| m.context(&user, &req.query, req.max_tokens(), &req.options()))
+        .run(move |m| {
+            let options = req.search.options();
+            m.context(&user, &req.search.query, req.max_tokens(), &options)
+        })
         .await?;
     reply(json!({ "context": text }))
 }

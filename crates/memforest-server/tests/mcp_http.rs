@@ -90,6 +90,16 @@ fn every_tool_works_for_its_tenant_and_fails_for_every_other() {
         let id = added["memories"][0].as_str().unwrap().to_owned();
         let found = ok(&tool(&alice, "search_memory", json!({"query": "cat"})).await);
         assert_eq!(found["results"][0]["id"], json!(id));
+        // A misspelt argument is refused, not passed over (the search would be unfiltered).
+        for (name, args) in [
+            ("search_memory", json!({"query": "cat", "latestonly": true})),
+            ("get_context", json!({"query": "cat", "budget": 10})),
+            ("add_memory", json!({"session": "s1", "message": []})),
+            ("get_memory", json!({"id": id, "version": 1})),
+        ] {
+            let r = tool(&alice, name, args).await;
+            assert_eq!(r.is_error, Some(true), "{name}: {}", text(&r));
+        }
         let context = tool(&alice, "get_context", json!({"query": "What pet do I have?"})).await;
         assert!(text(&context).contains("Miso"), "{}", text(&context));
         assert_eq!(ok(&tool(&alice, "get_memory", json!({"id": id})).await)["id"], json!(id));

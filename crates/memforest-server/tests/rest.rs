@@ -592,6 +592,73 @@ fn search_and_context_filter_by_speaker() {
     );
 }
 
+/// `/context` takes a search's filters (`latest_only`, `until`, ...) and refuses an
+/// unknown field, naming the ones it knows.
+#[test]
+fn context_takes_the_search_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None, Limits::default());
+    let http = client();
+    let add = r#"{"messages":[{"role":"user","text":"I live in Paris now.","time":"2024-01-10T09:00:00Z"}]}"#;
+    let url = server.url("/v1/users/alice/sessions/s1/messages");
+    assert_eq!(call(&http, "POST", &url, None, Some(add)).0, 200);
+    let (_, listed) = call(
+        &http,
+        "GET",
+        &server.url("/v1/users/alice/memories"),
+        None,
+        None,
+    );
+    let id = json(&listed)["results"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let put = server.url(&format!("/v1/users/alice/memories/{id}"));
+    let moved = r#"{"text":"I live in Berlin now."}"#;
+    assert_eq!(call(&http, "PUT", &put, None, Some(moved)).0, 200);
+    // The facts of a context (its recent turns are not filtered).
+    let context = |body: &str| {
+        let url = server.url("/v1/users/alice/context");
+        let (status, reply) = call(&http, "POST", &url, None, Some(body));
+        let text = json(&reply)["context"]
+            .as_str()
+            .unwrap_or(&reply)
+            .to_owned();
+        let facts = text
+            .split("Recent turns")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        (status, facts)
+    };
+    let (status, all) = context(r#"{"query":"where do I live","k":5}"#);
+    assert_eq!(status, 200, "{all}");
+    assert!(all.contains("Paris") && all.contains("Berlin"), "{all}");
+    let (status, latest) = context(r#"{"query":"where do I live","latest_only":true}"#);
+    assert_eq!(status, 200, "{latest}");
+    assert!(
+        latest.contains("Berlin") && !latest.contains("Paris"),
+        "{latest}"
+    );
+    let (status, early) =
+        context(r#"{"query":"where do I live","until":"2024-02-01T00:00:00Z","max_tokens":200}"#);
+    assert_eq!(status, 200, "{early}");
+    assert!(
+        early.contains("Paris") && !early.contains("Berlin"),
+        "{early}"
+    );
+    let (status, bad) = context(r#"{"query":"where","latest":true}"#);
+    assert_eq!(status, 400, "{bad}");
+    assert!(
+        bad.contains("unknown field `latest`") && bad.contains("latest_only"),
+        "{bad}"
+    );
+    let (status, bad) = context(r#"{"query":"where","until":"soon"}"#);
+    assert_eq!(status, 400, "{bad}");
+    assert!(bad.contains("until") && bad.contains("RFC 3339"), "{bad}");
+    server.stop();
+}
+
 /// A request refused before its body is read (no key) is answered with
 /// `Connection: close`, and the server then closes the connection: a client must not
 /// send its next request on it.
