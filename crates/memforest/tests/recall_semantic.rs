@@ -213,6 +213,89 @@ fn an_update_whose_embedding_fails_leaves_nothing_behind() {
     mem.close().unwrap();
 }
 
+/// An embedder that, while `hold` is set, waits in its call until the test lets it go,
+/// saying it `entered`.
+#[derive(Debug)]
+struct Held {
+    hold: AtomicBool,
+    entered: AtomicBool,
+    inner: Arc<StaticEmbedder>,
+}
+
+impl Embedder for Held {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Embeddings, ModelError> {
+        while self.hold.load(Ordering::SeqCst) {
+            self.entered.store(true, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        self.inner.embed(texts)
+    }
+}
+
+/// Every file of `from` copied into `to`: what a crash at this moment leaves on disk.
+fn crash_image(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            crash_image(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A crash while an update waits for its embedding leaves nothing of the update: no
+/// message for the next open to extract as a memory of its own, unlinked from the
+/// version it was to replace.
+#[test]
+fn a_crash_while_an_update_embeds_leaves_nothing_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let held = Arc::new(Held {
+        hold: AtomicBool::new(false),
+        entered: AtomicBool::new(false),
+        inner: StaticEmbedder::bundled().unwrap(),
+    });
+    let mem = Memory::open_with(dir.path(), with_embedder(Some(held.clone()))).unwrap();
+    let mem = Arc::new(mem);
+    let at = Utc.with_ymd_and_hms(2024, 3, 1, 9, 0, 0).unwrap();
+    mem.add("alice", "s0", &[Message::user(PET).by("Alice").at(at)])
+        .unwrap();
+    mem.flush_summaries().unwrap();
+    let old = mem.list("alice", &Default::default()).unwrap()[0].id;
+    held.hold.store(true, Ordering::SeqCst);
+    let updating = {
+        let mem = Arc::clone(&mem);
+        std::thread::spawn(move || mem.update("alice", old, "Alice adopted a kitten named Pip."))
+    };
+    while !held.entered.load(Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let image = tempfile::tempdir().unwrap();
+    crash_image(dir.path(), image.path());
+    held.hold.store(false, Ordering::SeqCst);
+    updating.join().unwrap().unwrap();
+
+    let crashed = Memory::open(image.path()).unwrap();
+    crashed.flush_summaries().unwrap();
+    let all = crashed.list("alice", &Default::default()).unwrap();
+    let texts: Vec<&str> = all.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, [format!("Alice: {PET}")], "{texts:?}");
+    assert!(all[0].current);
+    let updates = crashed.messages("alice", memforest::api::UPDATES_SESSION);
+    assert!(
+        matches!(updates, Err(MemoryError::NotFound { .. })),
+        "{updates:?}"
+    );
+    crashed.close().unwrap();
+    Arc::into_inner(mem).unwrap().close().unwrap();
+}
+
 #[test]
 fn dropped_vectors_come_back_with_embed_missing() {
     let dir = tempfile::tempdir().unwrap();

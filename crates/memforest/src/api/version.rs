@@ -40,8 +40,9 @@ impl Memory {
     /// [`MemoryError::NotFound`] when `user` has no memory `id`; [`MemoryError::Input`] for
     /// a text over the limits; [`MemoryError::EmbedderMismatch`] when the user's memories
     /// were embedded by another embedder (nothing written); [`MemoryError::Model`] when
-    /// the embedder fails (the message written for the new text is deleted again, so
-    /// nothing stays); engine errors.
+    /// the embedder fails (nothing is written); engine errors. The message and the new
+    /// version are written in one batch; the version link on the old memory is written
+    /// just before, and alone changes nothing a read shows.
     pub fn update(&self, user: &str, id: MemoryId, text: &str) -> Result<MemoryId, MemoryError> {
         let tenant = user::writer_tenant(user)?;
         if text.trim().is_empty() {
@@ -87,22 +88,15 @@ impl Memory {
                 ..Turn::new(Role::User, speaker, text)
             }],
         };
-        let stored = self
-            .ingest_stated(&tenant, &session, vec![item])
-            .and_then(|receipt| {
-                receipt
-                    .facts
-                    .first()
-                    .map(|&f| MemoryId::from_fact(f))
-                    .ok_or(MemoryError::Invariant("an update stored no memory"))
-            });
-        if stored.is_err() {
-            // The message written before the embedder failed would stay pending and be
-            // extracted later as a memory of its own, unlinked: an update that failed
-            // leaves nothing. Best effort: the error reported is the update's.
-            let _ = self.delete_message(user, UPDATES_SESSION, &turn_id);
-        }
-        stored
+        // The message and the new version are one batch: an update that failed, or a
+        // crash before it returned, leaves no message to be extracted later as a memory
+        // of its own, unlinked.
+        let receipt = self.ingest_stated(&tenant, &session, vec![item])?;
+        receipt
+            .facts
+            .first()
+            .map(|&f| MemoryId::from_fact(f))
+            .ok_or(MemoryError::Invariant("an update stored no memory"))
     }
 
     /// Every version of memory `id` of `user`, oldest first, each valid until the next one
@@ -190,10 +184,14 @@ pub(crate) fn is_version_attribute(attribute: &str) -> bool {
 
 /// The version key `rec` carries, if any.
 fn version_key(rec: &FactRecord) -> Option<String> {
-    rec.keys
-        .iter()
+    version_key_in(&rec.keys).map(str::to_owned)
+}
+
+/// The version key among a fact's or an extracted item's `keys`, if any.
+pub(crate) fn version_key_in(keys: &[String]) -> Option<&str> {
+    keys.iter()
+        .map(String::as_str)
         .find(|k| k.starts_with(VERSION_KEY))
-        .cloned()
 }
 
 /// The current time in microseconds since the Unix epoch (0 before it).

@@ -15,6 +15,7 @@ use memforest_tree::{Payload, TreeKind};
 use crate::memory::extract::{CellTurn, ExtractedItem, Extraction, ExtractionInput};
 use crate::memory::fact::{self, Upsert};
 use crate::memory::failed;
+use crate::memory::forest::Forest;
 use crate::memory::record::{
     self, CellRecord, Occurrence, TurnRecord, CELL_PREFIX, PENDING_PREFIX,
 };
@@ -285,7 +286,7 @@ pub fn prepare_batch(
 /// [`MemoryError::Model`] when the embedder fails or returns another number of vectors:
 /// the caller keeps its work queued (a fact stored without its vector could never be
 /// found by meaning).
-fn embed_items(
+pub fn embed_items(
     shared: &Shared,
     tenant: &str,
     items: &[ExtractedItem],
@@ -308,23 +309,25 @@ fn embed_items(
     }
 }
 
-/// Loads cell `cell` of `tenant` with `items` as its extraction (no extractor call; the
-/// embedder, if any, embeds them): facts the caller states, e.g. a new version given to
-/// `Memory::update`.
+/// Cell `cell`, staged in `st` and not committed yet, with `items` as its extraction (no
+/// extractor call) and `embeddings` as their vectors ([`embed_items`]): facts the caller
+/// states, e.g. a new version given to `Memory::update`, committed with their message by
+/// [`commit_with`].
 ///
 /// # Errors
-/// [`MemoryError::Model`] when the embedder fails; engine and record errors.
+/// The cell not staged ([`MemoryError::Invariant`]); engine and record errors.
 pub fn prepare_stated(
-    shared: &Shared,
-    tenant: &TenantId,
+    st: &Staged<'_>,
     cell: u64,
     items: Vec<ExtractedItem>,
+    embeddings: Option<Vec<Vec<f32>>>,
 ) -> Result<Prepared, MemoryError> {
-    let Some((rec, turns)) = load(shared, tenant, cell)? else {
-        return Ok(Prepared::gone(cell));
-    };
-    let name = String::from_utf8_lossy(tenant.name()).into_owned();
-    let embeddings = embed_items(shared, &name, &items)?;
+    let key = record::prefixed(CELL_PREFIX, &cell.to_be_bytes());
+    let bytes = st
+        .get(Table::Sessions, &key)?
+        .ok_or(MemoryError::Invariant("a stated cell has no cell record"))?;
+    let rec: CellRecord = record::decode(&bytes, "cell")?;
+    let turns = cell_turns(|k| Ok(st.get(Table::Turns, k)?), &rec)?;
     Ok(Prepared::of_items(cell, rec, turns, items, embeddings))
 }
 
@@ -340,10 +343,35 @@ pub fn commit(
     cells: &[Prepared],
 ) -> Result<CellOutcome, MemoryError> {
     let mut forest = shared.forest.lock();
-    // An index dropped (`Memory::drop_derived`) or of another version is rebuilt first: the
-    // first fact staged into an empty index marks it complete.
-    crate::recall::index::ensure(&shared.kv, tenant)?;
-    let mut st = Staged::new(&shared.kv, tenant.clone());
+    ensure_index(shared, tenant)?;
+    let st = Staged::new(&shared.kv, tenant.clone());
+    commit_with(shared, &mut forest, st, cells)
+}
+
+/// Rebuilds `tenant`'s lexical index when it was dropped (`Memory::drop_derived`) or is
+/// of another version, before facts are staged into it (the first fact staged into an
+/// empty index marks it complete). The caller holds the forest lock and has staged
+/// nothing yet: the rebuild writes batches of its own.
+///
+/// # Errors
+/// Engine and record errors.
+pub fn ensure_index(shared: &Shared, tenant: &TenantId) -> Result<(), MemoryError> {
+    crate::recall::index::ensure(&shared.kv, tenant).map(|_| ())
+}
+
+/// [`commit`] of `cells` staged into `st`, which may already hold other writes of its
+/// tenant (an update's message and cell): everything commits as one batch. The caller
+/// holds `forest`'s lock and called [`ensure_index`] before staging anything.
+///
+/// # Errors
+/// As [`commit`].
+pub fn commit_with(
+    shared: &Shared,
+    forest: &mut Forest,
+    mut st: Staged<'_>,
+    cells: &[Prepared],
+) -> Result<CellOutcome, MemoryError> {
+    let tenant = &st.tenant().clone();
     let tf = forest.tenants.entry(tenant.clone()).or_default();
     let mut out = CellOutcome::default();
     let mut router = Router {

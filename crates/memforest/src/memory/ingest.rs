@@ -181,10 +181,12 @@ impl Memory {
 impl Memory {
     /// Stores `session`'s new turns as [`Memory::ingest_session`] does, but with `items` as
     /// the facts of its first new cell instead of what the extractor would find there
-    /// (`Memory::update` states the new version of a memory). Other new cells get no fact.
+    /// (`Memory::update` states the new version of a memory), committed with the turns in
+    /// one batch. Other new cells get no fact.
     ///
     /// # Errors
-    /// As [`Memory::ingest_session`].
+    /// As [`Memory::ingest_session`]; [`MemoryError::Model`] when the embedder fails
+    /// (nothing is written).
     pub(crate) fn ingest_stated(
         &self,
         tenant: &TenantId,
@@ -195,13 +197,24 @@ impl Memory {
         check_session(session)?;
         let shared = self.memory_shared()?;
         crate::recall::vectors::check_writer(&shared.kv, tenant, shared.opts.embedder.as_deref())?;
-        let (mut receipt, cells) = stage_turns(&shared, tenant, session, Numbering::Position)?;
+        // Embedded before anything is written: an embedder that fails leaves nothing.
+        let name = String::from_utf8_lossy(tenant.name()).into_owned();
+        let embeddings = apply::embed_items(&shared, &name, &items)?;
+        let mut forest = shared.forest.lock();
+        apply::ensure_index(&shared, tenant)?;
+        // The turns, their cell and the stated facts go in one batch: a crash keeps all of
+        // them or none, so no message is left pending for the extractor to read as a
+        // conversation of its own.
+        let mut st = Staged::new(&shared.kv, tenant.clone());
+        let (mut receipt, cells) =
+            stage_turns_into(&shared, &mut st, session, Numbering::Position)?;
         let Some(&cell) = cells.first() else {
             return Ok(receipt);
         };
-        let prepared = apply::prepare_stated(&shared, tenant, cell, items)?;
-        let (outcome, failed) = apply::commit_or_fail(&shared, tenant, &[prepared])?;
-        receipt.cells_failed += failed;
+        let prepared = apply::prepare_stated(&st, cell, items, embeddings)?;
+        let outcome = apply::commit_with(&shared, &mut forest, st, &[prepared])?;
+        drop(forest);
+        receipt.seqno = outcome.seqno;
         receipt.facts_added = outcome.facts_added;
         receipt.facts_merged = outcome.facts_merged;
         receipt.facts = outcome.facts;
@@ -313,6 +326,25 @@ fn stage_turns(
     numbering: Numbering,
 ) -> Result<(IngestReceipt, Vec<u64>), MemoryError> {
     let _guard = shared.forest.lock();
+    let mut st = Staged::new(&shared.kv, tenant.clone());
+    let (mut receipt, cells) = stage_turns_into(shared, &mut st, session, numbering)?;
+    if !cells.is_empty() {
+        receipt.seqno = st.commit(shared.opts.durability)?;
+    }
+    Ok((receipt, cells))
+}
+
+/// Stages into `st` what [`stage_turns`] commits; the caller holds the forest lock and
+/// commits `st` when new cells came back (else it staged at most the turn-id index of a
+/// session stored before that index, which the next write stages again).
+fn stage_turns_into(
+    shared: &Shared,
+    st: &mut Staged<'_>,
+    session: &Session,
+    numbering: Numbering,
+) -> Result<(IngestReceipt, Vec<u64>), MemoryError> {
+    let tenant = st.tenant().clone();
+    let tenant = &tenant;
     let skey = record::prefixed(SESSION_PREFIX, session.id.as_bytes());
     let mut srec = match shared.kv.get(tenant, Table::Sessions, &skey)? {
         Some(b) => record::decode::<SessionRecord>(&b, "session")?,
@@ -325,16 +357,15 @@ fn stage_turns(
         },
     };
     let mut receipt = IngestReceipt::default();
-    let mut st = Staged::new(&shared.kv, tenant.clone());
     // A session stored before the turn-id index is read whole once, and indexed below.
-    let marked = srec.turns > 0 && turn_ids::complete(&st, &session.id)?;
+    let marked = srec.turns > 0 && turn_ids::complete(st, &session.id)?;
     let legacy: HashMap<String, TurnRecord> = if marked || srec.turns == 0 {
         HashMap::new()
     } else {
         stored_turns(shared, tenant, &srec)?
             .into_iter()
             .map(|(index, t)| {
-                turn_ids::put(&mut st, &session.id, &t.id, index);
+                turn_ids::put(st, &session.id, &t.id, index);
                 (t.id.clone(), t)
             })
             .collect()
@@ -362,7 +393,7 @@ fn stage_turns(
             None => {
                 let stored = match legacy.get(id.as_ref()) {
                     Some(t) => Some(t.clone()),
-                    None => turn_ids::find(&st, &session.id, id)?,
+                    None => turn_ids::find(st, &session.id, id)?,
                 };
                 stored.map(|t| (t.role, t.speaker.as_str(), t.text.as_str()) == content)
             }
@@ -380,7 +411,7 @@ fn stage_turns(
         return Ok((receipt, Vec::new()));
     }
     if !marked {
-        turn_ids::mark_complete(&mut st, &session.id);
+        turn_ids::mark_complete(st, &session.id);
     }
     let mut sizes = Vec::with_capacity(new.len());
     let mut last = srec.last_time;
@@ -402,7 +433,7 @@ fn stage_turns(
             &record::turn_key(&session.id, index),
             record::encode(&rec)?,
         );
-        turn_ids::put(&mut st, &session.id, id, index);
+        turn_ids::put(st, &session.id, id, index);
         if !turn.metadata.is_empty() {
             st.put(
                 Table::Sessions,
@@ -450,8 +481,7 @@ fn stage_turns(
     srec.turns += u32::try_from(new.len()).map_err(|_| MemoryError::Invariant("too many turns"))?;
     srec.last_time = last;
     st.put(Table::Sessions, &skey, record::encode(&srec)?);
-    crate::recall::index::note_session(&mut st, &srec.id, srec.last_time)?;
-    receipt.seqno = st.commit(shared.opts.durability)?;
+    crate::recall::index::note_session(st, &srec.id, srec.last_time)?;
     Ok((receipt, cells))
 }
 
