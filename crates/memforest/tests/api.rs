@@ -423,6 +423,48 @@ fn update_supersedes_and_history_keeps_the_old_version() {
 
 /// Deleting a user reports what it removed, and a purge reports the WAL segments it
 /// removed (both used to say 0 after removing everything).
+/// An update's text is a memory of its own even when another memory says the same: two
+/// memories corrected to one text are two versions, each superseding its own memory, and
+/// an update to a conversation memory's text neither returns nor deletes that memory.
+#[test]
+fn an_update_to_the_text_of_another_memory_is_a_memory_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    let said = [
+        "I live in Paris.",
+        "My home is in Paris, France.",
+        "I like green tea.",
+    ];
+    for (n, text) in said.into_iter().enumerate() {
+        mem.add("u", &format!("s{n}"), &[Message::user(text)])
+            .unwrap();
+    }
+    let all = everything(&mem, "u");
+    let find = |words: &str| all.iter().find(|m| m.text.contains(words)).unwrap().id;
+    let (b, c, tea) = (find("live in Paris"), find("home is"), find("tea"));
+    let nb = mem.update("u", b, "Alice lives in Berlin.").unwrap();
+    let nc = mem.update("u", c, "Alice lives in Berlin.").unwrap();
+    assert_ne!(nb, nc);
+    for (old, new) in [(b, nb), (c, nc)] {
+        let versions: Vec<MemoryId> = mem
+            .history("u", old)
+            .unwrap()
+            .iter()
+            .map(|v| v.id)
+            .collect();
+        assert_eq!(versions, [old, new]);
+        assert!(!mem.get("u", old).unwrap().unwrap().current);
+    }
+    let tea_text = mem.get("u", tea).unwrap().unwrap().text;
+    let nd = mem.update("u", nb, &tea_text).unwrap();
+    assert_ne!(nd, tea);
+    mem.delete("u", nd).unwrap();
+    let kept = mem.get("u", tea).unwrap().unwrap();
+    assert!(kept.current, "{kept:?}");
+    assert!(mem.get("u", nc).unwrap().unwrap().current);
+    mem.close().unwrap();
+}
+
 #[test]
 fn delete_user_and_purge_report_what_they_removed() {
     let dir = tempfile::tempdir().unwrap();

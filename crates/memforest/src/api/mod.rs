@@ -33,5 +33,5 @@ pub use message::Message;
 pub use record::{ListOptions, MemoryRecord};
 pub use search::{Hit, SearchOptions, Source, MAX_K};
 pub use stats::UserStats;
-pub(crate) use version::is_version_attribute;
 pub use version::UPDATES_SESSION;
+pub(crate) use version::{is_version_attribute, version_key_in};

@@ -1,6 +1,7 @@
 //! Canonical facts: deterministic ids from normalized text, and exact-duplicate merging
-//! (a repeat adds an occurrence instead of a second fact), staged in the same batch as the
-//! routing it causes.
+//! (a repeat adds an occurrence instead of a second fact; a version an update states
+//! merges only within its memory's versions), staged in the same batch as the routing it
+//! causes.
 
 use crate::memory::extract::{ExtractedItem, Origin, SemanticRole};
 use crate::memory::record::{self, FactRecord, Occurrence};
@@ -45,6 +46,10 @@ pub fn upsert(
     if norm.is_empty() {
         return Ok(None);
     }
+    // A version `Memory::update` states is a memory of its own: it merges only into a
+    // version of the same memory (the same text stated again), never into another memory
+    // that says the same, which it would then answer for.
+    let version = crate::api::version_key_in(&item.attribute_keys);
     for probe in 0..64u32 {
         let id = record::fact_id(&norm, probe);
         let key = id.to_be_bytes();
@@ -80,7 +85,8 @@ pub fn upsert(
             }
             Some(bytes) => {
                 let mut rec: FactRecord = record::decode(&bytes, "fact")?;
-                if rec.norm != norm {
+                let other_versions = version.is_some_and(|v| !rec.keys.iter().any(|k| k == v));
+                if rec.norm != norm || other_versions {
                     continue;
                 }
                 if rec.occurrences.iter().any(|o| o.cell == occ.cell) {
