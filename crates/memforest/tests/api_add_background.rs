@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use memforest::memory::extract::{Extraction, ExtractionInput, Extractor, HeuristicExtractor};
 use memforest::memory::model::ModelError;
+use memforest::memory::summarize::{Summarizer, SummaryOutput, SummaryRequest};
 use memforest::{AddOptions, ListOptions, Memory, Message};
 
 /// The heuristic extractor behind a gate the test opens, as a model call would be: every
@@ -303,7 +304,8 @@ fn flush_reports_a_model_that_keeps_failing_instead_of_waiting_forever() {
     mem.add("alice", "s", &exchange(0)).unwrap();
     let err = mem.flush_summaries().unwrap_err();
     assert!(
-        matches!(&err, memforest::MemoryError::Model(m) if m.contains("failed 4 times")),
+        matches!(&err, memforest::MemoryError::Model(m)
+            if m.contains("failed 4 times") && m.contains("the last error: model call timed out")),
         "{err}"
     );
     // The messages are stored, and the cell stays pending for the next open.
@@ -313,6 +315,70 @@ fn flush_reports_a_model_that_keeps_failing_instead_of_waiting_forever() {
     let mem = open(dir.path(), &Gated::opened());
     mem.flush_summaries().unwrap();
     assert!(memories(&mem).iter().any(|t| t.contains("Rex0")));
+    mem.close().unwrap();
+}
+
+/// An extractor with a bug: it panics on every call.
+#[derive(Debug)]
+struct Panics;
+
+impl Extractor for Panics {
+    fn name(&self) -> &str {
+        "panics"
+    }
+    fn extract(&self, _: &ExtractionInput) -> Result<Extraction, ModelError> {
+        panic!("extractor bug")
+    }
+}
+
+/// A summarizer with a bug: it panics on every call.
+#[derive(Debug)]
+struct PanicsSummarizing;
+
+impl Summarizer for PanicsSummarizing {
+    fn name(&self) -> &str {
+        "panics"
+    }
+    fn summarize(&self, _: &SummaryRequest) -> Result<SummaryOutput, ModelError> {
+        panic!("summarizer bug")
+    }
+}
+
+/// A panic in a caller's extractor or summarizer is a failed model call: the extraction is
+/// retried and then reported by `flush_summaries` with the panic's message, a summary
+/// falls back to the extractive one on its last try, and `close` returns. A panic that
+/// unwound through a background worker left `flush_summaries` and `close` waiting forever.
+#[test]
+fn a_model_that_panics_is_a_failed_call_and_close_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = memforest::Options::default();
+    options.memory.retry_backoff = Duration::from_millis(1);
+    let mem = Memory::builder()
+        .options(options.clone())
+        .extractor(Arc::new(Panics))
+        .open(dir.path())
+        .unwrap();
+    mem.add("alice", "s", &exchange(0)).unwrap();
+    let err = mem.flush_summaries().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the extractor panicked: extractor bug"),
+        "{err}"
+    );
+    assert_eq!(mem.memory_stats().pending_cells, 1);
+    mem.close().unwrap();
+
+    let mem = Memory::builder()
+        .options(options)
+        .summarizer(Arc::new(PanicsSummarizing))
+        .open(dir.path())
+        .unwrap();
+    for i in 1..4 {
+        mem.add("alice", "s", &exchange(i)).unwrap();
+    }
+    mem.flush_summaries().unwrap();
+    assert!(memories(&mem).iter().any(|t| t.contains("Rex0")));
+    assert!(mem.memory_stats().summary_fallbacks > 0);
     mem.close().unwrap();
 }
 

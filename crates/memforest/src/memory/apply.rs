@@ -16,6 +16,7 @@ use crate::memory::extract::{CellTurn, ExtractedItem, Extraction, ExtractionInpu
 use crate::memory::fact::{self, Upsert};
 use crate::memory::failed;
 use crate::memory::forest::Forest;
+use crate::memory::model::guarded;
 use crate::memory::record::{
     self, CellRecord, Occurrence, TurnRecord, CELL_PREFIX, PENDING_PREFIX,
 };
@@ -149,7 +150,8 @@ pub fn prepare(shared: &Shared, tenant: &TenantId, cell: u64) -> Result<Prepared
         return Ok(Prepared::of_items(cell, rec, turns, Vec::new(), None));
     }
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
-    let extraction = match shared.opts.extractor.extract(&input_of(&rec, &turns)) {
+    let input = input_of(&rec, &turns);
+    let extraction = match guarded("extractor", || shared.opts.extractor.extract(&input)) {
         Ok(x) => {
             shared
                 .counters
@@ -215,7 +217,7 @@ pub fn prepare_batch(
         }
     }
     let inputs: Vec<ExtractionInput> = loaded.iter().map(|(_, (r, t))| input_of(r, t)).collect();
-    let batch = match shared.opts.extractor.extract_batch(&inputs) {
+    let batch = match guarded("extractor", || shared.opts.extractor.extract_batch(&inputs)) {
         Ok(b) if b.cells.len() == inputs.len() => {
             shared
                 .counters

@@ -160,7 +160,9 @@ impl Shared {
         let cells = ready.iter().map(apply::Prepared::cell);
         match committed {
             Ok(_) => cells.for_each(|cell| self.cell_committed(tenant, cell)),
-            Err(MemoryError::Model(_)) => cells.for_each(|cell| self.retry_cell(tenant, cell)),
+            Err(MemoryError::Model(e)) => {
+                cells.for_each(|cell| self.extraction_failed(tenant, cell, &e));
+            }
             Err(e) => {
                 self.set_error(e);
                 cells.for_each(|cell| self.cell_done(tenant, cell));
@@ -195,7 +197,7 @@ impl Shared {
         };
         match outcome {
             Ok(()) => self.cell_committed(tenant, cell),
-            Err(MemoryError::Model(_)) => self.retry_cell(tenant, cell),
+            Err(MemoryError::Model(e)) => self.extraction_failed(tenant, cell, &e),
             Err(e) => {
                 // The error first: a `flush_summaries` that finds no cell pending must
                 // find it.

@@ -2,7 +2,7 @@
 
 use std::fmt::Debug;
 
-use crate::memory::model::{ModelError, Usage};
+use crate::memory::model::{guarded, ModelError, Usage};
 
 /// The result of one embedding call.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -86,7 +86,7 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 /// breaks a rule (the work that needed them stays queued for a retry, as after any failed
 /// call).
 pub fn checked(embedder: &dyn Embedder, texts: &[String]) -> Result<Embeddings, ModelError> {
-    let e = embedder.embed(texts)?;
+    let e = guarded("embedder", || embedder.embed(texts))?;
     let bad = |what: String| ModelError::Malformed { offset: 0, what };
     if e.vectors.len() != texts.len() {
         return Err(bad(format!(

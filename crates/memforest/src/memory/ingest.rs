@@ -146,9 +146,9 @@ impl Memory {
         for (cell, result) in extract(&shared, tenant, &cells)? {
             match result {
                 Ok(p) => ready.push(p),
-                Err(MemoryError::Model(_)) => {
+                Err(MemoryError::Model(e)) => {
                     receipt.cells_pending += 1;
-                    shared.retry_cell(tenant, cell);
+                    shared.extraction_failed(tenant, cell, &e);
                 }
                 Err(e) if failed::is_permanent(&e) => {
                     failed::record(&shared, tenant, cell, &e)?;

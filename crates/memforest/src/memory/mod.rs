@@ -85,6 +85,9 @@ pub struct Shared {
     cv: Condvar,
     /// Pending cells to retry, keyed (tenant, cell, 0).
     cells: Mutex<Backoff>,
+    /// The last model error of a cell's extraction, which [`Memory::flush_summaries`]
+    /// reports once every pending cell has given up.
+    last_extract_error: Mutex<Option<String>>,
     /// Failed summary nodes, keyed (tenant, tree, node).
     nodes: Mutex<Backoff>,
     /// Dirty nodes as counted by the scheduler's last refresh pass plus those ingest has
@@ -151,6 +154,12 @@ impl Shared {
 
     fn retry_cell(&self, tenant: &TenantId, cell: u64) {
         self.schedule(&self.cells, (tenant.clone(), cell, 0));
+    }
+
+    /// A cell's extraction failed with model error `error`: retried later with backoff.
+    fn extraction_failed(&self, tenant: &TenantId, cell: u64, error: &str) {
+        *self.last_extract_error.lock() = Some(error.to_owned());
+        self.retry_cell(tenant, cell);
     }
 
     /// Cells pending extraction, and how many of them have failed `extract_attempts` times
@@ -378,6 +387,7 @@ impl Runtime {
             }),
             cv: Condvar::new(),
             cells: Mutex::new(cells),
+            last_extract_error: Mutex::new(None),
             nodes: Mutex::new(Backoff::new()),
             dirty_estimate: AtomicU64::new(0),
             snapshot_reads: RwLock::new(()),
@@ -444,7 +454,8 @@ impl Memory {
     /// storage error (a full disk, which poisons the WAL: reopen the store);
     /// [`MemoryError::Model`] when every cell still pending has failed its extraction
     /// `MemoryOptions::extract_attempts` times (a model that stays down or keeps giving
-    /// unusable replies): the cells stay pending and are retried.
+    /// unusable replies), with the last model error: the cells stay pending and are
+    /// retried.
     pub fn flush_summaries(&self) -> Result<(), MemoryError> {
         self.flush_until(None).map(|_| ())
     }
@@ -481,8 +492,9 @@ impl Memory {
                 return Ok(true);
             }
             if dirty == 0 && given_up == pending {
+                let last = shared.last_extract_error.lock().clone().unwrap_or_default();
                 return Err(MemoryError::Model(format!(
-                    "the extraction of {pending} cells failed {} times each; they stay pending, retried in the background and at the next open",
+                    "the extraction of {pending} cells failed {} times each; they stay pending, retried in the background and at the next open; the last error: {last}",
                     shared.opts.extract_attempts
                 )));
             }

@@ -1,4 +1,5 @@
-//! What every model-backed trait shares: [`Usage`] (token counts) and [`ModelError`].
+//! What every model-backed trait shares: [`Usage`] (token counts) and [`ModelError`];
+//! [`guarded`], how the store calls them.
 
 use std::time::Duration;
 
@@ -51,4 +52,28 @@ pub enum ModelError {
     /// The backend refused or failed (HTTP status, transport error, ...).
     #[error("model backend error: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Runs `call`, a call into a model the caller supplied (extractor, summarizer, embedder),
+/// and turns a panic in it into [`ModelError::Backend`] naming `what` and the panic's
+/// message: the work is retried and reported as after any failed call. A panic unwinding
+/// through a background worker would leave its job's bookkeeping undone, and a flush or
+/// close would wait for it forever.
+///
+/// # Errors
+/// `call`'s error; [`ModelError::Backend`] when it panicked.
+pub(crate) fn guarded<T>(
+    what: &str,
+    call: impl FnOnce() -> Result<T, ModelError>,
+) -> Result<T, ModelError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_owned());
+        Err(ModelError::Backend(
+            format!("the {what} panicked: {message}").into(),
+        ))
+    })
 }

@@ -45,7 +45,10 @@ impl Pool {
                     .name(format!("{name}-{i}"))
                     .spawn(move || {
                         for job in rx {
-                            job();
+                            // A job that panics must not take its worker and its count
+                            // with it: the pool would shrink and `depth` never reach 0.
+                            // Model calls are already `guarded`; this is the backstop.
+                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                             depth.fetch_sub(1, Ordering::Relaxed);
                         }
                     })?,

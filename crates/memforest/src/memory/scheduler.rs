@@ -22,7 +22,7 @@ use parking_lot::MutexGuard;
 
 use crate::memory::forest::TenantForest;
 use crate::memory::limits::LEAF_TEXT_BUDGET;
-use crate::memory::model::ModelError;
+use crate::memory::model::{guarded, ModelError};
 use crate::memory::record;
 use crate::memory::stats::CallKind;
 use crate::memory::store::Staged;
@@ -263,27 +263,28 @@ fn summarize_group(shared: &Shared, group: Vec<Job>) -> Vec<Outcome> {
     };
     let name = String::from_utf8_lossy(tenant.name()).into_owned();
     let requests: Vec<SummaryRequest> = group.iter().map(|j| request_of(&j.1)).collect();
-    let answers: Vec<Result<SummaryOutput, ModelError>> =
-        match shared.opts.summarizer.summarize_batch(&requests) {
-            Ok(b) if b.nodes.len() == requests.len() => {
-                shared.counters.call(&name, CallKind::Summary, Ok(b.usage));
-                b.nodes
-            }
-            result => {
-                let why = match result {
-                    Err(e) => e.to_string(),
-                    Ok(b) => format!(
-                        "summarizer returned {} summaries for {} nodes",
-                        b.nodes.len(),
-                        requests.len()
-                    ),
-                };
-                requests
-                    .iter()
-                    .map(|_| Err(ModelError::Backend(why.clone().into())))
-                    .collect()
-            }
-        };
+    let answers: Vec<Result<SummaryOutput, ModelError>> = match guarded("summarizer", || {
+        shared.opts.summarizer.summarize_batch(&requests)
+    }) {
+        Ok(b) if b.nodes.len() == requests.len() => {
+            shared.counters.call(&name, CallKind::Summary, Ok(b.usage));
+            b.nodes
+        }
+        result => {
+            let why = match result {
+                Err(e) => e.to_string(),
+                Ok(b) => format!(
+                    "summarizer returned {} summaries for {} nodes",
+                    b.nodes.len(),
+                    requests.len()
+                ),
+            };
+            requests
+                .iter()
+                .map(|_| Err(ModelError::Backend(why.clone().into())))
+                .collect()
+        }
+    };
     group
         .into_iter()
         .zip(requests)
@@ -330,7 +331,7 @@ fn summarize(
                 last_try,
             })
         }
-        None => shared.opts.summarizer.summarize(&request),
+        None => guarded("summarizer", || shared.opts.summarizer.summarize(&request)),
     };
     if let Ok(o) = &answer {
         shared.counters.call(&name, CallKind::Summary, Ok(o.usage));
