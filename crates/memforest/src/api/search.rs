@@ -11,6 +11,7 @@ use crate::api::{user, MemoryId};
 use crate::memory::model::estimate_tokens;
 use crate::memory::time::to_datetime;
 use crate::memory::MemoryError;
+use crate::recall::context::{fact_line, turn_line, turns_header, FACTS_HEADER};
 use crate::recall::{Query, QueryResult, RecalledFact};
 use crate::Memory;
 
@@ -169,7 +170,9 @@ impl Memory {
     /// A prompt-ready text for `question` from `user`'s memory, at most about `max_tokens`
     /// tokens (bytes / 4): the relevant memories with their time tags, then the last
     /// messages of the latest session. To fit, the least relevant memories but the best go
-    /// first, then the oldest messages, then the best memory.
+    /// first, then the oldest messages, then the best memory; then whatever of those still
+    /// fits comes back, the most valuable first, so one memory or message longer than the
+    /// budget is left out alone.
     ///
     /// # Errors
     /// As [`Memory::search`].
@@ -201,12 +204,24 @@ impl Memory {
     }
 }
 
+/// A part of a context that [`fit`] may drop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The fact at this index of the result.
+    Fact(usize),
+    /// The recent turn at this index of the result.
+    Turn(usize),
+}
+
 /// `result`'s context within `max_tokens`. Parts are dropped in this order until it fits:
 /// the facts but the best, weakest first (of equal scores the last, so a reply goes before
 /// the question it answers), then the recent turns, oldest first, then the best fact; the
 /// memory that answers best is the last to go. The number of parts to drop is found by
 /// bisection (the text shrinks with every part dropped), so a long result is rendered
-/// O(log n) times, not once per part.
+/// O(log n) times, not once per part. Then each dropped part that still fits in what is
+/// left of the budget comes back, the most valuable first: one part longer than the
+/// budget (a pasted document) is left out alone instead of taking every part before it
+/// in that order with it.
 fn fit(result: &mut QueryResult, max_tokens: usize) -> String {
     let fits = |text: &str| estimate_tokens(text) <= max_tokens as u64;
     let text = result.context();
@@ -221,41 +236,71 @@ fn fit(result: &mut QueryResult, max_tokens: usize) -> String {
         .map(|(i, f)| (i, f.score))
         .collect();
     ranked.sort_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
-    let facts: Vec<usize> = ranked.into_iter().map(|(i, _)| i).collect();
-    let turns = result.recent_turns.len();
-    let parts = facts.len() + turns;
-    // `result` with its first `n` parts (in the order above) dropped.
-    let without = |n: usize| {
-        let weaker = n.min(facts.len().saturating_sub(1));
-        let old_turns = n.saturating_sub(weaker).min(turns);
-        let best_too = n > weaker + old_turns;
-        let mut dropped: Vec<usize> = facts.iter().take(weaker).copied().collect();
-        if best_too {
-            dropped.extend(facts.last());
-        }
+    let mut order: Vec<Part> = ranked.iter().map(|&(i, _)| Part::Fact(i)).collect();
+    let best = order.pop();
+    order.extend((0..result.recent_turns.len()).map(Part::Turn));
+    order.extend(best);
+    let keeping = |dropped: &[Part]| {
         let mut out = result.clone();
-        out.facts = result
-            .facts
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !dropped.contains(i))
-            .map(|(_, f)| f.clone())
-            .collect();
-        out.recent_turns.drain(..old_turns);
+        out.facts = keep(&result.facts, |i| !dropped.contains(&Part::Fact(i)));
+        out.recent_turns = keep(&result.recent_turns, |i| !dropped.contains(&Part::Turn(i)));
         out
     };
     // The fewest parts to drop: `lo` does not fit, `hi` fits or drops every part.
-    let (mut lo, mut hi) = (0, parts);
+    let (mut lo, mut hi) = (0, order.len());
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if fits(&without(mid).context()) {
+        if fits(&keeping(order.get(..mid).unwrap_or(&order)).context()) {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    *result = without(hi);
+    let first = order.get(..hi).unwrap_or(&order);
+    let mut dropped = first.to_vec();
+    let mut kept = keeping(&dropped);
+    // Bytes left: a part's cost is its line (a fact's with the widest number it can
+    // have) and its section's header when the section is empty, so the sum never
+    // underestimates the text.
+    let budget = max_tokens.saturating_mul(4);
+    let mut left = budget.saturating_sub(kept.context().len());
+    let number = result.facts.len();
+    let (mut facts, mut turns) = (kept.facts.len(), kept.recent_turns.len());
+    for part in first.iter().rev() {
+        let cost = match *part {
+            Part::Fact(i) => result.facts.get(i).map_or(usize::MAX, |f| {
+                let header = if facts == 0 { FACTS_HEADER.len() } else { 0 };
+                fact_line(f, number).len() + header
+            }),
+            Part::Turn(i) => match (result.recent_turns.get(i), &result.recent_session) {
+                (Some(t), Some(s)) => {
+                    let header = if turns == 0 { turns_header(s).len() } else { 0 };
+                    turn_line(t).len() + header
+                }
+                _ => usize::MAX,
+            },
+        };
+        if cost <= left {
+            left -= cost;
+            dropped.retain(|p| p != part);
+            match part {
+                Part::Fact(_) => facts += 1,
+                Part::Turn(_) => turns += 1,
+            }
+        }
+    }
+    kept = keeping(&dropped);
+    *result = kept;
     result.context()
+}
+
+/// The items of `all` whose index passes `keep`, in order.
+fn keep<T: Clone>(all: &[T], keep: impl Fn(usize) -> bool) -> Vec<T> {
+    all.iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i))
+        .map(|(_, x)| x.clone())
+        .collect()
 }
 
 #[cfg(test)]
@@ -288,6 +333,42 @@ mod tests {
         let text = fit(&mut result, usize::try_from(all).unwrap_or(usize::MAX) - 1);
         let kept: Vec<u64> = result.facts.iter().map(|f| f.id).collect();
         assert_eq!(kept, [5, 9], "{text}");
+    }
+
+    /// A part longer than the budget is left out alone: the parts before it in the drop
+    /// order stay when they fit, so one pasted document does not empty the context.
+    #[test]
+    fn fit_leaves_out_a_part_longer_than_the_budget_alone() {
+        let turn = |i: u32, words: usize| crate::recall::query::RecentTurn {
+            id: format!("t{i}"),
+            speaker: "user".into(),
+            text: vec!["chatter"; words].join(" "),
+            time: 0,
+        };
+        let mut huge_fact = fact(7, 5.0);
+        huge_fact.text = vec!["tomato"; 2000].join(" ");
+        let full = QueryResult {
+            facts: vec![huge_fact, fact(5, 3.0), fact(9, 1.0)],
+            recent_turns: vec![turn(0, 5), turn(1, 3000), turn(2, 5)],
+            recent_session: Some("s2".into()),
+            ..QueryResult::default()
+        };
+        let small = QueryResult {
+            facts: full.facts[1..].to_vec(),
+            recent_turns: vec![full.recent_turns[0].clone(), full.recent_turns[2].clone()],
+            ..full.clone()
+        };
+        let budget = usize::try_from(estimate_tokens(&small.context())).unwrap_or(0) + 10;
+        let mut result = full.clone();
+        let text = fit(&mut result, budget);
+        assert!(estimate_tokens(&text) <= budget as u64, "{text}");
+        assert_eq!(
+            result.facts.iter().map(|f| f.id).collect::<Vec<_>>(),
+            [5, 9],
+            "{text}"
+        );
+        let turns: Vec<&str> = result.recent_turns.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(turns, ["t0", "t2"], "{text}");
     }
 
     #[test]

@@ -3,13 +3,43 @@
 use std::fmt::Write as _;
 
 use crate::memory::time::to_datetime;
-use crate::recall::query::QueryResult;
+use crate::recall::query::{QueryResult, RecalledFact, RecentTurn};
 
 fn stamp(micros: i64) -> String {
     to_datetime(micros).map_or_else(
         || micros.to_string(),
         |d| d.format("%Y-%m-%d %H:%M").to_string(),
     )
+}
+
+/// The line that opens the facts of a context.
+pub(crate) const FACTS_HEADER: &str = "Facts:\n";
+
+/// Fact `f`'s line in a context, numbered `number`: `N. [start -> end] text`, with
+/// `(until T)` for a superseded fact.
+pub(crate) fn fact_line(f: &RecalledFact, number: usize) -> String {
+    let (start, end) = (stamp(f.time.start), stamp(f.time.end));
+    let when = if start == end {
+        start
+    } else {
+        format!("{start} -> {end}")
+    };
+    let mut line = format!("{number}. [{when}] {}", f.text);
+    if let Some(until) = f.valid_until {
+        let _ = write!(line, " (until {})", stamp(until));
+    }
+    line.push('\n');
+    line
+}
+
+/// The line that opens the recent turns of session `session`.
+pub(crate) fn turns_header(session: &str) -> String {
+    format!("Recent turns (session {session}):\n")
+}
+
+/// Recent turn `t`'s line in a context: `[time] speaker: text`.
+pub(crate) fn turn_line(t: &RecentTurn) -> String {
+    format!("[{}] {}: {}\n", stamp(t.time), t.speaker, t.text)
 }
 
 impl QueryResult {
@@ -29,26 +59,16 @@ impl QueryResult {
         // Stable: equal scores keep the result's order.
         facts.sort_by(|a, b| b.score.total_cmp(&a.score));
         if !facts.is_empty() {
-            out.push_str("Facts:\n");
+            out.push_str(FACTS_HEADER);
         }
         for (i, f) in facts.iter().enumerate() {
-            let (start, end) = (stamp(f.time.start), stamp(f.time.end));
-            let when = if start == end {
-                start
-            } else {
-                format!("{start} -> {end}")
-            };
-            let _ = write!(out, "{}. [{when}] {}", i + 1, f.text);
-            if let Some(until) = f.valid_until {
-                let _ = write!(out, " (until {})", stamp(until));
-            }
-            out.push('\n');
+            out.push_str(&fact_line(f, i + 1));
         }
         if let Some(s) = &self.recent_session {
             if !self.recent_turns.is_empty() {
-                let _ = writeln!(out, "Recent turns (session {s}):");
+                out.push_str(&turns_header(s));
                 for t in &self.recent_turns {
-                    let _ = writeln!(out, "[{}] {}: {}", stamp(t.time), t.speaker, t.text);
+                    out.push_str(&turn_line(t));
                 }
             }
         }
