@@ -67,7 +67,10 @@ impl Memory {
     }
 
     /// Opens (or creates) the memory store in `dir` ([`Db::open`]) and starts the memory
-    /// layer, which resumes extractions and summary refreshes a crash left pending.
+    /// layer, which resumes extractions and summary refreshes a crash left pending. The
+    /// open replays the WAL written since the last flush, up to about one memtable
+    /// (`engine::Options::memtable_size`, 256 MiB by default), in time and memory: a
+    /// process that opens often flushes before it closes (`memory.db().flush()`).
     ///
     /// # Errors
     /// [`MemoryError::Engine`] for the engine's open errors (lock held, not a store,
@@ -81,7 +84,9 @@ impl Memory {
 
     /// Opens the memory store in `dir` read-only ([`Db::open_read_only`]): no lock, nothing
     /// written, no background work; searches, profiles and statistics work, every change
-    /// fails with `Error::ReadOnly`.
+    /// fails with `Error::ReadOnly`. The handle reads the store as of the open: what a
+    /// writer beside it adds later is seen by opening again ([`Memory::refresh`] is for
+    /// replicas of an object store).
     ///
     /// # Errors
     /// As [`Memory::open`].
@@ -175,8 +180,11 @@ impl Memory {
         Ok(seqno)
     }
 
-    /// Stops the memory layer (regenerating dirty summaries first when
-    /// `MemoryOptions::summarize_on_shutdown`), then closes the engine ([`Db::close`]: a
+    /// Stops the memory layer, then closes the engine. Stopping waits for the extractions
+    /// already queued (at most `MemoryOptions::extract_backlog` parts, each a model call
+    /// with a model extractor; dropping the handle instead leaves them pending for the
+    /// next open, losing nothing) and, when `MemoryOptions::summarize_on_shutdown`,
+    /// regenerates the dirty summaries. The engine's close ([`Db::close`]: a
     /// writer on an object store flushes and publishes first). When a memory-layer handle
     /// is still held elsewhere the engine is left running and made as durable as a close
     /// makes it ([`Db::persist`]).

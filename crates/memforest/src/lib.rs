@@ -7,11 +7,25 @@
 //! the background so no model call is on the write path. A query recalls the best trees
 //! and browses down to facts with time tags. Open a store with [`Memory::open`].
 //!
-//! The engine types the API uses are re-exported, so a crate that depends on `memforest`
-//! alone can name them: [`engine`] is the `memforest-engine` crate (its
-//! [`engine::Options`], the `Options::engine` field, and its [`engine::Error`], inside
-//! [`MemoryError::Engine`]), and [`Db`], [`Durability`], [`InputError`], [`OpenReport`],
-//! [`Snapshot`] and [`TenantId`] are also at the crate root.
+//! Everything a user names is at the crate root, so a crate that depends on `memforest`
+//! alone can use the whole API:
+//!
+//! - the handle and its calls' types: [`Memory`], [`Options`], [`MemoryOptions`],
+//!   [`Message`], [`SearchOptions`], [`Hit`], [`MemoryRecord`], [`MemoryError`], ...;
+//! - the extension points a model backend implements (`memforest-llm` has the
+//!   OpenAI-compatible ones): [`Extractor`] (with [`ExtractionInput`], [`Extraction`],
+//!   [`ExtractedItem`]), [`Summarizer`] (with [`SummaryRequest`], [`SummaryOutput`]),
+//!   [`Embedder`] (with [`Embeddings`]), their [`ModelError`] and [`Usage`], and the
+//!   defaults [`HeuristicExtractor`], [`ExtractiveSummarizer`], [`StaticEmbedder`];
+//! - the engine: [`engine`] is the `memforest-engine` crate (its [`engine::Options`], the
+//!   `Options::engine` field, with the types of its fields, and its [`engine::Error`],
+//!   inside [`MemoryError::Engine`]); [`Db`], [`Durability`], [`InputError`],
+//!   [`OpenReport`], [`Snapshot`] and [`TenantId`] are also at the root;
+//! - the trees: [`tree`] is the `memforest-tree` crate ([`TreeConfig`], [`TreeKind`],
+//!   [`TimeRange`] at the root).
+//!
+//! The modules below hold the layers these are built from; their items are for tests,
+//! benchmarks and the other crates of this workspace.
 //!
 //! ```
 //! use chrono::{TimeZone, Utc};
@@ -65,11 +79,28 @@ pub use api::{
 pub use builder::MemoryBuilder;
 pub use embedder::StaticEmbedder;
 pub use handle::{Memory, Options};
+pub use lifecycle::PurgeReport;
+pub use memory::cell::CellLimits;
+pub use memory::embed::{Embedder, Embeddings};
+pub use memory::extract::{
+    BatchExtraction, CellTurn, ExtractedItem, Extraction, ExtractionInput, Extractor,
+    HeuristicExtractor, Origin, SemanticRole,
+};
+pub use memory::model::{ModelError, Usage};
 pub use memory::session::Role;
-pub use memory::{MemoryError, MemoryOptions};
+pub use memory::summarize::{
+    BatchSummary, ExtractiveSummarizer, Summarizer, SummaryOutput, SummaryRequest,
+};
+pub use memory::{MemoryError, MemoryOptions, MemoryStats};
 pub use node_store::{EngineNodeStore, SnapshotNodeStore, StagedNodeStore};
-pub use recall::{CurrentValue, Profile};
+pub use recall::{CurrentValue, EntityProfile, Profile};
 pub use verify::MemoryVerifyReport;
+
+/// The MemTree crate, for the types a summarizer reads ([`SummaryRequest`]'s kind, time
+/// and children: [`tree::refresh::ChildSummary`]) and the tree options
+/// ([`MemoryOptions::trees`]).
+pub use memforest_tree as tree;
+pub use memforest_tree::{TimeRange, TreeConfig, TreeKind};
 
 /// The storage engine under the memory store, for the types its API uses
 /// ([`engine::Options`], [`engine::Error`], ...).

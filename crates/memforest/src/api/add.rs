@@ -41,7 +41,10 @@ pub struct AddOptions {
     /// are durable and searchable, the model calls run on the background pool, and
     /// [`Added::memories`] is empty (with [`Added::pending`] counting the parts still to
     /// extract). True: `add` returns after the model has answered and the memories are
-    /// committed, and lists them. An extractor that calls no model (`Extractor::is_local`,
+    /// committed, and lists them; a part whose model call failed is counted in
+    /// [`Added::pending`] instead (its messages are stored, it is retried in the background,
+    /// and [`Memory::flush_summaries`] reports the error once it keeps failing). An
+    /// extractor that calls no model (`Extractor::is_local`,
     /// the default one) runs in the call either way, with an in-process embedder (the
     /// default one) or none, so with the defaults `add` always lists the memories.
     pub wait: bool,

@@ -15,7 +15,13 @@ pub struct Embeddings {
 
 /// Embeds texts. Called from worker threads.
 pub trait Embedder: Send + Sync + Debug {
-    /// A short name for stats and logs.
+    /// The name of the vector space: a store records it as the maker of each user's
+    /// vectors and compares it at every open and query, refusing another name
+    /// ([`MemoryError::EmbedderMismatch`](crate::MemoryError::EmbedderMismatch)). Give
+    /// each model, dimension and prefix its own name (`memforest_llm::OpenAiEmbedder`
+    /// names `openai:<model>` with its dimension and prefixes): vectors of two spaces
+    /// under one name are compared without an error, and match nothing. Also shown in
+    /// statistics and logs.
     fn name(&self) -> &str;
 
     /// Embeds `texts`, stored passages (facts, summaries): one vector per text, in order.

@@ -80,8 +80,9 @@ pub enum MemoryError {
     Model(String),
     /// A query would compare vectors of two embedders: the user's fact vectors were made
     /// by `stored`, the store is open with `configured`. Open it with the embedder that
-    /// made them, or with none (lexical search).
-    #[error("user {user:?}: memories were embedded by {stored:?}, the store is open with {configured:?}; open it with that embedder")]
+    /// made them, or with none (lexical search); or, to switch embedders, drop the
+    /// vectors (`Memory::drop_derived`) and embed again (`Memory::embed_missing`).
+    #[error("user {user:?}: memories were embedded by {stored:?}, the store is open with {configured:?}; open it with that embedder, or switch embedders with drop_derived and embed_missing")]
     EmbedderMismatch {
         /// The user (tenant) name.
         user: String,

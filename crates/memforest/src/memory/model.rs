@@ -1,5 +1,5 @@
 //! What every model-backed trait shares: [`Usage`] (token counts) and [`ModelError`];
-//! [`guarded`], how the store calls them.
+//! `guarded`, how the store calls them.
 
 use std::time::Duration;
 

@@ -136,35 +136,71 @@ impl Default for MemoryOptions {
 }
 
 impl MemoryOptions {
-    /// Checks the options.
+    /// Checks the options; an error names the option.
     ///
     /// # Errors
     /// [`memforest_engine::Error::InvalidArgument`] for an empty pool or one of more than
-    /// [`MAX_POOL`] workers, a zero cell limit or zero `summary_attempts`,
-    /// `extract_attempts`, `extract_batch` or `summary_batch`.
+    /// [`MAX_POOL`] workers, a zero cell limit, `scene_capacity`, `scene_open_limit`,
+    /// `summary_attempts`, `extract_attempts`, `extract_batch` or `summary_batch`, or a
+    /// `scene_threshold` that is not a number.
     pub fn validate(&self) -> memforest_engine::Result<()> {
-        if self.extract_pool == 0 || self.summary_pool == 0 {
-            return Err(memforest_engine::Error::InvalidArgument(
-                "memory pools must have a worker",
-            ));
+        let invalid = |what| Err(memforest_engine::Error::InvalidArgument(what));
+        for (pool, empty, over) in [
+            (
+                self.extract_pool,
+                "MemoryOptions::extract_pool must have a worker",
+                "MemoryOptions::extract_pool may have at most 1024 workers",
+            ),
+            (
+                self.summary_pool,
+                "MemoryOptions::summary_pool must have a worker",
+                "MemoryOptions::summary_pool may have at most 1024 workers",
+            ),
+        ] {
+            if pool == 0 {
+                return invalid(empty);
+            }
+            if pool > MAX_POOL {
+                return invalid(over);
+            }
         }
-        if self.extract_pool > MAX_POOL || self.summary_pool > MAX_POOL {
-            return Err(memforest_engine::Error::InvalidArgument(
-                "memory pools may have at most 1024 workers",
-            ));
+        let counts = [
+            (
+                self.cells.max_turns,
+                "MemoryOptions::cells.max_turns must be > 0",
+            ),
+            (
+                self.cells.max_chars,
+                "MemoryOptions::cells.max_chars must be > 0",
+            ),
+            (
+                self.scene_capacity,
+                "MemoryOptions::scene_capacity must be > 0",
+            ),
+            (
+                self.scene_open_limit,
+                "MemoryOptions::scene_open_limit must be > 0",
+            ),
+            (
+                self.extract_batch,
+                "MemoryOptions::extract_batch must be > 0",
+            ),
+            (
+                self.summary_batch,
+                "MemoryOptions::summary_batch must be > 0",
+            ),
+        ];
+        if let Some((_, what)) = counts.into_iter().find(|(n, _)| *n == 0) {
+            return invalid(what);
         }
-        if self.cells.max_turns == 0
-            || self.cells.max_chars == 0
-            || self.scene_capacity == 0
-            || self.scene_open_limit == 0
-            || self.summary_attempts == 0
-            || self.extract_attempts == 0
-            || self.extract_batch == 0
-            || self.summary_batch == 0
-        {
-            return Err(memforest_engine::Error::InvalidArgument(
-                "memory limits must be > 0",
-            ));
+        if self.summary_attempts == 0 {
+            return invalid("MemoryOptions::summary_attempts must be > 0");
+        }
+        if self.extract_attempts == 0 {
+            return invalid("MemoryOptions::extract_attempts must be > 0");
+        }
+        if self.scene_threshold.is_nan() {
+            return invalid("MemoryOptions::scene_threshold is not a number");
         }
         Ok(())
     }
@@ -180,4 +216,34 @@ pub const MAX_POOL: usize = 1024;
 /// the cores, but a default of 16 threads per pool oversubscribes a small machine.
 fn default_pool() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 16))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Breaks one option.
+    type Break = fn(&mut MemoryOptions);
+
+    /// Each invalid option is refused naming it, before anything is opened.
+    #[test]
+    fn an_invalid_option_is_named() {
+        let cases: [(Break, &str); 5] = [
+            (|o| o.summary_batch = 0, "summary_batch"),
+            (|o| o.extract_attempts = 0, "extract_attempts"),
+            (|o| o.cells.max_turns = 0, "cells.max_turns"),
+            (|o| o.summary_pool = MAX_POOL + 1, "summary_pool"),
+            (|o| o.scene_threshold = f32::NAN, "scene_threshold"),
+        ];
+        for (break_it, name) in cases {
+            let mut options = MemoryOptions::default();
+            break_it(&mut options);
+            let err = options.validate().map_err(|e| e.to_string());
+            assert!(
+                err.as_ref().is_err_and(|e| e.contains(name)),
+                "{name}: {err:?}"
+            );
+        }
+        assert!(MemoryOptions::default().validate().is_ok());
+    }
 }
