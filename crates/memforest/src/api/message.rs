@@ -8,14 +8,19 @@ use serde::{Deserialize, Serialize};
 use crate::memory::session::{Role, Turn};
 
 /// One message of an exchange: who said what, and when.
+///
+/// Its JSON form is `{"role", "speaker"?, "text", "time"? (RFC 3339), "id"?,
+/// "metadata"?}`; a message in the OpenAI, Mem0 and `memforest add --file` form, with
+/// `content` for the text and `name` for the speaker, reads as well.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// The speaker's role.
     pub role: Role,
     /// The speaker's name (e.g. "Alice"); empty renders as the role.
-    #[serde(default)]
+    #[serde(default, alias = "name")]
     pub speaker: String,
     /// The text: 1..=32 KiB of UTF-8 (`memory::limits`).
+    #[serde(alias = "content")]
     pub text: String,
     /// When it was said; `None` is the time of the `add` call.
     #[serde(default)]
@@ -101,5 +106,21 @@ impl Message {
             id,
             metadata: self.metadata.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The OpenAI and Mem0 form (`content`, `name`) reads as the native one does.
+    #[test]
+    fn a_message_reads_from_either_json_form() {
+        let native: Result<Message, _> =
+            serde_json::from_str(r#"{"role":"user","speaker":"Ann","text":"I like tea."}"#);
+        let openai: Result<Message, _> =
+            serde_json::from_str(r#"{"role":"user","name":"Ann","content":"I like tea."}"#);
+        assert_eq!(native.ok(), Some(Message::user("I like tea.").by("Ann")));
+        assert_eq!(openai.ok(), Some(Message::user("I like tea.").by("Ann")));
     }
 }
