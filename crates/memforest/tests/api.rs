@@ -793,12 +793,23 @@ fn blank_ids_and_texts_and_a_nul_in_a_speaker_are_refused() {
         .is_empty());
     // Names with whitespace around others stay names of their own.
     mem.add(" alice ", " s1 ", &said).unwrap();
+    let blank_agent = memforest::AddOptions {
+        agent: Some(" ".into()),
+        ..memforest::AddOptions::default()
+    };
+    let err = mem
+        .add_with("alice", "s2", &said, &blank_agent)
+        .unwrap_err();
+    assert!(err.to_string().contains("agent"), "{err}");
+    assert!(mem.messages("alice", "s2").is_err(), "nothing stored");
     // A filter no write could have stored is refused, not answered with nothing.
     let long = "x".repeat(5000);
     for (session, agent) in [
         (Some(""), None),
         (None, Some("a\0b")),
         (Some(long.as_str()), None),
+        (Some(" "), None),
+        (None, Some("\t")),
     ] {
         let options = SearchOptions {
             session: session.map(str::to_owned),

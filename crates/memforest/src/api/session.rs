@@ -9,7 +9,7 @@ use memforest_engine::{check_name, TenantId};
 
 use crate::api::delete::not_found;
 use crate::api::{user, Message};
-use crate::memory::limits::MAX_ID_BYTES;
+use crate::memory::limits::{check_not_blank, MAX_ID_BYTES};
 use crate::memory::record::{self, SessionRecord, TurnRecord, AGENT_PREFIX, SESSION_PREFIX};
 use crate::memory::store::Staged;
 use crate::memory::MemoryError;
@@ -99,7 +99,8 @@ impl Memory {
     /// already does.
     ///
     /// # Errors
-    /// [`MemoryError::Name`] for a bad agent name; [`MemoryError::AgentConflict`] when the
+    /// [`MemoryError::Name`] for a bad agent name (as a session id's, whitespace only
+    /// included); [`MemoryError::AgentConflict`] when the
     /// session belongs to another agent (nothing is written).
     pub(crate) fn claim_session(
         &self,
@@ -108,6 +109,7 @@ impl Memory {
         agent: &str,
     ) -> Result<(), MemoryError> {
         check_name("agent", agent.as_bytes(), MAX_ID_BYTES)?;
+        check_not_blank("agent", agent.as_bytes())?;
         let shared = self.memory_shared()?;
         let _forest = shared.forest.lock();
         match self.session_agent(tenant, session)? {
@@ -135,8 +137,8 @@ impl Memory {
     /// given); otherwise every session of `agent` (O(sessions with an agent)).
     ///
     /// # Errors
-    /// [`MemoryError::Name`] for a `session` or `agent` no write accepts (empty, over
-    /// [`MAX_ID_BYTES`], holding NUL): a filter that can match nothing is a caller's
+    /// [`MemoryError::Name`] for a `session` or `agent` no write accepts (empty, only
+    /// whitespace, over [`MAX_ID_BYTES`], holding NUL): a filter that can match nothing is a caller's
     /// mistake, not an empty answer. Engine errors.
     pub(crate) fn scope_sessions(
         &self,
@@ -146,9 +148,11 @@ impl Memory {
     ) -> Result<Option<BTreeSet<String>>, MemoryError> {
         if let Some(s) = session {
             check_name("session id", s.as_bytes(), MAX_ID_BYTES)?;
+            check_not_blank("session id", s.as_bytes())?;
         }
         if let Some(a) = agent {
             check_name("agent", a.as_bytes(), MAX_ID_BYTES)?;
+            check_not_blank("agent", a.as_bytes())?;
         }
         match (session, agent) {
             (None, None) => Ok(None),
