@@ -462,6 +462,23 @@ fn an_update_to_the_text_of_another_memory_is_a_memory_of_its_own() {
     let kept = mem.get("u", tea).unwrap().unwrap();
     assert!(kept.current, "{kept:?}");
     assert!(mem.get("u", nc).unwrap().unwrap().current);
+    // Nor does a conversation that later says a version's text merge into it.
+    let version = mem.update("u", nc, "user: Alice lives in Berlin.").unwrap();
+    mem.add("u", "s9", &[Message::user("Alice lives in Berlin.")])
+        .unwrap();
+    let said = everything(&mem, "u")
+        .into_iter()
+        .filter(|m| m.text == "user: Alice lives in Berlin.")
+        .map(|m| m.id)
+        .collect::<Vec<_>>();
+    assert_eq!(said.len(), 2, "{said:?}");
+    mem.delete("u", version).unwrap();
+    let left: Vec<MemoryId> = said.into_iter().filter(|&id| id != version).collect();
+    assert_eq!(left.len(), 1);
+    assert!(
+        mem.get("u", left[0]).unwrap().is_some(),
+        "the conversation's memory stays"
+    );
     mem.close().unwrap();
 }
 

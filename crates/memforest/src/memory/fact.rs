@@ -1,7 +1,7 @@
 //! Canonical facts: deterministic ids from normalized text, and exact-duplicate merging
 //! (a repeat adds an occurrence instead of a second fact; a version an update states
-//! merges only within its memory's versions), staged in the same batch as the routing it
-//! causes.
+//! has ids of its own and merges only within its memory's versions), staged in the same
+//! batch as the routing it causes.
 
 use crate::memory::extract::{ExtractedItem, Origin, SemanticRole};
 use crate::memory::record::{self, FactRecord, Occurrence};
@@ -46,12 +46,17 @@ pub fn upsert(
     if norm.is_empty() {
         return Ok(None);
     }
-    // A version `Memory::update` states is a memory of its own: it merges only into a
-    // version of the same memory (the same text stated again), never into another memory
-    // that says the same, which it would then answer for.
+    // A version `Memory::update` states is a memory of its own: its id comes from its
+    // text and its version key, so it merges only into a version of the same memory (the
+    // same text stated again), and no memory extracted from a conversation, nor another
+    // memory's version, ever merges into it or shares its ids' probe sequence.
     let version = crate::api::version_key_in(&item.attribute_keys);
+    let seed = match version {
+        Some(v) => format!("{norm}\0{v}"),
+        None => norm.clone(),
+    };
     for probe in 0..64u32 {
-        let id = record::fact_id(&norm, probe);
+        let id = record::fact_id(&seed, probe);
         let key = id.to_be_bytes();
         match st.get(Table::Facts, &key)? {
             None => {
@@ -85,8 +90,9 @@ pub fn upsert(
             }
             Some(bytes) => {
                 let mut rec: FactRecord = record::decode(&bytes, "fact")?;
-                let other_versions = version.is_some_and(|v| !rec.keys.iter().any(|k| k == v));
-                if rec.norm != norm || other_versions {
+                let same_memory =
+                    version.is_none_or(|v| crate::api::version_key_in(&rec.keys) == Some(v));
+                if rec.norm != norm || !same_memory {
                     continue;
                 }
                 if rec.occurrences.iter().any(|o| o.cell == occ.cell) {
