@@ -382,6 +382,24 @@ fn a_model_that_panics_is_a_failed_call_and_close_returns() {
     mem.close().unwrap();
 }
 
+/// A store closed right after background extraction is open again at once: `close`
+/// returns only once no worker holds the store (a job that finished its cells but had
+/// not returned kept the directory locked, and the open failed with `Locked`).
+#[test]
+fn a_store_closed_after_background_extraction_opens_again_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = Gated::opened();
+    for i in 0..40 {
+        let mem = open(dir.path(), &model);
+        mem.add("alice", "s", &exchange(i)).unwrap();
+        mem.close().unwrap_or_else(|e| panic!("close {i}: {e}"));
+    }
+    let mem = open(dir.path(), &model);
+    mem.flush_summaries().unwrap();
+    assert_eq!(memories(&mem).len(), 40);
+    mem.close().unwrap();
+}
+
 /// One worker behind a shut gate: the first cell's extraction is loaded and waiting on
 /// the model while the test forgets things under it.
 fn one_worker(dir: &std::path::Path, gate: &Arc<Gated>) -> Memory {

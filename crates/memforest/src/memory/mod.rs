@@ -152,6 +152,25 @@ impl Shared {
         m.insert(key, (Instant::now() + self.backoff(attempts), attempts + 1));
     }
 
+    /// Waits until no pool runs or holds a job. A job owns a handle on this state (and
+    /// so on the engine) until it returns, also after the work it counted is done: a
+    /// close that returned before would leave the directory locked for a moment, and an
+    /// open right after it would fail with `Locked`.
+    fn wait_pools_idle(&self) {
+        let busy = || {
+            self.extract_pool.depth()
+                + self.summary_pool.depth()
+                + self
+                    .background
+                    .get()
+                    .and_then(Option::as_ref)
+                    .map_or(0, Pool::depth)
+        };
+        while busy() > 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     fn retry_cell(&self, tenant: &TenantId, cell: u64) {
         self.schedule(&self.cells, (tenant.clone(), cell, 0));
     }
@@ -424,6 +443,9 @@ impl Runtime {
         self.shared.cv.notify_all();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+        if summarize {
+            self.shared.wait_pools_idle();
         }
     }
 }
