@@ -310,3 +310,31 @@ fn forgetting_a_session_backfills_an_index_written_before_occurrences() {
     assert!(facts_with_raw(&db, &t).is_empty());
     check_forest(&db, &t);
 }
+
+/// Several forgets in one batch each see what the ones before staged: forgetting the
+/// latest session and the one before it leaves the third as the recent conversation (a
+/// rescan of the stored sessions alone named the other one just forgotten).
+#[test]
+fn forgetting_two_sessions_in_one_batch_leaves_the_third_as_the_latest() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Memory::open_with(dir.path(), options(false, None)).unwrap();
+    let t = TenantId::new("t").unwrap();
+    for (id, day, text) in [
+        ("c", 0, "I bought a red kite at the fair."),
+        ("a", 1, "We planted tulips in the garden."),
+        ("b", 2, "My cat Tom is grey and sleepy."),
+    ] {
+        db.ingest_session(&t, &session(id, day, &[text])).unwrap();
+    }
+    let report = db
+        .forget_all(
+            &t,
+            &[Forget::Session("a".into()), Forget::Session("b".into())],
+        )
+        .unwrap();
+    assert_eq!(report.turns, 2, "{report:?}");
+    let result = db.query(&t, &words("kite")).unwrap();
+    assert_eq!(result.recent_session.as_deref(), Some("c"), "{result:?}");
+    assert_eq!(result.recent_turns.len(), 1);
+    db.close().unwrap();
+}

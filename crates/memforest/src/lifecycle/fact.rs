@@ -47,12 +47,12 @@ pub fn remove_fact(
 ) -> Result<u64, MemoryError> {
     let times = leaf_times(rec);
     let mut leaves = 0;
-    for (k, _) in kv.scan_prefix(st.tenant(), Table::Memberships, &id.to_be_bytes())? {
+    for (k, _) in st.scan_prefix(Table::Memberships, &id.to_be_bytes())? {
         let Some(tree) = k.get(8..).and_then(record::be_u64) else {
             continue;
         };
         scrub_scene(kv, st, tf, tree, &rec.topics)?;
-        if remove_leaf(kv, st, tf, tree, Payload::fact(id), &times)? {
+        if remove_leaf(st, tf, tree, Payload::fact(id), &times)? {
             leaves += 1;
         }
         st.delete(Table::Memberships, &k);

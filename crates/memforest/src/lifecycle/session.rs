@@ -67,7 +67,7 @@ fn edit_facts(
 ) -> Result<(Vec<u64>, BTreeSet<String>), MemoryError> {
     let mut removed = Vec::new();
     let mut entities = BTreeSet::new();
-    for id in index::session_facts(kv, st, session)? {
+    for id in index::session_facts(st, session)? {
         let Some(v) = st.get(Table::Facts, &id.to_be_bytes())? else {
             continue;
         };
@@ -139,7 +139,7 @@ pub(crate) fn forget_session(
     let tree = record::tree_id(TreeKind::Session, session);
     if let Some(t) = tf.tree(st, tree)? {
         report.leaves_removed += t.len();
-        delete_tree(kv, st, tf, tree)?;
+        delete_tree(st, tf, tree)?;
     }
     let (removed, entities) = edit_facts(kv, st, tf, report, session, |o| o.session != session)?;
     scrub_entities(st, &entities, &removed, Some(session))?;
@@ -150,7 +150,7 @@ pub(crate) fn forget_session(
     // Only forgetting the latest session makes the short-term memory look for another.
     if index::latest_session_staged(st)?.as_deref() == Some(session) {
         st.delete(Table::Postings, index::LATEST_SESSION_KEY);
-        for (_, v) in kv.scan_prefix(st.tenant(), Table::Sessions, &[SESSION_PREFIX])? {
+        for (_, v) in st.scan_prefix(Table::Sessions, &[SESSION_PREFIX])? {
             let s: SessionRecord = record::decode(&v, "session")?;
             if s.id != session {
                 index::note_session(st, &s.id, s.last_time)?;
@@ -195,7 +195,7 @@ pub(crate) fn forget_turn(
         let tree = record::tree_id(TreeKind::Session, session);
         let time = TimeRange::new(crec.time.0, crec.time.1.max(crec.time.0))
             .ok_or(MemoryError::Invariant("bad cell time range"))?;
-        if remove_leaf(kv, st, tf, tree, Payload::cell(cell), &[time])? {
+        if remove_leaf(st, tf, tree, Payload::cell(cell), &[time])? {
             report.leaves_removed += 1;
         }
         let mut lines = Vec::new();

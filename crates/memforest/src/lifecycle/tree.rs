@@ -55,7 +55,6 @@ fn find_leaf(
 /// # Errors
 /// Tree, engine and record errors.
 pub fn remove_leaf(
-    kv: &Kv,
     st: &mut Staged<'_>,
     tf: &mut TenantForest,
     id: u64,
@@ -70,7 +69,7 @@ pub fn remove_leaf(
     };
     let removed = tree.delete(st, &key)?.is_some();
     if tree.is_empty() {
-        delete_tree(kv, st, tf, id)?;
+        delete_tree(st, tf, id)?;
     } else if removed {
         st.put(Table::DirtyMarks, &id.to_be_bytes(), Vec::new());
         tf.dirty.insert(id);
@@ -83,17 +82,11 @@ pub fn remove_leaf(
 ///
 /// # Errors
 /// Engine and record errors.
-pub fn delete_tree(
-    kv: &Kv,
-    st: &mut Staged<'_>,
-    tf: &mut TenantForest,
-    id: u64,
-) -> Result<(), MemoryError> {
+pub fn delete_tree(st: &mut Staged<'_>, tf: &mut TenantForest, id: u64) -> Result<(), MemoryError> {
     tf.trees.remove(&id);
     tf.dirty.remove(&id);
-    let tenant = st.tenant().clone();
     for table in [Table::NodePages, Table::Embeddings] {
-        for (k, _) in kv.scan_prefix(&tenant, table, &id.to_be_bytes())? {
+        for (k, _) in st.scan_prefix(table, &id.to_be_bytes())? {
             st.delete(table, &k);
         }
     }
@@ -115,7 +108,7 @@ pub fn delete_tree(
                 &record::prefixed(ENTITY_PREFIX, rec.label.as_bytes()),
             );
         } else if rec.kind == TreeKind::Scene.as_u8() {
-            for (k, v) in kv.scan_prefix(&tenant, Table::RouterState, &[SCENE_PREFIX])? {
+            for (k, v) in st.scan_prefix(Table::RouterState, &[SCENE_PREFIX])? {
                 let s: SceneState = record::decode(&v, "scene state")?;
                 if s.label == rec.label {
                     st.delete(Table::RouterState, &k);

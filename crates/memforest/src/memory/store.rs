@@ -140,6 +140,35 @@ impl<'a> Staged<'a> {
             .map(Option::is_some)
     }
 
+    /// Every `(key, value)` of `table` whose key starts with `prefix`, in key order, as
+    /// this unit of work would leave them: the engine's, with the staged puts added and
+    /// the staged deletes left out. O(engine rows + staged keys).
+    ///
+    /// # Errors
+    /// Engine read errors.
+    pub fn scan_prefix(
+        &self,
+        table: Table,
+        prefix: &[u8],
+    ) -> memforest_engine::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut rows: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = self
+            .kv
+            .scan_prefix(&self.tenant, table, prefix)?
+            .into_iter()
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect();
+        for ((t, key), value) in &self.overlay {
+            if *t != table || !key.starts_with(prefix) {
+                continue;
+            }
+            match value {
+                Some(v) => rows.insert(key.clone(), v.clone()),
+                None => rows.remove(key),
+            };
+        }
+        Ok(rows.into_iter().collect())
+    }
+
     /// Stages a put.
     pub fn put(&mut self, table: Table, key: &[u8], value: Vec<u8>) {
         self.overlay.insert((table, key.to_vec()), Some(value));

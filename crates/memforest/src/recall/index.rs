@@ -373,18 +373,17 @@ pub fn cell_facts(r: &Reader<'_>, cell: u64) -> Result<Vec<u64>, MemoryError> {
 ///
 /// # Errors
 /// Engine read errors; corrupt fact records.
-pub fn session_facts(kv: &Kv, st: &mut Staged<'_>, session: &str) -> Result<Vec<u64>, MemoryError> {
-    let tenant = st.tenant().clone();
+pub fn session_facts(st: &mut Staged<'_>, session: &str) -> Result<Vec<u64>, MemoryError> {
     if st.get(Table::Postings, OCCURRENCES_COMPLETE_KEY)?.is_some() {
         let prefix = occurrence_prefix(session);
-        return kv
-            .scan_prefix(&tenant, Table::Postings, &prefix)?
+        return st
+            .scan_prefix(Table::Postings, &prefix)?
             .iter()
             .map(|(k, _)| entry_fact(k, prefix.len(), "occurrence entry"))
             .collect();
     }
     let mut out = Vec::new();
-    for (k, v) in kv.scan_prefix(&tenant, Table::Facts, &[])? {
+    for (k, v) in st.scan_prefix(Table::Facts, &[])? {
         let (id, rec) = fact_row(&k, &v)?;
         for o in &rec.occurrences {
             note_occurrence(st, &o.session, o.cell, id);
