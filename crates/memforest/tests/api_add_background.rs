@@ -382,6 +382,39 @@ fn a_model_that_panics_is_a_failed_call_and_close_returns() {
     mem.close().unwrap();
 }
 
+/// An extractor whose `max_batch` panics: one cell a call, and nothing else changes.
+#[derive(Debug)]
+struct NoBatchSize;
+
+impl Extractor for NoBatchSize {
+    fn name(&self) -> &str {
+        "no-batch-size"
+    }
+    fn max_batch(&self) -> usize {
+        panic!("max_batch bug")
+    }
+    fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
+        HeuristicExtractor.extract(input)
+    }
+}
+
+/// A panic in any of the extractor's methods the background job calls leaves the job
+/// working: the user's cells are extracted and `flush_summaries` returns.
+#[test]
+fn an_extractor_whose_batch_size_panics_still_extracts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::builder()
+        .extractor(Arc::new(NoBatchSize))
+        .open(dir.path())
+        .unwrap();
+    for i in 0..3 {
+        mem.add("alice", "s", &exchange(i)).unwrap();
+    }
+    mem.flush_summaries().unwrap();
+    assert_eq!(memories(&mem).len(), 3);
+    mem.close().unwrap();
+}
+
 /// A store closed right after background extraction is open again at once: `close`
 /// returns only once no worker holds the store (a job that finished its cells but had
 /// not returned kept the directory locked, and the open failed with `Locked`).

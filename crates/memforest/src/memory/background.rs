@@ -20,6 +20,7 @@
 //! queued or running, `add` waits, and the wait is recorded as a stall with its reason.
 
 use std::collections::{HashMap, VecDeque};
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -118,11 +119,12 @@ impl Shared {
     /// again if more cells wait. At a close without summaries (a drop) the cells stay
     /// pending in the store.
     fn extract_next_batch(self: &Arc<Self>, tenant: &TenantId) {
-        let limit = self
-            .opts
-            .extract_batch
-            .min(self.opts.extractor.max_batch())
-            .max(1);
+        // The extractor is the caller's code: a panic in it must not end this job with
+        // the user's cells still queued behind it.
+        let max_batch =
+            std::panic::catch_unwind(AssertUnwindSafe(|| self.opts.extractor.max_batch()))
+                .unwrap_or(1);
+        let limit = self.opts.extract_batch.min(max_batch).max(1);
         if self.stopping() && !self.summarize_on_stop() {
             let left = self.drop_waiting(tenant);
             self.extracted(left.len());
@@ -132,7 +134,21 @@ impl Shared {
         if batch.is_empty() {
             return;
         }
-        self.extract_cells(tenant, &batch);
+        let done = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.extract_cells(tenant, &batch);
+        }));
+        if done.is_err() {
+            // A bug outside the guarded model calls: the user's cached trees may hold
+            // what never committed, and the cells stay pending in the store for the next
+            // open. The error first, as in `settle_cell`.
+            self.forest.lock().tenants.remove(tenant);
+            self.set_error(MemoryError::Invariant(
+                "background extraction panicked (the log has the message)",
+            ));
+            for &cell in &batch {
+                self.cell_done(tenant, cell);
+            }
+        }
         self.extracted(batch.len());
         self.wake();
         if let Some(pool) = self.background_pool() {

@@ -85,9 +85,10 @@ pub struct Shared {
     cv: Condvar,
     /// Pending cells to retry, keyed (tenant, cell, 0).
     cells: Mutex<Backoff>,
-    /// The last model error of a cell's extraction, which [`Memory::flush_summaries`]
-    /// reports once every pending cell has given up.
-    last_extract_error: Mutex<Option<String>>,
+    /// Per user, the last model error of a cell's extraction since one of theirs last
+    /// committed, which [`Memory::flush_summaries`] reports once every pending cell has
+    /// given up.
+    last_extract_error: Mutex<HashMap<TenantId, String>>,
     /// Failed summary nodes, keyed (tenant, tree, node).
     nodes: Mutex<Backoff>,
     /// Dirty nodes as counted by the scheduler's last refresh pass plus those ingest has
@@ -177,7 +178,9 @@ impl Shared {
 
     /// A cell's extraction failed with model error `error`: retried later with backoff.
     fn extraction_failed(&self, tenant: &TenantId, cell: u64, error: &str) {
-        *self.last_extract_error.lock() = Some(error.to_owned());
+        self.last_extract_error
+            .lock()
+            .insert(tenant.clone(), error.to_owned());
         self.retry_cell(tenant, cell);
     }
 
@@ -205,6 +208,7 @@ impl Shared {
         if !matches!(self.kv.get(tenant, Table::RouterState, &mark), Ok(Some(_))) {
             self.cell_done(tenant, cell);
         }
+        self.last_extract_error.lock().remove(tenant);
     }
 
     fn due_cells(&self) -> Vec<(TenantId, u64)> {
@@ -406,7 +410,7 @@ impl Runtime {
             }),
             cv: Condvar::new(),
             cells: Mutex::new(cells),
-            last_extract_error: Mutex::new(None),
+            last_extract_error: Mutex::new(HashMap::new()),
             nodes: Mutex::new(Backoff::new()),
             dirty_estimate: AtomicU64::new(0),
             snapshot_reads: RwLock::new(()),
@@ -514,9 +518,14 @@ impl Memory {
                 return Ok(true);
             }
             if dirty == 0 && given_up == pending {
-                let last = shared.last_extract_error.lock().clone().unwrap_or_default();
+                let last = shared
+                    .last_extract_error
+                    .lock()
+                    .values()
+                    .next()
+                    .map_or_else(String::new, |e| format!("; the last error: {e}"));
                 return Err(MemoryError::Model(format!(
-                    "the extraction of {pending} cells failed {} times each; they stay pending, retried in the background and at the next open; the last error: {last}",
+                    "the extraction of {pending} cells failed {} times each; they stay pending, retried in the background and at the next open{last}",
                     shared.opts.extract_attempts
                 )));
             }
