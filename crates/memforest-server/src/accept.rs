@@ -29,7 +29,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 /// A connection gets `header_timeout` for each request's headers, counted from when the
 /// connection waits for them: a new connection from its accept, a kept-alive one from its
 /// previous response. Past it, the connection is closed without a response (hyper's
-/// `http1::Builder::header_read_timeout`).
+/// `http1::Builder::header_read_timeout`); zero waits without limit.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
@@ -38,21 +38,24 @@ pub async fn serve(
 ) {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(header_timeout);
+        .header_read_timeout((!header_timeout.is_zero()).then_some(header_timeout));
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) if peer_error(&e) => continue,
-                Err(e) => {
-                    tracing::warn!(error = %e, "accepting a connection failed; pausing");
-                    tokio::time::sleep(ACCEPT_BACKOFF).await;
-                    continue;
-                }
-            },
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) if peer_error(&e) => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "accepting a connection failed; pausing");
+                tokio::select! {
+                    () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                    () = &mut shutdown => break,
+                }
+            }
         };
         let service = app
             .clone()

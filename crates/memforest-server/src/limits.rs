@@ -30,7 +30,7 @@ pub struct Limits {
     /// Longest wait for a request's headers (default 10 s), from a new connection's
     /// accept or a kept-alive one's previous response: past it the connection is closed
     /// without a response, so neither a client that never ends its headers nor an idle
-    /// connection holds a socket for long.
+    /// connection holds a socket for long. Zero: no limit.
     pub header_timeout: Duration,
 }
 
