@@ -482,6 +482,34 @@ fn an_update_to_the_text_of_another_memory_is_a_memory_of_its_own() {
     mem.close().unwrap();
 }
 
+/// An update back to an earlier version's text is a new version: the history keeps
+/// every period in order, one version is current, and deleting the newest leaves the
+/// earlier ones. An update to the memory's own text changes nothing.
+#[test]
+fn an_update_back_to_an_earlier_text_is_a_new_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    mem.add("u", "s", &[Message::user("I live in Rome.")])
+        .unwrap();
+    let rome = everything(&mem, "u")[0].id;
+    let paris = mem.update("u", rome, "Alice lives in Paris.").unwrap();
+    let berlin = mem.update("u", paris, "Alice lives in Berlin.").unwrap();
+    let back = mem.update("u", berlin, "Alice lives in Paris.").unwrap();
+    assert!(![rome, paris, berlin].contains(&back));
+    assert_eq!(
+        mem.update("u", back, "Alice lives in Paris.").unwrap(),
+        back
+    );
+    let history = mem.history("u", back).unwrap();
+    let ids: Vec<MemoryId> = history.iter().map(|v| v.id).collect();
+    assert_eq!(ids, [rome, paris, berlin, back]);
+    assert_eq!(history.iter().filter(|v| v.current).count(), 1);
+    mem.delete("u", back).unwrap();
+    assert!(mem.get("u", paris).unwrap().is_some());
+    assert!(mem.get("u", berlin).unwrap().unwrap().current);
+    mem.close().unwrap();
+}
+
 #[test]
 fn delete_user_and_purge_report_what_they_removed() {
     let dir = tempfile::tempdir().unwrap();

@@ -324,8 +324,8 @@ fn a_deleted_update_leaves_no_bytes_and_its_session_is_reserved() {
     db.close().unwrap();
 }
 
-/// A memory stated twice by updates of its own versions (the same correction sent
-/// again) is supported by two update messages: deleting it deletes both and the memory in
+/// A memory stated twice by the same update (a retry) is supported by two update
+/// messages: deleting it deletes both and the memory in
 /// one WAL batch, so a crash cannot leave it half deleted (one message gone, the memory
 /// still answering searches).
 #[test]
@@ -336,8 +336,8 @@ fn deleting_a_memory_of_two_updates_is_one_batch() {
     db.add("u", "chat", &[said]).unwrap();
     let old = db.list("u", &Default::default()).unwrap()[0].id;
     let new = db.update("u", old, "Rooibos is my favourite.").unwrap();
-    let again = db.update("u", new, "Rooibos is my favourite.").unwrap();
-    assert_eq!(new, again, "the same correction again is the same version");
+    let again = db.update("u", old, "Rooibos is my favourite.").unwrap();
+    assert_eq!(new, again, "the same update again is the same version");
     let sources = db.get("u", new).unwrap().unwrap().sources;
     assert_eq!(sources.len(), 2, "{sources:?}");
     let before = wal_batches(dir.path()).len();

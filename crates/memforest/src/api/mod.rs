@@ -34,4 +34,4 @@ pub use record::{ListOptions, MemoryRecord};
 pub use search::{Hit, SearchOptions, Source, MAX_K};
 pub use stats::UserStats;
 pub use version::UPDATES_SESSION;
-pub(crate) use version::{is_version_attribute, version_key_in};
+pub(crate) use version::{is_version_attribute, replaced_by_update, version_key_in};

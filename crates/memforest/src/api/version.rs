@@ -27,13 +27,25 @@ pub const UPDATES_SESSION: &str = "memforest:updates";
 /// Start of the key that links a memory's versions.
 const VERSION_KEY: &str = "memforest:version:";
 
+/// Start of the id of the message an update stores its text in:
+/// `update:<id of the memory it replaces>:<time>`.
+const UPDATE_TURN: &str = "update:";
+
+/// The memory (its id's text form) that the update whose message is `turn_id` replaced;
+/// `None` for a message no update wrote.
+pub(crate) fn replaced_by_update(turn_id: &str) -> Option<&str> {
+    turn_id.strip_prefix(UPDATE_TURN)?.split(':').next()
+}
+
 impl Memory {
     /// Replaces memory `id` of `user` by `text`: a new memory (returned) that supersedes it
     /// from now on. The old one stays, in [`Memory::history`] and in searches that do not
     /// ask for `latest_only`, with its validity ending now. The text is stored as a message
     /// of the user's session `memforest:updates`, said by the old memory's first
     /// participant (`update` when it has none), so the new memory has the old one's
-    /// participants.
+    /// participants. The same update sent again (a retry) gives the same memory, which
+    /// then has both messages as sources; a text that normalizes to the memory's own
+    /// changes nothing and returns `id`.
     ///
     /// # Errors
     /// [`MemoryError::Name`] for a bad user (as [`Memory::add`]);
@@ -53,6 +65,9 @@ impl Memory {
         let old = self
             .fact(&tenant, id.fact())?
             .ok_or_else(|| not_found("memory", id.to_string(), user))?;
+        if normalize(text) == old.norm {
+            return Ok(id);
+        }
         let shared = self.memory_shared()?;
         crate::recall::vectors::check_writer(&shared.kv, &tenant, shared.opts.embedder.as_deref())?;
         let key = version_key(&old).unwrap_or_else(|| format!("{VERSION_KEY}{id}"));
@@ -64,7 +79,7 @@ impl Memory {
             return Err(not_found("memory", id.to_string(), user));
         }
         let now = now_micros().max(old.time.1.saturating_add(1));
-        let turn_id = format!("update:{id}:{now}");
+        let turn_id = format!("{UPDATE_TURN}{id}:{now}");
         let item = ExtractedItem {
             fact_text: text.to_owned(),
             participants: old.participants.clone(),

@@ -47,12 +47,20 @@ pub fn upsert(
         return Ok(None);
     }
     // A version `Memory::update` states is a memory of its own: its id comes from its
-    // text and its version key, so it merges only into a version of the same memory (the
-    // same text stated again), and no memory extracted from a conversation, nor another
-    // memory's version, ever merges into it or shares its ids' probe sequence.
+    // text, its version key and the memory it replaces, so it merges only into the same
+    // update sent again (a retry), and no memory extracted from a conversation, nor
+    // another version (an earlier one with the same text included), ever merges into it
+    // or shares its ids' probe sequence.
     let version = crate::api::version_key_in(&item.attribute_keys);
     let seed = match version {
-        Some(v) => format!("{norm}\0{v}"),
+        Some(v) => {
+            let replaced = item
+                .source_turns
+                .iter()
+                .find_map(|t| crate::api::replaced_by_update(t))
+                .unwrap_or_default();
+            format!("{norm}\0{v}\0{replaced}")
+        }
         None => norm.clone(),
     };
     for probe in 0..64u32 {

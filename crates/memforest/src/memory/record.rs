@@ -277,9 +277,9 @@ pub fn cell_id(session: &str, index: u32) -> u64 {
     hash(&[b"cell", session.as_bytes(), &index.to_be_bytes()])
 }
 
-/// Deterministic fact id for `seed`: a fact's normalized text, followed by NUL and its
-/// version key for a version `Memory::update` states; `probe` > 0 resolves hash
-/// collisions.
+/// Deterministic fact id for `seed`: a fact's normalized text, followed for a version
+/// `Memory::update` states by its version key and the id of the memory it replaces (each
+/// after a NUL); `probe` > 0 resolves hash collisions.
 #[must_use]
 pub fn fact_id(seed: &str, probe: u32) -> u64 {
     hash(&[b"fact", seed.as_bytes(), &probe.to_be_bytes()])
