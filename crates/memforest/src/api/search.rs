@@ -258,7 +258,7 @@ fn fit(result: &mut QueryResult, max_tokens: usize) -> String {
     }
     let first = order.get(..hi).unwrap_or(&order);
     let mut dropped = first.to_vec();
-    let mut kept = keeping(&dropped);
+    let kept = keeping(&dropped);
     // Bytes left: a part's cost is its line (a fact's with the widest number it can
     // have) and its section's header when the section is empty, so the sum never
     // underestimates the text.
@@ -289,8 +289,7 @@ fn fit(result: &mut QueryResult, max_tokens: usize) -> String {
             }
         }
     }
-    kept = keeping(&dropped);
-    *result = kept;
+    *result = keeping(&dropped);
     result.context()
 }
 

@@ -345,25 +345,17 @@ pub fn commit(
     cells: &[Prepared],
 ) -> Result<CellOutcome, MemoryError> {
     let mut forest = shared.forest.lock();
-    ensure_index(shared, tenant)?;
+    // An index dropped (`Memory::drop_derived`) or of another version is rebuilt first: the
+    // first fact staged into an empty index marks it complete.
+    crate::recall::index::ensure(&shared.kv, tenant)?;
     let st = Staged::new(&shared.kv, tenant.clone());
     commit_with(shared, &mut forest, st, cells)
 }
 
-/// Rebuilds `tenant`'s lexical index when it was dropped (`Memory::drop_derived`) or is
-/// of another version, before facts are staged into it (the first fact staged into an
-/// empty index marks it complete). The caller holds the forest lock and has staged
-/// nothing yet: the rebuild writes batches of its own.
-///
-/// # Errors
-/// Engine and record errors.
-pub fn ensure_index(shared: &Shared, tenant: &TenantId) -> Result<(), MemoryError> {
-    crate::recall::index::ensure(&shared.kv, tenant).map(|_| ())
-}
-
 /// [`commit`] of `cells` staged into `st`, which may already hold other writes of its
 /// tenant (an update's message and cell): everything commits as one batch. The caller
-/// holds `forest`'s lock and called [`ensure_index`] before staging anything.
+/// holds `forest`'s lock and called `recall::index::ensure` before staging anything (the
+/// rebuild of a dropped index writes batches of its own).
 ///
 /// # Errors
 /// As [`commit`].

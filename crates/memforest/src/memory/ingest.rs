@@ -201,7 +201,7 @@ impl Memory {
         let name = String::from_utf8_lossy(tenant.name()).into_owned();
         let embeddings = apply::embed_items(&shared, &name, &items)?;
         let mut forest = shared.forest.lock();
-        apply::ensure_index(&shared, tenant)?;
+        crate::recall::index::ensure(&shared.kv, tenant)?;
         // The turns, their cell and the stated facts go in one batch: a crash keeps all of
         // them or none, so no message is left pending for the extractor to read as a
         // conversation of its own.

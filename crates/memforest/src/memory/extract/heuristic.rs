@@ -8,6 +8,7 @@
 //! its speaker, of an assistant turn no one). An assistant's acknowledgements ("Got it,
 //! I'll remember.", "Rex sounds lovely.") are no items ([`acknowledgement`]).
 
+use std::cell::LazyCell;
 use std::collections::HashSet;
 
 use crate::memory::extract::acknowledgement::is_acknowledgement;
@@ -108,12 +109,15 @@ impl Extractor for HeuristicExtractor {
     fn extract(&self, input: &ExtractionInput) -> Result<Extraction, ModelError> {
         let mut items = Vec::new();
         let mut prompt = String::new();
-        let user_keywords: HashSet<String> = input
-            .turns
-            .iter()
-            .filter(|t| t.role == Role::User)
-            .flat_map(|t| keywords(&t.text))
-            .collect();
+        // Only a cell with an assistant's turn needs them (most cells have none).
+        let user_keywords: LazyCell<HashSet<String>, _> = LazyCell::new(|| {
+            input
+                .turns
+                .iter()
+                .filter(|t| t.role == Role::User)
+                .flat_map(|t| keywords(&t.text))
+                .collect()
+        });
         for turn in &input.turns {
             prompt.push_str(&turn.text);
             let speaker = if turn.speaker.is_empty() {
