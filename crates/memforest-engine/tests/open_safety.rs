@@ -735,3 +735,82 @@ fn a_repair_that_would_refuse_the_wal_changes_nothing() {
     assert!(Db::repair(dir.path(), options(&fs)).is_err());
     assert_eq!(listing(&fs), before, "the failed repair changed the store");
 }
+
+/// A segment file of another store, with larger seqnos, lands in the directory: repair
+/// adopts it, and the WAL writes below its seqnos that it does not hold are replayed, not
+/// skipped as flushed; a write after the repair gets a seqno above the file's.
+#[test]
+fn a_repair_that_adopts_another_store_s_segment_file_keeps_the_wal_writes_below_it() {
+    let fs = FaultStorage::new(34);
+    let (dir, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let db = Db::open(other.path(), options(&fs)).unwrap();
+    for i in 1000..1300 {
+        put(&db, i);
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let foreign = fs
+        .list_dir(other.path())
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".sst"))
+        .unwrap();
+    written(&fs, dir.path(), 5, true);
+    let bytes = fs.read(&other.path().join(foreign)).unwrap();
+    put_file(&fs, &dir.path().join(memforest_sst::file_name(99)), &bytes);
+    let report = Db::repair(dir.path(), options(&fs)).unwrap();
+    assert_eq!(report.adopted, [memforest_sst::file_name(99)], "{report:?}");
+    assert_eq!(report.wal_replayed_from, Some(1), "{report:?}");
+    let t = Table::new(3);
+    let key = 1000u32.to_be_bytes();
+    for round in 0..2u8 {
+        let db = Db::open(dir.path(), options(&fs)).unwrap();
+        assert_eq!(count(&db), 305, "the store's 5 writes and the file's 300");
+        for i in 0..5u32 {
+            assert!(db.get(&tenant(), t, &i.to_be_bytes()).unwrap().is_some());
+        }
+        db.put(&tenant(), t, &key, &[round], Durability::SyncData)
+            .unwrap();
+        db.close().unwrap();
+        let db = Db::open(dir.path(), options(&fs)).unwrap();
+        assert_eq!(db.get(&tenant(), t, &key).unwrap().unwrap()[..], [round]);
+        assert!(db.verify().unwrap().is_clean());
+        db.close().unwrap();
+    }
+}
+
+/// The store's own segment files hold its flushed writes: a repair of a store that lost
+/// its manifest replays only the WAL above them (deletes, range deletes and overwrites
+/// below them included), and reports nothing replayed from below.
+#[test]
+fn a_repair_of_a_store_s_own_files_replays_nothing_they_hold() {
+    let fs = FaultStorage::new(35);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    let t = Table::new(3);
+    for i in 0..100 {
+        put(&db, i);
+    }
+    let mut batch = memforest_engine::WriteBatch::new();
+    batch.delete(&tenant(), t, &3u32.to_be_bytes());
+    batch.delete_range(&tenant(), t, &10u32.to_be_bytes(), &20u32.to_be_bytes());
+    db.write(&batch, Durability::SyncData).unwrap();
+    put(&db, 4);
+    db.flush().unwrap();
+    db.compact_all().unwrap();
+    for i in 100..110 {
+        put(&db, i);
+    }
+    db.close().unwrap();
+    fs.remove_file(&dir.path().join(manifest::CURRENT)).unwrap();
+    let report = Db::repair(dir.path(), options(&fs)).unwrap();
+    assert_eq!(report.wal_replayed_from, None, "{report:?}");
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), 99);
+    assert!(db.get(&tenant(), t, &3u32.to_be_bytes()).unwrap().is_none());
+    assert!(db
+        .get(&tenant(), t, &15u32.to_be_bytes())
+        .unwrap()
+        .is_none());
+    db.close().unwrap();
+}
