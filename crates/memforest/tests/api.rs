@@ -908,3 +908,77 @@ fn the_engine_types_of_the_api_are_named_through_memforest() {
     drop(snapshot);
     mem.close().unwrap();
 }
+
+/// A session's messages as `messages` returns them, numbered ids included, can be added to
+/// another store (a backup restored) and sent again (a retry): stored once, with their
+/// ids, and a later message without an id is numbered after them.
+#[test]
+fn a_session_s_messages_sent_back_are_stored_once_with_their_ids() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let from = Memory::open(a.path()).unwrap();
+    from.add("alice", "s1", &exchange(1)).unwrap();
+    let mut named = Message::user("My sister lives in Oslo.");
+    named.id = Some("m-7".into());
+    from.add("alice", "s1", &[named]).unwrap();
+    from.add("alice", "s1", &exchange(2)).unwrap();
+    let sent = from.messages("alice", "s1").unwrap();
+    from.close().unwrap();
+    let ids = |m: &[Message]| m.iter().map(|m| m.id.clone().unwrap()).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&sent),
+        ["s1#turn_0", "s1#turn_1", "m-7", "s1#turn_3", "s1#turn_4"]
+    );
+    let to = Memory::open(b.path()).unwrap();
+    let added = to.add("alice", "s1", &sent).unwrap();
+    assert_eq!((added.messages, added.duplicates), (5, 0));
+    assert_eq!(to.messages("alice", "s1").unwrap(), sent);
+    let again = to.add("alice", "s1", &sent).unwrap();
+    assert_eq!((again.messages, again.duplicates), (0, 5));
+    to.add("alice", "s1", &[Message::user("I moved to Bergen.")])
+        .unwrap();
+    let now = to.messages("alice", "s1").unwrap();
+    assert_eq!(ids(&now)[5], "s1#turn_5");
+    to.close().unwrap();
+}
+
+/// A numbered id that a later message without an id could be given is refused before
+/// anything is stored, the agent's claim of the session included.
+#[test]
+fn a_numbered_id_a_later_message_could_be_given_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = Memory::open(dir.path()).unwrap();
+    let mut ahead = Message::user("My sister lives in Oslo.");
+    ahead.id = Some("s1#turn_1".into());
+    let options = memforest::AddOptions {
+        agent: Some("bot".into()),
+        ..memforest::AddOptions::default()
+    };
+    let err = mem
+        .add_with("alice", "s1", &[ahead.clone()], &options)
+        .unwrap_err();
+    assert!(
+        matches!(&err, MemoryError::ReservedId { id, .. } if id == "s1#turn_1"),
+        "{err}"
+    );
+    assert!(matches!(
+        mem.messages("alice", "s1"),
+        Err(MemoryError::NotFound { .. })
+    ));
+    // With one message stored first, turn_1 is below the count after the add.
+    mem.add_with(
+        "alice",
+        "s1",
+        &[Message::user("Hello there, friend.")],
+        &options,
+    )
+    .unwrap();
+    mem.add_with("alice", "s1", &[ahead], &options).unwrap();
+    let mut far = Message::user("I work as a nurse.");
+    far.id = Some("s1#turn_99999999999999999999999".into());
+    assert!(matches!(
+        mem.add("alice", "s1", &[far]),
+        Err(MemoryError::ReservedId { .. })
+    ));
+    assert_eq!(mem.messages("alice", "s1").unwrap().len(), 2);
+    mem.close().unwrap();
+}

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::api::{user, MemoryId, Message};
-use crate::memory::ingest::Numbering;
+use crate::memory::ingest::{check_numbered_ids, Numbering};
 use crate::memory::limits::check_session;
 use crate::memory::record;
 use crate::memory::session::Session;
@@ -82,8 +82,10 @@ impl Memory {
     /// (`memory::limits`: a session id that is only whitespace, a speaker holding NUL;
     /// nothing stored);
     /// [`MemoryError::AgentConflict`] for a session of another agent (nothing stored);
-    /// [`MemoryError::ReservedId`] for a message id of the form `{session}#turn_{n}`
-    /// (nothing stored); [`MemoryError::ReservedSession`] for session
+    /// [`MemoryError::ReservedId`] for a new message id of the form `{session}#turn_{n}`
+    /// (the ids of messages sent without one) with `n` not below the number of messages
+    /// the session holds after this add, which a later message without an id could be
+    /// given (nothing stored; the ids [`Memory::messages`] returns can be sent back); [`MemoryError::ReservedSession`] for session
     /// [`UPDATES_SESSION`](crate::api::UPDATES_SESSION) (nothing stored);
     /// [`MemoryError::Engine`] for storage errors (`Error::ReadOnly` on a read-only store).
     pub fn add_with(
@@ -94,16 +96,6 @@ impl Memory {
         options: &AddOptions,
     ) -> Result<Added, MemoryError> {
         let tenant = user::writer_tenant(user)?;
-        if let Some(id) = messages
-            .iter()
-            .filter_map(|m| m.id.as_deref())
-            .find(|id| record::is_default_turn_id(session, id))
-        {
-            return Err(MemoryError::ReservedId {
-                session: session.to_owned(),
-                id: id.to_owned(),
-            });
-        }
         let now = crate::api::version::now_micros();
         // Messages without an id are numbered when committed, after the turns the session
         // holds then.
@@ -117,6 +109,16 @@ impl Memory {
             start,
             turns,
         };
+        // Before the agent's claim, for ids of the numbered form: the commit checks them
+        // again against the session's turns then.
+        let ids = || messages.iter().filter_map(|m| m.id.as_deref());
+        if ids().any(|id| record::default_turn_number(&session.id, id).is_some()) {
+            check_session(&session)?;
+            let stored = self.session_record(&tenant, &session.id)?;
+            let count = u64::from(stored.map_or(0, |r| r.turns));
+            let count = count.saturating_add(messages.len() as u64);
+            check_numbered_ids(&session.id, count, ids())?;
+        }
         if let Some(agent) = &options.agent {
             check_session(&session)?;
             self.claim_session(&tenant, &session.id, agent)?;

@@ -56,9 +56,11 @@ pub enum MemoryError {
         /// The agent given.
         given: String,
     },
-    /// `Memory::add` was given a message id of the form `{session}#turn_{n}`, which the
-    /// messages without an id are given; nothing was stored.
-    #[error("message id {id:?} has the form {session}#turn_N that messages without an id are given; choose another id (nothing was stored)")]
+    /// `Memory::add` was given a new message id of the form `{session}#turn_{n}`, which
+    /// the messages without an id are given, with `n` not below the number of messages
+    /// the session holds after the add: a later message without an id could be given it.
+    /// Nothing was stored.
+    #[error("message id {id:?} has the form {session}#turn_N of the ids messages without one are given, and N is not below the number of messages the session would hold, so a later message could be given it; choose another id (nothing was stored)")]
     ReservedId {
         /// The session.
         session: String,

@@ -317,6 +317,25 @@ pub(crate) enum Numbering {
     AfterStored,
 }
 
+/// Refuses (`MemoryError::ReservedId`) an id of `ids`, new to session `session`, of the
+/// form `{session}#turn_{n}` that turns without an id are numbered by after the stored ones
+/// (`Numbering::AfterStored`), unless `n` is below `count`, the number of turns the
+/// session holds once they are added: later numbers start there, so it can never be drawn
+/// again. A session's messages sent back as `Memory::messages` returns them pass.
+pub(crate) fn check_numbered_ids<'a>(
+    session: &str,
+    count: u64,
+    mut ids: impl Iterator<Item = &'a str>,
+) -> Result<(), MemoryError> {
+    match ids.find(|id| record::default_turn_number(session, id).is_some_and(|n| n >= count)) {
+        Some(id) => Err(MemoryError::ReservedId {
+            session: session.to_owned(),
+            id: id.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Commits the turns of `session` whose ids are not stored yet, their cells and the cells'
 /// pending marks; returns the new cells.
 fn stage_turns(
@@ -409,6 +428,10 @@ fn stage_turns_into(
     }
     if new.is_empty() {
         return Ok((receipt, Vec::new()));
+    }
+    if numbering == Numbering::AfterStored {
+        let count = u64::from(srec.turns).saturating_add(new.len() as u64);
+        check_numbered_ids(&session.id, count, new.iter().map(|(_, id)| *id))?;
     }
     if !marked {
         turn_ids::mark_complete(st, &session.id);

@@ -263,12 +263,15 @@ pub fn default_turn_id(session: &str, position: usize) -> String {
     format!("{session}#turn_{position}")
 }
 
-/// Whether `id` has the form of a [`default_turn_id`] of `session`.
+/// The position `N` when `id` has the form `{session}#turn_{N}` of a [`default_turn_id`]
+/// of `session` (`u64::MAX` for a number of more digits than a `u64` holds); `None` for
+/// any other id.
 #[must_use]
-pub fn is_default_turn_id(session: &str, id: &str) -> bool {
+pub fn default_turn_number(session: &str, id: &str) -> Option<u64> {
     id.strip_prefix(session)
         .and_then(|rest| rest.strip_prefix("#turn_"))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .map(|n| n.parse().unwrap_or(u64::MAX))
 }
 
 /// Deterministic cell id: hash of session id and cell index.
