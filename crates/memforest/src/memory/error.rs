@@ -5,8 +5,10 @@ use memforest_tree::TreeError;
 
 use crate::memory::limits::SessionInputError;
 
-/// Memory-layer failures.
+/// Memory-layer failures. New variants may be added in a minor release: a `match` on it
+/// needs a wildcard arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MemoryError {
     /// An engine read or write failed.
     #[error(transparent)]
