@@ -22,12 +22,15 @@ pub struct Message {
     /// The text: 1..=32 KiB of UTF-8 (`memory::limits`).
     #[serde(alias = "content")]
     pub text: String,
-    /// When it was said; `None` is the time of the `add` call.
+    /// When it was said; `None` is the time of the `add` call. Stored to the microsecond
+    /// (finer digits are dropped), as every time in the store.
     #[serde(default)]
     pub time: Option<DateTime<Utc>>,
     /// The caller's id for the message, unique within its session: an `add` that sends an
     /// id already stored skips that message (so a retried `add` stores nothing twice).
-    /// `None` numbers the message after the session's stored messages.
+    /// `None` numbers the message after the session's stored messages, as
+    /// `{session}#turn_{n}`; such ids, as [`crate::Memory::messages`] returns them, may be
+    /// sent back (`MemoryError::ReservedId` names the one case refused).
     #[serde(default)]
     pub id: Option<String>,
     /// The caller's key-value pairs (e.g. `"channel": "email"`), stored with the message
