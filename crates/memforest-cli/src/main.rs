@@ -523,11 +523,6 @@ fn repair_text(r: &memforest_engine::RepairReport) -> String {
             g.first, g.last, g.first_seqno, g.last_seqno
         ));
     }
-    if let Some(seqno) = r.wal_replayed_from {
-        s.push_str(&format!(
-            "  replayed: the WAL from write {seqno} on, which no adopted segment file holds although they hold later writes (a segment file of another store?)\n"
-        ));
-    }
     for name in &r.wal_set_aside {
         s.push_str(&format!(
             "  not replayed: WAL segment file {name} is set aside (kept, not read)\n"

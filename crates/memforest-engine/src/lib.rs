@@ -48,7 +48,6 @@ pub mod remote_file;
 pub mod remote_flush;
 pub mod remote_gc;
 mod repair;
-mod repair_held;
 mod replica;
 pub mod retention;
 mod scan;

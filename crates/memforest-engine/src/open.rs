@@ -221,10 +221,7 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
     report.wal_quarantined.sort();
     if access == Access::ReadWrite {
         track_wal(&manifest, &wal, &lost, recovered.report.truncated)?;
-        // Above every seqno the segment files hold too: a repair may set the flushed point
-        // below a file's seqnos to replay WAL writes no file holds (`repair_held`).
-        let held = mstate.segments.iter().map(|(_, s)| s.max_seqno).max();
-        pad_wal_seqno(&wal, held.unwrap_or(0).max(mstate.flushed_seqno))?;
+        pad_wal_seqno(&wal, mstate.flushed_seqno)?;
     }
     let mem = MemTable::new();
     for b in &recovered.batches {
@@ -534,10 +531,9 @@ fn track_wal(
     m.append(&edits)
 }
 
-/// When the WAL ends below `flushed` (the recovery mode dropped batches that are already
-/// in segment files, damage before the flushed point; or segment files hold larger
-/// seqnos than the WAL reached), appends no-op entries until the WAL's seqno reaches
-/// it, so new writes never reuse a seqno that segment files hold.
+/// When the recovery mode dropped WAL batches that are already in segment files (damage
+/// before the flushed point), appends no-op entries until the WAL's seqno reaches
+/// `flushed`, so new writes never reuse a seqno that segment files hold.
 fn pad_wal_seqno(wal: &Wal, flushed: u64) -> Result<()> {
     const CHUNK: u64 = 1 << 20;
     while wal.last_seqno() < flushed {
@@ -557,22 +553,15 @@ pub(crate) fn load_tombstones(
     mem: &Arc<MemTable>,
 ) -> Result<RangeTombstones> {
     let lower = Bytes::copy_from_slice(&range_del::PREFIX);
+    let upper = crate::db::successor_bound(&range_del::PREFIX);
     let mut sources: Vec<BoxedSource> = vec![Box::new(mem.cursor())];
     sources.extend(version.sources(
         std::ops::Bound::Included(&lower[..]),
         std::ops::Bound::Unbounded,
     )?);
-    tombstones_in(dir, sources)
-}
-
-/// Every range tombstone stored in `sources` (`dir`: the store, named by a decode error).
-///
-/// # Errors
-/// Read errors of a source; a stored range tombstone that does not decode.
-pub(crate) fn tombstones_in(dir: &Path, sources: Vec<BoxedSource>) -> Result<RangeTombstones> {
     let options = ScanOptions {
-        lower: std::ops::Bound::Included(Bytes::copy_from_slice(&range_del::PREFIX)),
-        upper: crate::db::successor_bound(&range_del::PREFIX),
+        lower: std::ops::Bound::Included(lower),
+        upper,
         ..ScanOptions::default()
     };
     let mut found = Vec::new();

@@ -10,9 +10,7 @@
 //!    one is renamed back to `<id>.sst`); one that does not is set aside (or left) as
 //!    `<id>.sst.quarantine` and reported.
 //! 2. The new manifest's state lists the adopted files at level 0 (newest first by their
-//!    largest seqno), with the flushed point at the largest seqno any of them holds (or
-//!    below the first WAL write they do not hold although they hold larger seqnos, such
-//!    as a segment file of another store: `repair_held`), and
+//!    largest seqno), with the flushed point at the largest seqno any of them holds, and
 //!    tracks the WAL segments present (at the synced lengths the previous manifest
 //!    recorded): the ones missing between them are lost. The WAL is recovered read-only
 //!    against it, under the caller's recovery mode, reading past those gaps; what the
@@ -31,7 +29,7 @@
 //! level); that is why an open never adopts it by itself.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use memforest_object::Remote;
@@ -49,7 +47,6 @@ use crate::open::WAL_DIR;
 use crate::options::Options;
 use crate::orphans::{self, QUARANTINE_SUFFIX};
 use crate::remote;
-use crate::repair_held::{first_unheld, Adopted};
 use crate::version::SegmentInfo;
 use crate::wal_tracking::{self, StateLedger};
 
@@ -106,12 +103,6 @@ pub struct RepairReport {
     /// WAL segment files set aside (`{id:020}.wal.quarantine`, this repair or before):
     /// not replayed and not deleted ([`crate::OpenReport::wal_quarantined`]).
     pub wal_set_aside: Vec<String>,
-    /// The first seqno of the WAL writes that no adopted segment file holds although the
-    /// files hold larger seqnos (a segment file of another store in the directory, or the
-    /// one that held them lost or unreadable): the WAL was replayed from it instead of
-    /// from above the adopted files' largest seqno (`repair_held`). `None`: the files
-    /// hold every WAL write below their largest seqno.
-    pub wal_replayed_from: Option<u64>,
     /// WAL segments present after the repair (replayed above the flushed point, tracked).
     pub wal_segments: u64,
     /// Entries in the adopted files.
@@ -235,12 +226,7 @@ impl Db {
                     .as_ref()
                     .and_then(|m| m.state().wal.get(&id).copied().flatten())
             };
-            let adopted: Vec<PathBuf> = candidates
-                .iter()
-                .filter(|c| c.3.is_ok())
-                .map(|c| dir.join(c.0))
-                .collect();
-            let mut state = ManifestState {
+            let state = ManifestState {
                 segments,
                 flushed_seqno,
                 next_file_id: id + 1,
@@ -250,18 +236,7 @@ impl Db {
             };
             // Everything the open below reads is checked before anything changes: a WAL the
             // recovery mode refuses leaves the store as it was.
-            let mut recovered = check_wal(&options, &wal_dir, &state)?;
-            // WAL writes below the adopted files' seqnos that no adopted file holds (a
-            // segment file of another store; `repair_held`) are replayed, not skipped.
-            let adopted = Adopted::open(fs, dir, &adopted)?;
-            if let Some(first) = first_unheld(&recovered.batches, &adopted, flushed_seqno)? {
-                state.flushed_seqno = first - 1;
-                report.wal_replayed_from = Some(first);
-                recovered = check_wal(&options, &wal_dir, &state)?;
-            }
-            report.wal_gaps = recovered
-                .report
-                .gaps
+            report.wal_gaps = check_wal(&options, &wal_dir, &state)?
                 .into_iter()
                 .map(WalGap::from)
                 .collect();
@@ -320,8 +295,8 @@ fn wal_segment_ids(fs: &dyn memforest_io::Storage, wal_dir: &Path) -> Result<BTr
 
 /// Recovers the WAL in `wal_dir` read-only, against `state` (the manifest the repair is
 /// about to write) and under the caller's recovery mode, as the open that ends the repair
-/// will, and checks that every batch it would replay holds only known ops. Returns what
-/// recovery read: the batches, and the runs of missing segments it read past.
+/// will, and checks that every batch it would replay holds only known ops. Returns the
+/// runs of missing segments recovery reads past.
 ///
 /// # Errors
 /// What that open would refuse: a tracked segment shorter than its synced length
@@ -331,7 +306,7 @@ fn check_wal(
     options: &Options,
     wal_dir: &Path,
     state: &ManifestState,
-) -> Result<memforest_wal::Recovered> {
+) -> Result<Vec<memforest_wal::SegmentGap>> {
     wal_tracking::check(&*options.storage, wal_dir, state, options.recovery_mode)?;
     let ledger = Arc::new(StateLedger(state.clone()));
     let storage = Arc::clone(&options.storage);
@@ -349,7 +324,7 @@ fn check_wal(
             }
         }
     }
-    Ok(recovered)
+    Ok(recovered.report.gaps)
 }
 
 /// What a repair of a directory with no store's files answers.
