@@ -512,6 +512,11 @@ fn repair_text(r: &memforest_engine::RepairReport) -> String {
             "  not recovered: {name} (left quarantined): {why}\n"
         ));
     }
+    for (name, seqno) in &r.foreign {
+        s.push_str(&format!(
+            "  set aside: {name} (now {name}.foreign) holds another write at seqno {seqno} than the WAL: a segment file of another store; not adopted, not deleted\n"
+        ));
+    }
     for id in &r.wal_lost {
         s.push_str(&format!(
             "  lost: WAL segment {id}, tracked by the previous manifest, is missing\n"

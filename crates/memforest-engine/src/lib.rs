@@ -48,6 +48,7 @@ pub mod remote_file;
 pub mod remote_flush;
 pub mod remote_gc;
 mod repair;
+mod repair_foreign;
 mod replica;
 pub mod retention;
 mod scan;

@@ -33,6 +33,10 @@ use crate::version::Version;
 /// Suffix of a segment file set aside at open.
 pub const QUARANTINE_SUFFIX: &str = ".quarantine";
 
+/// Suffix of a segment file a repair set aside as another store's (`<id>.sst.foreign`,
+/// `RepairReport::foreign`): never adopted, never deleted.
+pub const FOREIGN_SUFFIX: &str = ".foreign";
+
 /// What becomes of one unlisted file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fate {
@@ -85,6 +89,7 @@ pub fn max_file_id(names: &[String]) -> u64 {
         .iter()
         .filter_map(|n| {
             let base = n.strip_suffix(QUARANTINE_SUFFIX).unwrap_or(n);
+            let base = base.strip_suffix(FOREIGN_SUFFIX).unwrap_or(base);
             let base = base.strip_suffix(".tmp").unwrap_or(base);
             segment_id(base).or_else(|| manifest::parse_file_name(base))
         })

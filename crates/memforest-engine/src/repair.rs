@@ -8,9 +8,12 @@
 //!    open) is read whole: footer, properties, index, every data block's checksum, and the
 //!    entry count against its properties. A file that reads back is adopted (a quarantined
 //!    one is renamed back to `<id>.sst`); one that does not is set aside (or left) as
-//!    `<id>.sst.quarantine` and reported.
+//!    `<id>.sst.quarantine` and reported. One that holds another write at a seqno the
+//!    WAL holds is not the store's (`repair_foreign`): it is set aside as
+//!    `<name>.foreign` and reported.
 //! 2. The new manifest's state lists the adopted files at level 0 (newest first by their
-//!    largest seqno), with the flushed point at the largest seqno any of them holds, and
+//!    largest seqno), with the flushed point at the largest seqno any of them holds or
+//!    the previous manifest's flushed point, whichever is larger, and
 //!    tracks the WAL segments present (at the synced lengths the previous manifest
 //!    recorded): the ones missing between them are lost. The WAL is recovered read-only
 //!    against it, under the caller's recovery mode, reading past those gaps; what the
@@ -45,8 +48,9 @@ use crate::lock::DirLock;
 use crate::manifest::{self, Manifest, ManifestState};
 use crate::open::WAL_DIR;
 use crate::options::Options;
-use crate::orphans::{self, QUARANTINE_SUFFIX};
+use crate::orphans::{self, FOREIGN_SUFFIX, QUARANTINE_SUFFIX};
 use crate::remote;
+use crate::repair_foreign::WalWrites;
 use crate::version::SegmentInfo;
 use crate::wal_tracking::{self, StateLedger};
 
@@ -87,6 +91,11 @@ pub struct RepairReport {
     /// Segment files that do not read back, with the reason; they stay (or are now) set
     /// aside as `<name>.quarantine`.
     pub unreadable: Vec<(String, String)>,
+    /// Segment files set aside as `<name>.foreign` (never adopted, not deleted), with the
+    /// seqno at which each holds another write than the WAL: a segment file of another
+    /// store, or one whose seqnos the store's later writes reused (`repair_foreign`).
+    /// Adopted, it would have hidden the store's WAL writes below its seqnos.
+    pub foreign: Vec<(String, u64)>,
     /// The manifest that was replaced, if `CURRENT` named a readable one.
     pub previous_manifest: Option<String>,
     /// WAL segments the previous manifest tracked as live that are missing: their
@@ -177,6 +186,20 @@ impl Db {
             let names = fs.list_dir(dir).map_err(Error::io("read dir", dir))?;
             let wal_dir = dir.join(WAL_DIR);
             let wal_present = wal_segment_ids(fs, &wal_dir)?;
+            // The WAL segments present are tracked, at the synced lengths the previous
+            // manifest recorded: the ones missing between them are lost (and read past).
+            let synced = |id| {
+                previous
+                    .as_ref()
+                    .and_then(|m| m.state().wal.get(&id).copied().flatten())
+            };
+            let tracked = ManifestState {
+                wal: wal_present.iter().map(|&id| (id, synced(id))).collect(),
+                wal_tracked: true,
+                ..ManifestState::default()
+            };
+            // Read before the segment files, to tell the store's files from others.
+            let writes = WalWrites::of(&recover(&options, &wal_dir, &tracked)?.batches);
             if let Some(m) = &previous {
                 report.previous_manifest = Some(manifest::file_name(m.id()));
                 report.wal_lost = m
@@ -199,8 +222,8 @@ impl Db {
                     continue;
                 };
                 found.insert(id);
-                let read = read_whole(fs, &dir.join(name), id);
-                if let Ok(info) = &read {
+                let read = read_whole(fs, &dir.join(name), id, &writes);
+                if let Ok((info, None)) = &read {
                     segments.push((0u8, info.clone()));
                 }
                 candidates.push((name, base, quarantined, read));
@@ -217,22 +240,22 @@ impl Db {
             if segments.is_empty() && wal_present.is_empty() && previous.is_none() {
                 return Err(NOTHING_TO_REPAIR);
             }
-            let flushed_seqno = segments.iter().map(|(_, s)| s.max_seqno).max().unwrap_or(0);
+            // At least the previous manifest's flushed point: a compaction at the bottom
+            // level drops a deleted key's put with its tombstone, so the files' largest
+            // seqno can be below writes that were flushed (replaying them would bring the
+            // key back).
+            let flushed_seqno = segments
+                .iter()
+                .map(|(_, s)| s.max_seqno)
+                .chain(previous.as_ref().map(|m| m.state().flushed_seqno))
+                .max()
+                .unwrap_or(0);
             let id = orphans::max_file_id(&names) + 1;
-            // The WAL segments present are tracked, at the synced lengths the previous
-            // manifest recorded: the ones missing between them are lost (and read past).
-            let synced = |id| {
-                previous
-                    .as_ref()
-                    .and_then(|m| m.state().wal.get(&id).copied().flatten())
-            };
             let state = ManifestState {
                 segments,
                 flushed_seqno,
                 next_file_id: id + 1,
-                wal: wal_present.iter().map(|&id| (id, synced(id))).collect(),
-                wal_tracked: true,
-                ..ManifestState::default()
+                ..tracked
             };
             // Everything the open below reads is checked before anything changes: a WAL the
             // recovery mode refuses leaves the store as it was.
@@ -243,7 +266,12 @@ impl Db {
             for (name, base, quarantined, read) in candidates {
                 let path = dir.join(name);
                 match read {
-                    Ok(info) => {
+                    Ok((_, Some(seqno))) => {
+                        let to = dir.join(format!("{base}{FOREIGN_SUFFIX}"));
+                        fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
+                        report.foreign.push((base.to_string(), seqno));
+                    }
+                    Ok((info, None)) => {
                         report.entries += info.entry_count;
                         if quarantined {
                             let to = dir.join(base);
@@ -307,11 +335,7 @@ fn check_wal(
     wal_dir: &Path,
     state: &ManifestState,
 ) -> Result<Vec<memforest_wal::SegmentGap>> {
-    wal_tracking::check(&*options.storage, wal_dir, state, options.recovery_mode)?;
-    let ledger = Arc::new(StateLedger(state.clone()));
-    let storage = Arc::clone(&options.storage);
-    let wal_options = crate::open::wal_options(options);
-    let (_, recovered) = Wal::open_read_only_tracked(storage, wal_dir, wal_options, ledger)?;
+    let recovered = recover(options, wal_dir, state)?;
     for b in &recovered.batches {
         for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
             if seqno > state.flushed_seqno && Op::from_byte(e.kind).is_none() {
@@ -325,6 +349,26 @@ fn check_wal(
         }
     }
     Ok(recovered.report.gaps)
+}
+
+/// Checks the WAL segments `state` tracks are present and whole (`wal_tracking::check`),
+/// then recovers the WAL in `wal_dir` read-only against `state`, under the caller's
+/// recovery mode.
+///
+/// # Errors
+/// A tracked segment missing or shorter than its synced length ([`Error::Corrupt`]); WAL
+/// damage the recovery mode does not tolerate ([`Error::Wal`]); [`Error::Io`].
+fn recover(
+    options: &Options,
+    wal_dir: &Path,
+    state: &ManifestState,
+) -> Result<memforest_wal::Recovered> {
+    wal_tracking::check(&*options.storage, wal_dir, state, options.recovery_mode)?;
+    let ledger = Arc::new(StateLedger(state.clone()));
+    let storage = Arc::clone(&options.storage);
+    let wal_options = crate::open::wal_options(options);
+    let (_, recovered) = Wal::open_read_only_tracked(storage, wal_dir, wal_options, ledger)?;
+    Ok(recovered)
 }
 
 /// What a repair of a directory with no store's files answers.
@@ -353,15 +397,26 @@ fn holds_wal_segment(fs: &dyn memforest_io::Storage, dir: &Path) -> bool {
     })
 }
 
-/// Reads segment file `path` (id `id`) whole and returns its manifest record.
-fn read_whole(fs: &dyn memforest_io::Storage, path: &Path, id: u64) -> Result<SegmentInfo> {
+/// Reads segment file `path` (id `id`) whole and returns its manifest record, with the
+/// first seqno at which it holds another write than the WAL's `writes` (then it is not
+/// the store's, `repair_foreign`).
+fn read_whole(
+    fs: &dyn memforest_io::Storage,
+    path: &Path,
+    id: u64,
+    writes: &WalWrites,
+) -> Result<(SegmentInfo, Option<u64>)> {
     let reader = SstReader::open_with(fs, path)?;
     let props = reader.properties().clone();
     let mut it = reader.iter()?;
     it.seek_to_first()?;
     let mut count = 0u64;
-    while it.next_entry()?.is_some() {
+    let mut conflict: Option<u64> = None;
+    while let Some(e) = it.next_entry()? {
         count += 1;
+        if writes.conflicts(&e.user_key, e.seqno, e.kind, &e.value) {
+            conflict = Some(conflict.map_or(e.seqno, |c| c.min(e.seqno)));
+        }
     }
     if count != props.entry_count || count == 0 {
         return Err(Error::corrupt(
@@ -373,7 +428,7 @@ fn read_whole(fs: &dyn memforest_io::Storage, path: &Path, id: u64) -> Result<Se
             ),
         ));
     }
-    Ok(SegmentInfo {
+    let info = SegmentInfo {
         id,
         file_size: reader.file_size(),
         smallest: props.smallest_user_key,
@@ -381,5 +436,6 @@ fn read_whole(fs: &dyn memforest_io::Storage, path: &Path, id: u64) -> Result<Se
         min_seqno: props.min_seqno,
         max_seqno: props.max_seqno,
         entry_count: count,
-    })
+    };
+    Ok((info, conflict))
 }

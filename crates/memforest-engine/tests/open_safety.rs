@@ -735,3 +735,117 @@ fn a_repair_that_would_refuse_the_wal_changes_nothing() {
     assert!(Db::repair(dir.path(), options(&fs)).is_err());
     assert_eq!(listing(&fs), before, "the failed repair changed the store");
 }
+
+/// A segment file of another store lands in the directory: its seqnos hold other writes
+/// than the store's WAL, so repair sets it aside as `.foreign` instead of adopting it
+/// (which would have skipped the store's WAL writes below its seqnos), and a later repair
+/// leaves it aside too.
+#[test]
+fn a_repair_sets_aside_another_store_s_segment_file_and_keeps_the_wal_writes() {
+    let fs = FaultStorage::new(34);
+    let (dir, other) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let db = Db::open(other.path(), options(&fs)).unwrap();
+    for i in 1000..1300 {
+        put(&db, i);
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let foreign = fs
+        .list_dir(other.path())
+        .unwrap()
+        .into_iter()
+        .find(|n| n.ends_with(".sst"))
+        .unwrap();
+    written(&fs, dir.path(), 5, true);
+    let bytes = fs.read(&other.path().join(foreign)).unwrap();
+    let name = memforest_sst::file_name(99);
+    put_file(&fs, &dir.path().join(&name), &bytes);
+    for round in 0..2u8 {
+        let report = Db::repair(dir.path(), options(&fs)).unwrap();
+        let expected: &[(String, u64)] = match round {
+            0 => &[(name.clone(), 1)],
+            _ => &[],
+        };
+        assert_eq!(report.foreign, expected, "{report:?}");
+        assert!(report.adopted.iter().all(|a| *a != name), "{report:?}");
+        let aside = dir.path().join(format!("{name}.foreign"));
+        assert_eq!(fs.read(&aside).unwrap(), bytes, "set aside, not deleted");
+        let db = Db::open(dir.path(), options(&fs)).unwrap();
+        let n = 5 + usize::from(round);
+        assert_eq!(
+            count(&db),
+            n,
+            "the store's writes, none of the other store's"
+        );
+        assert!(db.verify().unwrap().is_clean());
+        put(&db, 5 + u32::from(round));
+        db.close().unwrap();
+    }
+}
+
+/// The store's own segment files hold exactly the WAL's writes at their seqnos: a repair
+/// of a store that lost `CURRENT` sets none aside (overwrites, a delete and a range delete
+/// compacted at the bottom level included) and serves what the store held.
+#[test]
+fn a_repair_of_a_store_s_own_files_sets_none_aside() {
+    let fs = FaultStorage::new(35);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    let t = Table::new(3);
+    for i in 0..100 {
+        put(&db, i);
+    }
+    let mut batch = memforest_engine::WriteBatch::new();
+    batch.delete(&tenant(), t, &3u32.to_be_bytes());
+    batch.delete_range(&tenant(), t, &10u32.to_be_bytes(), &20u32.to_be_bytes());
+    db.write(&batch, Durability::SyncData).unwrap();
+    put(&db, 4);
+    db.flush().unwrap();
+    db.compact_all().unwrap();
+    for i in 100..110 {
+        put(&db, i);
+    }
+    db.close().unwrap();
+    fs.remove_file(&dir.path().join(manifest::CURRENT)).unwrap();
+    let report = Db::repair(dir.path(), options(&fs)).unwrap();
+    assert!(report.foreign.is_empty(), "{report:?}");
+    assert!(!report.adopted.is_empty(), "{report:?}");
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), 99);
+    assert!(db.get(&tenant(), t, &3u32.to_be_bytes()).unwrap().is_none());
+    assert!(db
+        .get(&tenant(), t, &15u32.to_be_bytes())
+        .unwrap()
+        .is_none());
+    db.close().unwrap();
+}
+
+/// A power cut loses the WAL's unsynced tail after a flush: the delete of a key whose put
+/// and delete were then compacted away is gone from the WAL, which still holds the put.
+/// The repair keeps the key deleted, as the open does.
+#[test]
+fn a_repair_after_the_wal_lost_a_flushed_delete_keeps_the_key_deleted() {
+    let fs = FaultStorage::new(36);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    let t = Table::new(3);
+    put(&db, 1);
+    put(&db, 2);
+    let mut batch = memforest_engine::WriteBatch::new();
+    batch.delete(&tenant(), t, &2u32.to_be_bytes());
+    db.write(&batch, Durability::Buffered).unwrap();
+    db.flush().unwrap();
+    db.compact_all().unwrap();
+    drop(db);
+    fs.crash(memforest_io::CrashMode::DropAll);
+    for repair in [false, true] {
+        if repair {
+            let report = Db::repair(dir.path(), options(&fs)).unwrap();
+            assert!(report.foreign.is_empty(), "{report:?}");
+        }
+        let db = Db::open(dir.path(), options(&fs)).unwrap();
+        assert!(db.get(&tenant(), t, &2u32.to_be_bytes()).unwrap().is_none());
+        assert_eq!(count(&db), 1);
+        db.close().unwrap();
+    }
+}
