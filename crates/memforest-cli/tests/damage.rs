@@ -229,9 +229,11 @@ fn a_junk_wal_segment_is_damage_in_verify_before_a_writer_sets_it_aside() {
 }
 
 /// A segment file no manifest record lists, holding data found nowhere else, is
-/// quarantined: `verify` exits non-zero naming it, `stats` says DAMAGED; repair adopts it.
+/// quarantined: `verify` exits non-zero naming it, `stats` says DAMAGED. It is another
+/// store's, so repair sets it aside as `.foreign` instead of adopting it, and the main
+/// store's WAL writes stay (adopting it used to skip them).
 #[test]
-fn a_quarantined_file_is_damage_in_verify_and_stats_and_repair_adopts_it() {
+fn a_stray_file_is_damage_in_verify_and_stats_and_repair_sets_another_store_s_aside() {
     let dir = tempfile::tempdir().unwrap();
     // The donor holds a message the main store lacks, so its segment file is not garbage
     // whatever the two ingests' summary passes made.
@@ -258,6 +260,17 @@ fn a_quarantined_file_is_damage_in_verify_and_stats_and_repair_adopts_it() {
     assert!(stats.starts_with("DAMAGED"), "{stats}");
     // The read-only commands only say what a writer would do; a writer sets it aside.
     assert_eq!(names_with(&db, stray), vec![stray.to_owned()]);
+    let only = "Only the main store holds this note about the Oslo trip.";
+    ok(&[
+        "add",
+        "--db",
+        &dbs,
+        "--user",
+        "amy",
+        "--session",
+        "s9",
+        only,
+    ]);
     ok(&["compact", "--db", &dbs]);
     assert_eq!(
         names_with(&db, ".quarantine"),
@@ -266,9 +279,18 @@ fn a_quarantined_file_is_damage_in_verify_and_stats_and_repair_adopts_it() {
     fails(&["verify", "--db", &dbs]);
     let out = ok(&["repair", "--db", &dbs, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["unquarantined"][0], stray);
+    // From the first seqno after the two stores' identical ingests on, the donor's file
+    // holds other writes than the main store's WAL: it is another store's.
+    assert_eq!(v["foreign"][0][0], stray, "{out}");
+    assert!(v["unquarantined"].as_array().unwrap().is_empty(), "{out}");
     ok(&["verify", "--db", &dbs]);
     assert!(names_with(&db, ".quarantine").is_empty());
+    assert_eq!(
+        names_with(&db, ".foreign"),
+        vec![format!("{stray}.foreign")]
+    );
+    let found = ok(&["messages", "--db", &dbs, "--user", "amy", "--session", "s9"]);
+    assert!(found.contains("Only the main store"), "{found}");
 }
 
 /// Deleting the WAL (all of it, or its newest segment) after a clean close with nothing
