@@ -514,7 +514,7 @@ fn repair_text(r: &memforest_engine::RepairReport) -> String {
     }
     for (name, seqno) in &r.foreign {
         s.push_str(&format!(
-            "  set aside: {name} (now {name}.foreign) holds another write at seqno {seqno} than the WAL: a segment file of another store; not adopted, not deleted\n"
+            "  set aside: {name} is another store's (its seqno {seqno} contradicts the WAL or is above any this store gave); renamed with a .foreign suffix, not adopted, not deleted\n"
         ));
     }
     for id in &r.wal_lost {

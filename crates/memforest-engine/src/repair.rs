@@ -8,12 +8,13 @@
 //!    open) is read whole: footer, properties, index, every data block's checksum, and the
 //!    entry count against its properties. A file that reads back is adopted (a quarantined
 //!    one is renamed back to `<id>.sst`); one that does not is set aside (or left) as
-//!    `<id>.sst.quarantine` and reported. One that holds another write at a seqno the
-//!    WAL holds is not the store's (`repair_foreign`): it is set aside as
-//!    `<name>.foreign` and reported.
+//!    `<id>.sst.quarantine` and reported. One the WAL and the previous manifest prove
+//!    to be another store's (`repair_foreign`) is set aside as `<name>.foreign` and
+//!    reported.
 //! 2. The new manifest's state lists the adopted files at level 0 (newest first by their
-//!    largest seqno), with the flushed point at the largest seqno any of them holds or
-//!    the previous manifest's flushed point, whichever is larger, and
+//!    largest seqno), with the flushed point at the largest seqno any of them holds,
+//!    raised to the previous manifest's flushed point unless the WAL holds every write up
+//!    to it (`WalWrites::flushed_point`), and
 //!    tracks the WAL segments present (at the synced lengths the previous manifest
 //!    recorded): the ones missing between them are lost. The WAL is recovered read-only
 //!    against it, under the caller's recovery mode, reading past those gaps; what the
@@ -91,10 +92,13 @@ pub struct RepairReport {
     /// Segment files that do not read back, with the reason; they stay (or are now) set
     /// aside as `<name>.quarantine`.
     pub unreadable: Vec<(String, String)>,
-    /// Segment files set aside as `<name>.foreign` (never adopted, not deleted), with the
-    /// seqno at which each holds another write than the WAL: a segment file of another
-    /// store, or one whose seqnos the store's later writes reused (`repair_foreign`).
-    /// Adopted, it would have hidden the store's WAL writes below its seqnos.
+    /// Segment files set aside as `<name>.foreign` (`.foreign.1` ... when that name is
+    /// taken; never adopted, not deleted), each with the seqno that proves it foreign:
+    /// where it holds another write than the WAL, or, unlisted by the previous manifest,
+    /// its largest seqno when that is above every seqno the store gave durably. A segment
+    /// file of another store, or one whose seqnos the store's later writes reused
+    /// (`repair_foreign`). Adopted, it would have hidden the store's WAL writes below its
+    /// seqnos.
     pub foreign: Vec<(String, u64)>,
     /// The manifest that was replaced, if `CURRENT` named a readable one.
     pub previous_manifest: Option<String>,
@@ -199,7 +203,15 @@ impl Db {
                 ..ManifestState::default()
             };
             // Read before the segment files, to tell the store's files from others.
-            let writes = WalWrites::of(&recover(&options, &wal_dir, &tracked)?.batches);
+            let (last, recovered) = recover(&options, &wal_dir, &tracked)?;
+            let wal = WalWrites::of(&recovered.batches, last);
+            drop(recovered);
+            // With a previous manifest: the files it lists, and the largest seqno this
+            // store gave durably (`repair_foreign`).
+            let known = previous.as_ref().map(|m| {
+                let listed: BTreeSet<u64> = m.state().segments.iter().map(|(_, s)| s.id).collect();
+                (listed, m.state().flushed_seqno.max(wal.last()))
+            });
             if let Some(m) = &previous {
                 report.previous_manifest = Some(manifest::file_name(m.id()));
                 report.wal_lost = m
@@ -222,7 +234,13 @@ impl Db {
                     continue;
                 };
                 found.insert(id);
-                let read = read_whole(fs, &dir.join(name), id, &writes);
+                let read = read_whole(fs, &dir.join(name), id, &wal).map(|(info, conflict)| {
+                    let beyond = known
+                        .as_ref()
+                        .filter(|(listed, seqno)| !listed.contains(&id) && info.max_seqno > *seqno)
+                        .map(|_| info.max_seqno);
+                    (info, conflict.or(beyond))
+                });
                 if let Ok((info, None)) = &read {
                     segments.push((0u8, info.clone()));
                 }
@@ -240,16 +258,9 @@ impl Db {
             if segments.is_empty() && wal_present.is_empty() && previous.is_none() {
                 return Err(NOTHING_TO_REPAIR);
             }
-            // At least the previous manifest's flushed point: a compaction at the bottom
-            // level drops a deleted key's put with its tombstone, so the files' largest
-            // seqno can be below writes that were flushed (replaying them would bring the
-            // key back).
-            let flushed_seqno = segments
-                .iter()
-                .map(|(_, s)| s.max_seqno)
-                .chain(previous.as_ref().map(|m| m.state().flushed_seqno))
-                .max()
-                .unwrap_or(0);
+            let files = segments.iter().map(|(_, s)| s.max_seqno).max().unwrap_or(0);
+            let flushed = previous.as_ref().map_or(0, |m| m.state().flushed_seqno);
+            let flushed_seqno = wal.flushed_point(files, flushed);
             let id = orphans::max_file_id(&names) + 1;
             let state = ManifestState {
                 segments,
@@ -267,7 +278,7 @@ impl Db {
                 let path = dir.join(name);
                 match read {
                     Ok((_, Some(seqno))) => {
-                        let to = dir.join(format!("{base}{FOREIGN_SUFFIX}"));
+                        let to = dir.join(free_name(&names, &format!("{base}{FOREIGN_SUFFIX}")));
                         fs.rename(&path, &to).map_err(Error::io("rename", &path))?;
                         report.foreign.push((base.to_string(), seqno));
                     }
@@ -335,7 +346,7 @@ fn check_wal(
     wal_dir: &Path,
     state: &ManifestState,
 ) -> Result<Vec<memforest_wal::SegmentGap>> {
-    let recovered = recover(options, wal_dir, state)?;
+    let (_, recovered) = recover(options, wal_dir, state)?;
     for b in &recovered.batches {
         for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
             if seqno > state.flushed_seqno && Op::from_byte(e.kind).is_none() {
@@ -353,7 +364,7 @@ fn check_wal(
 
 /// Checks the WAL segments `state` tracks are present and whole (`wal_tracking::check`),
 /// then recovers the WAL in `wal_dir` read-only against `state`, under the caller's
-/// recovery mode.
+/// recovery mode: its last seqno, and what recovery read.
 ///
 /// # Errors
 /// A tracked segment missing or shorter than its synced length ([`Error::Corrupt`]); WAL
@@ -362,13 +373,22 @@ fn recover(
     options: &Options,
     wal_dir: &Path,
     state: &ManifestState,
-) -> Result<memforest_wal::Recovered> {
+) -> Result<(u64, memforest_wal::Recovered)> {
     wal_tracking::check(&*options.storage, wal_dir, state, options.recovery_mode)?;
     let ledger = Arc::new(StateLedger(state.clone()));
     let storage = Arc::clone(&options.storage);
     let wal_options = crate::open::wal_options(options);
-    let (_, recovered) = Wal::open_read_only_tracked(storage, wal_dir, wal_options, ledger)?;
-    Ok(recovered)
+    let (wal, recovered) = Wal::open_read_only_tracked(storage, wal_dir, wal_options, ledger)?;
+    Ok((wal.last_seqno(), recovered))
+}
+
+/// `name`, or else `name.1`, `name.2` ..., the first that is not among `names` (the
+/// directory's files): a file set aside never replaces another.
+fn free_name(names: &[String], name: &str) -> String {
+    std::iter::once(name.to_owned())
+        .chain((1u64..).map(|n| format!("{name}.{n}")))
+        .find(|n| !names.contains(n))
+        .unwrap_or_else(|| name.to_owned())
 }
 
 /// What a repair of a directory with no store's files answers.
@@ -398,13 +418,13 @@ fn holds_wal_segment(fs: &dyn memforest_io::Storage, dir: &Path) -> bool {
 }
 
 /// Reads segment file `path` (id `id`) whole and returns its manifest record, with the
-/// first seqno at which it holds another write than the WAL's `writes` (then it is not
-/// the store's, `repair_foreign`).
+/// first seqno at which it holds another write than `wal`'s (then it is not the store's,
+/// `repair_foreign`).
 fn read_whole(
     fs: &dyn memforest_io::Storage,
     path: &Path,
     id: u64,
-    writes: &WalWrites,
+    wal: &WalWrites,
 ) -> Result<(SegmentInfo, Option<u64>)> {
     let reader = SstReader::open_with(fs, path)?;
     let props = reader.properties().clone();
@@ -414,7 +434,7 @@ fn read_whole(
     let mut conflict: Option<u64> = None;
     while let Some(e) = it.next_entry()? {
         count += 1;
-        if writes.conflicts(&e.user_key, e.seqno, e.kind, &e.value) {
+        if wal.conflicts(&e.user_key, e.seqno, e.kind, &e.value) {
             conflict = Some(conflict.map_or(e.seqno, |c| c.min(e.seqno)));
         }
     }
