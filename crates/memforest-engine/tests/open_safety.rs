@@ -854,6 +854,22 @@ fn a_repair_of_a_store_s_own_files_sets_none_aside() {
     db.close().unwrap();
 }
 
+/// Keys 1 and 2 written (synced), key 2 deleted unsynced, flushed and compacted into the
+/// bottom level (which drops key 2's put with its tombstone), then a power cut: the WAL
+/// keeps both puts and loses the delete.
+fn lose_a_flushed_delete(fs: &FaultStorage, dir: &std::path::Path) {
+    let db = Db::open(dir, options(fs)).unwrap();
+    put(&db, 1);
+    put(&db, 2);
+    let mut batch = memforest_engine::WriteBatch::new();
+    batch.delete(&tenant(), Table::new(3), &2u32.to_be_bytes());
+    db.write(&batch, Durability::Buffered).unwrap();
+    db.flush().unwrap();
+    db.compact_all().unwrap();
+    drop(db);
+    fs.crash(memforest_io::CrashMode::DropAll);
+}
+
 /// A power cut loses the WAL's unsynced tail after a flush: the delete of a key whose put
 /// and delete were then compacted away is gone from the WAL, which still holds the put.
 /// The repair keeps the key deleted, as the open does.
@@ -861,17 +877,8 @@ fn a_repair_of_a_store_s_own_files_sets_none_aside() {
 fn a_repair_after_the_wal_lost_a_flushed_delete_keeps_the_key_deleted() {
     let fs = FaultStorage::new(36);
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    lose_a_flushed_delete(&fs, dir.path());
     let t = Table::new(3);
-    put(&db, 1);
-    put(&db, 2);
-    let mut batch = memforest_engine::WriteBatch::new();
-    batch.delete(&tenant(), t, &2u32.to_be_bytes());
-    db.write(&batch, Durability::Buffered).unwrap();
-    db.flush().unwrap();
-    db.compact_all().unwrap();
-    drop(db);
-    fs.crash(memforest_io::CrashMode::DropAll);
     for repair in [false, true] {
         if repair {
             let report = Db::repair(dir.path(), options(&fs)).unwrap();
@@ -916,17 +923,8 @@ fn a_repair_replays_the_writes_of_an_unreadable_file_the_wal_still_holds() {
 fn a_repair_without_current_keeps_a_key_whose_delete_the_wal_lost_deleted() {
     let fs = FaultStorage::new(39);
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    lose_a_flushed_delete(&fs, dir.path());
     let t = Table::new(3);
-    put(&db, 1);
-    put(&db, 2);
-    let mut batch = memforest_engine::WriteBatch::new();
-    batch.delete(&tenant(), t, &2u32.to_be_bytes());
-    db.write(&batch, Durability::Buffered).unwrap();
-    db.flush().unwrap();
-    db.compact_all().unwrap();
-    drop(db);
-    fs.crash(memforest_io::CrashMode::DropAll);
     let db = Db::open(dir.path(), options(&fs)).unwrap();
     put(&db, 3);
     db.close().unwrap();
