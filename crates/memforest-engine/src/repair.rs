@@ -202,10 +202,12 @@ impl Db {
                 wal_tracked: true,
                 ..ManifestState::default()
             };
-            // Read before the segment files, to tell the store's files from others.
+            // Everything the open below reads is checked before anything changes: a WAL the
+            // recovery mode refuses leaves the store as it was. Read before the segment
+            // files, to tell the store's files from others; recovery depends only on the
+            // WAL tracking, which the manifest written below keeps.
             let (last, recovered) = recover(&options, &wal_dir, &tracked)?;
             let wal = WalWrites::of(&recovered.batches, last);
-            drop(recovered);
             // With a previous manifest: the files it lists, and the largest seqno this
             // store gave durably (`repair_foreign`).
             let known = previous.as_ref().map(|m| {
@@ -268,9 +270,10 @@ impl Db {
                 next_file_id: id + 1,
                 ..tracked
             };
-            // Everything the open below reads is checked before anything changes: a WAL the
-            // recovery mode refuses leaves the store as it was.
-            report.wal_gaps = check_wal(&options, &wal_dir, &state)?
+            check_ops(&recovered, &wal_dir, state.flushed_seqno)?;
+            report.wal_gaps = recovered
+                .report
+                .gaps
                 .into_iter()
                 .map(WalGap::from)
                 .collect();
@@ -332,24 +335,15 @@ fn wal_segment_ids(fs: &dyn memforest_io::Storage, wal_dir: &Path) -> Result<BTr
     }
 }
 
-/// Recovers the WAL in `wal_dir` read-only, against `state` (the manifest the repair is
-/// about to write) and under the caller's recovery mode, as the open that ends the repair
-/// will, and checks that every batch it would replay holds only known ops. Returns the
-/// runs of missing segments recovery reads past.
+/// Checks that every batch of `recovered` (the WAL in `wal_dir`) the open that ends the
+/// repair would replay, above `flushed`, holds only known ops.
 ///
 /// # Errors
-/// What that open would refuse: a tracked segment shorter than its synced length
-/// ([`Error::Corrupt`]), WAL damage the recovery mode does not tolerate ([`Error::Wal`]),
-/// an unknown op ([`Error::Corrupt`]); [`Error::Io`].
-fn check_wal(
-    options: &Options,
-    wal_dir: &Path,
-    state: &ManifestState,
-) -> Result<Vec<memforest_wal::SegmentGap>> {
-    let (_, recovered) = recover(options, wal_dir, state)?;
+/// An unknown op ([`Error::Corrupt`], naming the segment and offset).
+fn check_ops(recovered: &memforest_wal::Recovered, wal_dir: &Path, flushed: u64) -> Result<()> {
     for b in &recovered.batches {
         for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
-            if seqno > state.flushed_seqno && Op::from_byte(e.kind).is_none() {
+            if seqno > flushed && Op::from_byte(e.kind).is_none() {
                 let path = memforest_wal::segment::path(wal_dir, b.segment);
                 return Err(Error::corrupt(
                     path,
@@ -359,12 +353,13 @@ fn check_wal(
             }
         }
     }
-    Ok(recovered.report.gaps)
+    Ok(())
 }
 
 /// Checks the WAL segments `state` tracks are present and whole (`wal_tracking::check`),
 /// then recovers the WAL in `wal_dir` read-only against `state`, under the caller's
-/// recovery mode: its last seqno, and what recovery read.
+/// recovery mode, as the open that ends the repair will: its last seqno, and what
+/// recovery read (the batches, and the runs of missing segments it read past).
 ///
 /// # Errors
 /// A tracked segment missing or shorter than its synced length ([`Error::Corrupt`]); WAL
