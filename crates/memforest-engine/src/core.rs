@@ -1,6 +1,7 @@
 //! [`Core`]: the state shared by the `Db` handle and its background threads, and the write,
 //! read, seal, flush and compaction steps that act on it.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -766,24 +767,62 @@ fn stall_reason(st: &LsmState, options: &Options) -> Option<StallReason> {
     }
 }
 
-/// Inserts one WAL entry into `mem` at `seqno`. Returns `None` for an unknown op code,
-/// `Some(Some(t))` for a range delete.
-pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<RangeTombstone>> {
-    match Op::from_byte(e.kind)? {
-        Op::Put => mem.insert(&e.key, seqno, Kind::Put, &e.value),
-        Op::Delete => mem.insert(&e.key, seqno, Kind::Tombstone, &[]),
-        Op::Noop => {}
+/// The version one WAL entry stores, in a memtable and then in segment files.
+#[derive(Debug)]
+pub(crate) struct StoredVersion<'a> {
+    /// The engine key (a range delete's reserved key, `range_del`).
+    pub key: Cow<'a, [u8]>,
+    /// Put or tombstone.
+    pub kind: Kind,
+    /// The value (empty for a tombstone).
+    pub value: Cow<'a, [u8]>,
+    /// The tombstone a range delete is.
+    pub range: Option<RangeTombstone>,
+}
+
+/// The version WAL entry `e` stores at `seqno`: `Some(None)` for a no-op, `None` for an
+/// unknown op code.
+pub(crate) fn stored_version(e: &WalEntry, seqno: u64) -> Option<Option<StoredVersion<'_>>> {
+    let (key, kind, value, range) = match Op::from_byte(e.kind)? {
+        Op::Put => (
+            Cow::from(&e.key[..]),
+            Kind::Put,
+            Cow::from(&e.value[..]),
+            None,
+        ),
+        Op::Delete => (
+            Cow::from(&e.key[..]),
+            Kind::Tombstone,
+            Cow::from(&[][..]),
+            None,
+        ),
+        Op::Noop => return Some(None),
         Op::RangeDelete => {
             let t = RangeTombstone {
                 start: Bytes::copy_from_slice(&e.key),
                 end: Bytes::copy_from_slice(&e.value),
                 seqno,
             };
-            mem.insert(&t.storage_key(), seqno, Kind::Put, &t.storage_value());
-            return Some(Some(t));
+            let (key, value) = (t.storage_key(), t.storage_value());
+            (Cow::from(key), Kind::Put, Cow::from(value), Some(t))
         }
-    }
-    Some(None)
+    };
+    Some(Some(StoredVersion {
+        key,
+        kind,
+        value,
+        range,
+    }))
+}
+
+/// Inserts one WAL entry into `mem` at `seqno`. Returns `None` for an unknown op code,
+/// `Some(Some(t))` for a range delete.
+pub fn apply_entry(mem: &MemTable, e: &WalEntry, seqno: u64) -> Option<Option<RangeTombstone>> {
+    let Some(v) = stored_version(e, seqno)? else {
+        return Some(None);
+    };
+    mem.insert(&v.key, seqno, v.kind, &v.value);
+    Some(v.range)
 }
 
 /// Tries of [`latest_of`] before [`Core::latest`] registers a snapshot.

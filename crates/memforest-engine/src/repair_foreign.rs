@@ -38,9 +38,6 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use memforest_sst::Kind;
 use memforest_wal::RecoveredBatch;
 
-use crate::batch::Op;
-use crate::range_del::RangeTombstone;
-
 /// The writes the WAL holds, as a fingerprint per seqno, and its seqno bounds.
 #[derive(Debug, Default)]
 pub(crate) struct WalWrites {
@@ -59,18 +56,10 @@ impl WalWrites {
         let mut padded = 0;
         for b in batches {
             for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
-                let print = match Op::from_byte(e.kind) {
-                    Some(Op::Put) => fingerprint(&e.key, Kind::Put, &e.value),
-                    Some(Op::Delete) => fingerprint(&e.key, Kind::Tombstone, &[]),
-                    Some(Op::RangeDelete) => {
-                        let t = RangeTombstone {
-                            start: bytes::Bytes::copy_from_slice(&e.key),
-                            end: bytes::Bytes::copy_from_slice(&e.value),
-                            seqno,
-                        };
-                        fingerprint(&t.storage_key(), Kind::Put, &t.storage_value())
-                    }
-                    Some(Op::Noop) => {
+                let print = match crate::core::stored_version(e, seqno) {
+                    Some(Some(v)) => fingerprint(&v.key, v.kind, &v.value),
+                    // A no-op: padding up to a flushed point.
+                    Some(None) => {
                         padded = padded.max(seqno);
                         continue;
                     }
