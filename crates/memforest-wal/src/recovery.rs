@@ -125,6 +125,25 @@ pub struct RecoveryPlan {
     pub report: RecoveryReport,
 }
 
+impl RecoveryPlan {
+    /// The kept segments that still hold damage `SkipAnyCorrupted` skipped: the last one
+    /// only when the damage lies before its valid length (recovery cuts it there). A gap
+    /// forward in sequence numbers does not count: it is found at the first batch after
+    /// damage, often in the next segment, which is whole, and that batch is kept. A batch
+    /// at or below the seqnos already read is dropped, so it counts.
+    #[must_use]
+    pub fn damaged_segments(&self) -> std::collections::BTreeSet<u64> {
+        let last = self.kept.last().map(|k| (k.id, k.valid_len));
+        self.report
+            .skipped
+            .iter()
+            .filter(|d| !matches!(d.reason, DamageReason::SeqnoGap { expected, found } if found > expected))
+            .filter(|d| last.is_none_or(|(id, len)| d.segment != id || d.offset < len))
+            .map(|d| d.segment)
+            .collect()
+    }
+}
+
 /// A valid item of a segment, or damage.
 enum Event {
     Meta(SegmentMeta, u64),

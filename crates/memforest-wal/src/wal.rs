@@ -34,6 +34,9 @@ pub struct Recovered {
 struct Closed {
     id: u64,
     last_seqno: u64,
+    /// Recovery skipped damage in it (`RecoveryMode::SkipAnyCorrupted`): a purge sets it
+    /// aside instead of deleting it.
+    damaged: bool,
 }
 
 /// The segment being written, behind the I/O lock.
@@ -256,6 +259,7 @@ impl Wal {
                 }
             }
         };
+        let damaged = plan.damaged_segments();
         let closed = plan
             .kept
             .iter()
@@ -263,6 +267,7 @@ impl Wal {
             .map(|k| Closed {
                 id: k.id,
                 last_seqno: k.last_seqno,
+                damaged: damaged.contains(&k.id),
             })
             .collect();
         let wal = Self {
@@ -283,6 +288,11 @@ impl Wal {
             #[cfg(test)]
             fail_next_sync: std::sync::atomic::AtomicBool::new(false),
         };
+        // Appending after skipped damage would leave it in the segment being written, and
+        // every open that does not skip damage would refuse the log: close it instead.
+        if !read_only && damaged.contains(&id) {
+            wal.rotate_damaged()?;
+        }
         let recovered = Recovered {
             batches: plan.batches,
             report: plan.report,
@@ -366,14 +376,25 @@ impl Wal {
     pub fn rotate(&self) -> Result<()> {
         self.check_writable()?;
         let mut active = self.active.lock();
-        self.rotate_locked(&mut active)
+        self.rotate_locked(&mut active, false)
+            .map_err(|e| self.queue.poison(e))
+    }
+
+    /// [`Wal::rotate`] of an active segment in which recovery skipped damage: it is closed
+    /// as damaged, so a purge sets it aside.
+    fn rotate_damaged(&self) -> Result<()> {
+        let mut active = self.active.lock();
+        self.rotate_locked(&mut active, true)
             .map_err(|e| self.queue.poison(e))
     }
 
     /// Deletes the oldest closed segments whose batches all have seqnos `<= seqno` (their
     /// data is persisted elsewhere), oldest first, then syncs the directory. The active
-    /// segment is never deleted. The ledger (if any) is told before anything is unlinked.
-    /// Returns the number of segments deleted.
+    /// segment is never deleted. A segment in which recovery skipped damage
+    /// (`RecoveryMode::SkipAnyCorrupted`) is set aside as `{id:020}.wal.quarantine`
+    /// ([`crate::quarantine`]) instead: its damaged bytes are not proven garbage. The ledger
+    /// (if any) is told before anything is unlinked or renamed. Returns the number of
+    /// segments deleted or set aside.
     ///
     /// # Errors
     /// [`WalError::ReadOnly`]; the ledger's error (nothing is deleted then);
@@ -385,21 +406,25 @@ impl Wal {
             return Err(WalError::ReadOnly);
         }
         // Unlink outside the I/O lock, so group commits are not held up by the deletions.
-        let purged: Vec<u64> = {
+        let purged: Vec<Closed> = {
             let mut active = self.active.lock();
             let n = active
                 .closed
                 .iter()
                 .take_while(|c| c.last_seqno <= seqno)
                 .count();
-            active.closed.drain(..n).map(|c| c.id).collect()
+            active.closed.drain(..n).collect()
         };
         if let (Some(l), false) = (&self.ledger, purged.is_empty()) {
-            l.deleting(&purged)
-                .map_err(|e| WalError::io(&self.dir, e))?;
+            let ids: Vec<u64> = purged.iter().map(|c| c.id).collect();
+            l.deleting(&ids).map_err(|e| WalError::io(&self.dir, e))?;
         }
-        for &id in &purged {
-            let path = segment::path(&self.dir, id);
+        for c in &purged {
+            if c.damaged {
+                quarantine::set_aside(&*self.storage, &self.dir, c.id)?;
+                continue;
+            }
+            let path = segment::path(&self.dir, c.id);
             self.storage
                 .remove_file(&path)
                 .map_err(|e| WalError::io(&path, e))?;
@@ -458,7 +483,7 @@ impl Wal {
     fn write_group(&self, group: &Group) -> Result<()> {
         let mut active = self.active.lock();
         if active.writer()?.len() >= self.options.segment_size {
-            self.rotate_locked(&mut active)?;
+            self.rotate_locked(&mut active, false)?;
         }
         let before = active.writer()?.len();
         let written = self.write_locked(&mut active, group, before);
@@ -516,11 +541,12 @@ impl Wal {
         Ok(())
     }
 
-    /// Syncs and closes the active segment, then creates (and syncs) its successor.
+    /// Syncs and closes the active segment (`damaged`: recovery skipped damage in it),
+    /// then creates (and syncs) its successor.
     ///
     /// Runs under the I/O lock but not the queue lock: appenders keep queueing meanwhile
     /// and are written as one group afterwards.
-    fn rotate_locked(&self, active: &mut Active) -> Result<()> {
+    fn rotate_locked(&self, active: &mut Active, damaged: bool) -> Result<()> {
         self.sync_active(active, Durability::SyncData)?;
         let meta = SegmentMeta {
             segment_id: active.id + 1,
@@ -537,6 +563,7 @@ impl Wal {
         let closed = Closed {
             id: active.id,
             last_seqno: active.last_written,
+            damaged,
         };
         active.closed.push_back(closed);
         active.writer = Some(writer);
