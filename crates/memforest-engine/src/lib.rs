@@ -58,6 +58,7 @@ mod stats;
 mod test_segments;
 mod verify;
 pub mod version;
+mod wal_damage;
 mod wal_tracking;
 
 pub use batch::WriteBatch;
@@ -78,3 +79,4 @@ pub use scan::Scan;
 pub use snapshot::Snapshot;
 pub use stats::{LevelStats, StallReason, Stats};
 pub use verify::VerifyReport;
+pub use wal_damage::WalDamage;

@@ -27,6 +27,7 @@ use crate::orphans::{self, Fate, Live};
 use crate::range_del::{self, RangeTombstones};
 use crate::remote::{self, Publisher};
 use crate::version::{Segment, SegmentInfo, Version};
+use crate::wal_damage::{self, WalDamage};
 use crate::wal_tracking::{self, Lost, ManifestLedger};
 
 /// Name of the WAL directory inside the database directory.
@@ -75,6 +76,12 @@ pub struct OpenReport {
     /// the segment files (`{id:020}.wal`) a read-write open would set aside, under the
     /// name they have now.
     pub wal_quarantined: Vec<String>,
+    /// Damaged WAL regions this open read past (`RecoveryMode::SkipAnyCorrupted`) or
+    /// stopped at (`RecoveryMode::PointInTime`), with the writes each gap after one lost
+    /// ([`WalDamage::lost`]). The other modes refuse to open instead. A read-write open
+    /// closes a damaged segment and sets it aside when its writes are flushed, never
+    /// deletes it: [`crate::Db::purge`], or [`crate::Db::repair`], which does so itself.
+    pub wal_skipped: Vec<WalDamage>,
     /// `(segment id, byte offset)` of a damaged last WAL record cut off as a torn write
     /// (a crash during an append whose sync had not returned). Not damage: damage before
     /// a segment's synced length (sealed, or at a clean close) refuses to open instead.
@@ -83,13 +90,15 @@ pub struct OpenReport {
 
 impl OpenReport {
     /// True when data may be missing from what the store serves: a quarantined segment
-    /// file or an accepted WAL loss. A torn manifest tail alone is not damage: what its
-    /// record described is either proven redundant or quarantined.
+    /// file or an accepted WAL loss (a missing segment, a segment set aside, damage read
+    /// past). A torn manifest tail alone is not damage: what its record described is
+    /// either proven redundant or quarantined.
     #[must_use]
     pub fn is_damaged(&self) -> bool {
         !self.quarantined.is_empty()
             || !self.wal_missing.is_empty()
             || !self.wal_quarantined.is_empty()
+            || !self.wal_skipped.is_empty()
     }
 }
 
@@ -203,14 +212,8 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         .tolerated_tail
         .as_ref()
         .map(|d| (d.segment, d.offset));
-    report.wal_quarantined = match fs.list_dir(&wal_dir) {
-        Ok(names) => names
-            .into_iter()
-            .filter(|n| memforest_wal::quarantine::parse_file_name(n).is_some())
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(Error::io("read dir", &wal_dir)(e)),
-    };
+    report.wal_skipped = wal_damage::of(&recovered.report, mstate.flushed_seqno);
+    report.wal_quarantined = wal_set_aside(fs, &wal_dir)?;
     if access == Access::ReadOnly {
         // Named as they are now: the next read-write open sets them aside.
         let set_aside = recovered.report.set_aside.iter();
@@ -485,6 +488,22 @@ pub(crate) fn open_listed(
         level,
         Arc::new(Segment::open(storage, budgets, sst, dir, info)?),
     ))
+}
+
+/// The names of the WAL segment files set aside in `wal_dir` (`{id:020}.wal.quarantine`,
+/// `memforest_wal::quarantine`), unsorted; none when the directory is missing.
+///
+/// # Errors
+/// [`Error::Io`] when `wal_dir` cannot be listed.
+pub(crate) fn wal_set_aside(fs: &dyn Storage, wal_dir: &Path) -> Result<Vec<String>> {
+    match fs.list_dir(wal_dir) {
+        Ok(names) => Ok(names
+            .into_iter()
+            .filter(|n| memforest_wal::quarantine::parse_file_name(n).is_some())
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Error::io("read dir", wal_dir)(e)),
+    }
 }
 
 /// Brings the manifest's WAL tracking up to date after the log opened: segments it keeps

@@ -26,7 +26,10 @@
 //!    and segment files the previous manifest tracked but that are gone, and the gaps
 //!    read past, are reported: their writes are lost.
 //! 4. Every file is compacted into the deepest level, which resolves level 0's overlapping
-//!    files by seqno.
+//!    files by seqno. When the open read past WAL damage (`RecoveryMode::SkipAnyCorrupted`),
+//!    the store is purged instead ([`Db::purge`]): the WAL is rotated and its segments,
+//!    their writes now in segment files, leave it; the damaged ones are set aside as
+//!    `{id:020}.wal.quarantine`, never deleted.
 //!
 //! Adopting a quarantined file can bring back keys deleted after it was written when it
 //! was a stale compaction input (its newer tombstones were already dropped at the bottom
@@ -53,6 +56,7 @@ use crate::orphans::{self, FOREIGN_SUFFIX, QUARANTINE_SUFFIX};
 use crate::remote;
 use crate::repair_foreign::WalWrites;
 use crate::version::SegmentInfo;
+use crate::wal_damage::WalDamage;
 use crate::wal_tracking::{self, StateLedger};
 
 /// Fetches into `dir` the segment files that the local manifest (`previous`) or the
@@ -114,8 +118,14 @@ pub struct RepairReport {
     /// are lost, and the batches of the segments after them were replayed.
     pub wal_gaps: Vec<WalGap>,
     /// WAL segment files set aside (`{id:020}.wal.quarantine`, this repair or before):
-    /// not replayed and not deleted ([`crate::OpenReport::wal_quarantined`]).
+    /// not replayed and not deleted ([`crate::OpenReport::wal_quarantined`]). Under
+    /// `RecoveryMode::SkipAnyCorrupted`, the segments whose damage was read past are among
+    /// them.
     pub wal_set_aside: Vec<String>,
+    /// Damaged WAL regions read past (`RecoveryMode::SkipAnyCorrupted`) or stopped at
+    /// (`RecoveryMode::PointInTime`), with the writes lost in each gap after one
+    /// ([`WalDamage::lost`]); other modes fail the repair on damage instead.
+    pub wal_skipped: Vec<WalDamage>,
     /// WAL segments present after the repair (replayed above the flushed point, tracked).
     pub wal_segments: u64,
     /// Entries in the adopted files.
@@ -152,7 +162,11 @@ impl Db {
     /// Rebuilds the manifest of the store in `dir` from the segment files and WAL present,
     /// then opens it, compacts it and closes it (see the module documentation of
     /// `repair.rs`). Takes the lock: no other handle may be open. Deletes no data. WAL
-    /// damage the recovery mode refuses fails the repair before anything changes.
+    /// damage the recovery mode refuses fails the repair before anything changes; under
+    /// `RecoveryMode::SkipAnyCorrupted` (salvage) every write that reads back is kept, the
+    /// damage and the writes lost with it are reported ([`RepairReport::wal_skipped`]),
+    /// and the damaged WAL segments are set aside, so later opens in the default mode
+    /// succeed.
     ///
     /// # Errors
     /// [`Error::Locked`]; [`Error::NeedsLocation`] without `options.remote` for the
@@ -309,10 +323,17 @@ impl Db {
         // overlapping files: a point read of an overlapped key may find an older version.
         let db = Db::open(dir, options)?;
         report.wal_segments = db.core().wal.segment_ids().len() as u64;
-        report
-            .wal_set_aside
-            .clone_from(&db.open_report().wal_quarantined);
-        db.compact_all()?;
+        report.wal_skipped.clone_from(&db.open_report().wal_skipped);
+        if report.wal_skipped.is_empty() {
+            db.compact_all()?;
+        } else {
+            // The damaged segments leave the log (set aside, their writes now in segment
+            // files), so the next open, in any recovery mode, reads a whole WAL.
+            db.purge()?;
+        }
+        let wal_dir = dir.join(WAL_DIR);
+        report.wal_set_aside = crate::open::wal_set_aside(&*db.core().options.storage, &wal_dir)?;
+        report.wal_set_aside.sort();
         db.close()?;
         report.adopted.sort();
         report.unquarantined.sort();

@@ -736,6 +736,140 @@ fn a_repair_that_would_refuse_the_wal_changes_nothing() {
     assert_eq!(listing(&fs), before, "the failed repair changed the store");
 }
 
+/// The same damage under `RecoveryMode::SkipAnyCorrupted` (`memforest repair --salvage`):
+/// the repair keeps every write that reads back and reports the damage with exactly the
+/// writes lost, sets the damaged segment aside byte for byte (it is not deleted), and
+/// leaves a store that opens in the default mode and takes new writes. With every write
+/// flushed first, the damaged segment is the active one, and no write is lost.
+#[test]
+fn a_salvage_repair_keeps_what_reads_back_and_sets_the_damaged_wal_segment_aside() {
+    for flushed in [false, true] {
+        let fs = FaultStorage::new(33);
+        let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join(memforest_engine::WAL_DIR);
+        let db = Db::open(dir.path(), options(&fs)).unwrap();
+        let t = Table::new(3);
+        let value = |i: u32| format!("value-{i}-{}", "x".repeat(200));
+        let seqnos: Vec<u64> = (0..60u32)
+            .map(|i| {
+                let v = value(i);
+                db.put(
+                    &tenant(),
+                    t,
+                    &i.to_be_bytes(),
+                    v.as_bytes(),
+                    Durability::SyncData,
+                )
+                .unwrap()
+            })
+            .collect();
+        if flushed {
+            db.flush().unwrap();
+        }
+        db.close().unwrap();
+        let damaged = live_wal_segments(&fs, dir.path())[0].clone();
+        let len = usize::try_from(fs.file_len(&damaged).unwrap()).unwrap();
+        flip(&fs, &damaged, len / 2);
+        let bytes = fs.read(&damaged).unwrap();
+        assert!(Db::open(dir.path(), options(&fs)).is_err(), "{flushed}");
+        let salvage = Options {
+            recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
+            ..options(&fs)
+        };
+        let report = Db::repair(dir.path(), salvage).unwrap();
+        assert!(!report.wal_skipped.is_empty(), "{report:?}");
+        let aside = format!(
+            "{}.quarantine",
+            damaged.file_name().unwrap().to_str().unwrap()
+        );
+        assert_eq!(report.wal_set_aside, std::slice::from_ref(&aside), "{report:?}");
+        assert!(fs.read(&wal.join(&aside)).unwrap() == bytes);
+        assert!(!fs.exists(&damaged));
+        let lost: Vec<u64> = report
+            .wal_skipped
+            .iter()
+            .filter_map(|d| d.lost)
+            .flat_map(|(first, last)| first..=last)
+            .collect();
+        assert_eq!(lost.is_empty(), flushed, "{report:?}");
+        for round in 0..2 {
+            let db = Db::open(dir.path(), options(&fs)).unwrap();
+            assert!(db.open_report().wal_skipped.is_empty());
+            assert_eq!(db.open_report().wal_quarantined, std::slice::from_ref(&aside));
+            for (i, seqno) in (0..60u32).zip(&seqnos) {
+                let got = db.get(&tenant(), t, &i.to_be_bytes()).unwrap();
+                let want = (!lost.contains(seqno)).then(|| value(i).into_bytes());
+                assert_eq!(
+                    got.as_deref(),
+                    want.as_deref(),
+                    "{flushed} {round}: key {i}"
+                );
+            }
+            let key = 1000u32.to_be_bytes();
+            if round == 0 {
+                db.put(&tenant(), t, &key, b"after", Durability::SyncData)
+                    .unwrap();
+            } else {
+                assert_eq!(
+                    db.get(&tenant(), t, &key).unwrap().as_deref(),
+                    Some(&b"after"[..])
+                );
+            }
+            db.close().unwrap();
+        }
+    }
+}
+
+/// A salvage open (no repair) that read past damage in the last WAL segment appends to a
+/// new segment, not after the damage; once its writes are flushed, a purge sets the
+/// damaged segment aside instead of deleting it, and the default mode opens the store.
+#[test]
+fn a_salvage_open_writes_past_a_damaged_wal_segment_and_a_purge_sets_it_aside() {
+    let fs = FaultStorage::new(34);
+    let dir = tempfile::tempdir().unwrap();
+    let wal = dir.path().join(memforest_engine::WAL_DIR);
+    written(&fs, dir.path(), 60, true);
+    let segments = live_wal_segments(&fs, dir.path());
+    let last = segments.last().unwrap().clone();
+    let whole = fs.read(&last).unwrap();
+    let name = last.file_name().unwrap().to_str().unwrap().to_owned();
+    let id = memforest_wal::segment::parse_file_name(&name).unwrap();
+    let image = memforest_wal::recovery::SegmentImage { id, bytes: &whole };
+    let clean = memforest_wal::RecoveryMode::AbsoluteConsistency;
+    let plan = memforest_wal::recovery::plan(&[image], clean, &|_| None, &|_, _| false).unwrap();
+    assert!(plan.batches.len() >= 3);
+    // A batch before the last: whole records follow the damage.
+    flip(
+        &fs,
+        &last,
+        usize::try_from(plan.batches[1].offset).unwrap() + 30,
+    );
+    let damaged = fs.read(&last).unwrap();
+    let salvage = Options {
+        recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
+        ..options(&fs)
+    };
+    let db = Db::open(dir.path(), salvage).unwrap();
+    assert!(db.open_report().is_damaged());
+    assert!(!db.open_report().wal_skipped.is_empty());
+    let served = count(&db);
+    assert!(served < 60);
+    put(&db, 1000);
+    assert_eq!(
+        fs.read(&last).unwrap(),
+        damaged,
+        "appended after the damage"
+    );
+    db.purge().unwrap();
+    db.close().unwrap();
+    let aside = format!("{name}.quarantine");
+    assert!(fs.read(&wal.join(&aside)).unwrap() == damaged);
+    let db = Db::open(dir.path(), options(&fs)).unwrap();
+    assert_eq!(count(&db), served + 1);
+    assert_eq!(db.open_report().wal_quarantined, [aside]);
+    db.close().unwrap();
+}
+
 /// The one segment file of a new store holding keys `keys`, written after `burn` writes
 /// to one other key (so its seqnos start above `burn`).
 fn another_store_s_file(fs: &FaultStorage, keys: std::ops::Range<u32>, burn: u32) -> Vec<u8> {
