@@ -58,7 +58,8 @@ fn range(t: (i64, i64)) -> Result<TimeRange, MemoryError> {
 
 impl Router<'_, '_> {
     /// Inserts a leaf into the tree of `kind`/`label` (creating it), unless `payload` is a
-    /// fact already in that tree; records the membership and the tree's dirty mark.
+    /// fact already in that tree or the tree holds the leaf already; records the membership
+    /// and the tree's dirty mark.
     ///
     /// # Errors
     /// Tree and engine errors.
@@ -89,7 +90,14 @@ impl Router<'_, '_> {
             payload,
         };
         let before = tree.dirty().len();
-        tree.insert(self.st, key, text)?;
+        match tree.insert(self.st, key, text) {
+            // The leaf is stored though what records it is not: a salvage
+            // (`RecoveryMode::SkipAnyCorrupted`) lost the WAL batch that wrote those
+            // records and kept a later one holding the leaf's page. Adding the message
+            // again completes it.
+            Err(memforest_tree::TreeError::DuplicateKey { .. }) => {}
+            other => other?,
+        }
         self.dirtied += tree.dirty().len().saturating_sub(before) as u64;
         if payload.kind == memforest_tree::PayloadKind::Fact {
             self.st.put(Table::Memberships, &member, Vec::new());
