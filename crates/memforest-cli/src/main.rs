@@ -333,10 +333,16 @@ enum Command {
     },
     /// Rebuild a store's manifest from the segment files and WAL present, taking back
     /// quarantined files that read whole (for a lost CURRENT or manifest, quarantined
-    /// files, missing WAL segments; see docs/durability.md).
+    /// files, missing WAL segments; with --salvage, a damaged WAL; see docs/durability.md).
     Repair {
         #[command(flatten)]
         store: StoreArgs,
+        /// Read past damage in the WAL (`RecoveryMode::SkipAnyCorrupted`) instead of
+        /// refusing it: keep every write that reads back, report each damaged region and
+        /// the writes lost with it, and set the damaged WAL segments aside (renamed, not
+        /// deleted). For a store whose WAL fails to open with "corrupt WAL segment".
+        #[arg(long)]
+        salvage: bool,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -526,6 +532,19 @@ fn repair_text(r: &memforest_engine::RepairReport) -> String {
         s.push_str(&format!(
             "  lost: WAL segments {}..={} are missing (writes {}..={}); the segments after them were replayed\n",
             g.first, g.last, g.first_seqno, g.last_seqno
+        ));
+    }
+    for d in &r.wal_skipped {
+        let what = match (d.seqnos, d.lost) {
+            (Some(_), Some((first, last))) => format!("writes {first}..={last} are lost"),
+            (Some((first, last)), None) => {
+                format!("writes {first}..={last} were already in segment files: none lost")
+            }
+            (None, _) => format!("skipped: {}", d.reason),
+        };
+        s.push_str(&format!(
+            "  damaged WAL: segment {} at byte offset {}: {what}\n",
+            d.segment, d.offset
         ));
     }
     for name in &r.wal_set_aside {
@@ -832,8 +851,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Repair { store, json } => {
-            let r = memforest_engine::Db::repair(store.local_dir()?, store.engine_options()?)?;
+        Command::Repair {
+            store,
+            salvage,
+            json,
+        } => {
+            let mut options = store.engine_options()?;
+            if salvage {
+                options.recovery_mode = memforest_engine::RecoveryMode::SkipAnyCorrupted;
+            }
+            let r = memforest_engine::Db::repair(store.local_dir()?, options)?;
             print(json, &r, repair_text)
         }
         Command::Forget {
@@ -1005,6 +1032,13 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", message(&e));
+            if e.chain().any(memforest_cli::error::is_wal_damage) {
+                eprintln!(
+                    "hint: `memforest repair --salvage --db DIR` keeps every write that \
+                     reads back, reports what is lost and sets the damaged WAL segment aside \
+                     (docs/durability.md, Repair)"
+                );
+            }
             ExitCode::FAILURE
         }
     }

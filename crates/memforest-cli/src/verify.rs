@@ -105,8 +105,8 @@ pub fn render(report: &MemoryVerifyReport) -> String {
             };
             let _ = writeln!(
                 out,
-                "  WAL segment file wal/{name} {when}: it holds no valid segment header or \
-                 lies past the recovery point"
+                "  WAL segment file wal/{name} {when}: it holds no valid segment header, \
+                 lies past the recovery point, or holds damage a salvage read past"
             );
         }
         for id in &r.wal_missing {

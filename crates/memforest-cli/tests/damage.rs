@@ -340,3 +340,57 @@ fn read_only_commands_never_change_the_store() {
     }
     assert_eq!(snapshot(&db), before);
 }
+
+/// A flipped byte in the WAL makes every command refuse, naming the segment and pointing
+/// at `repair --salvage`; a plain repair refuses too and changes nothing. The salvage
+/// keeps every write that reads back, reports the damage and the writes lost with it, and
+/// sets the damaged segment aside byte for byte; then every command works again. With
+/// every write already flushed, the salvage reports that none was lost.
+#[test]
+fn a_damaged_wal_refuses_with_a_hint_and_repair_salvage_keeps_the_rest() {
+    for compact in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, dbs) = store(dir.path(), compact);
+        let wal = db.join("wal");
+        let newest = names_with(&wal, ".wal").pop().unwrap();
+        let mut bytes = std::fs::read(wal.join(&newest)).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x55;
+        std::fs::write(wal.join(&newest), &bytes).unwrap();
+        let before = snapshot(&db);
+        for args in [
+            vec!["verify", "--db", &dbs],
+            vec!["query", "--db", &dbs, "--tenant", "alice", "cat"],
+            vec!["repair", "--db", &dbs],
+        ] {
+            let err = fails(&args);
+            assert!(err.contains("byte offset"), "{args:?}: {err}");
+            assert!(err.contains("repair --salvage"), "{args:?}: {err}");
+        }
+        assert_eq!(
+            snapshot(&db),
+            before,
+            "{compact}: a refusal changed the store"
+        );
+        let out = ok(&["repair", "--salvage", "--db", &dbs, "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let skipped = v["wal_skipped"].as_array().unwrap();
+        assert!(!skipped.is_empty(), "{out}");
+        let lost = skipped.iter().any(|d| !d["lost"].is_null());
+        assert_eq!(lost, !compact, "{out}");
+        let aside = format!("{newest}.quarantine");
+        assert!(std::fs::read(wal.join(&aside)).unwrap() == bytes, "{out}");
+        assert!(!wal.join(&newest).exists());
+        if compact {
+            assert!(finds_miso(&dbs));
+        }
+        ok(&["query", "--db", &dbs, "--tenant", "alice", "cat"]);
+        ok(&["ingest", "--db", &dbs, "--format", "jsonl", &sessions()]);
+        assert!(finds_miso(&dbs));
+        // Damage stays reported while the set-aside segment is in wal/.
+        let err = fails(&["verify", "--db", &dbs]);
+        assert!(err.contains(&aside), "{err}");
+        std::fs::rename(wal.join(&aside), dir.path().join(&aside)).unwrap();
+        ok(&["verify", "--db", &dbs]);
+    }
+}
