@@ -507,7 +507,7 @@ fn load(format: Format, file: &Path, limit: Option<usize>) -> anyhow::Result<imp
 /// `memforest repair`'s text output.
 fn repair_text(r: &memforest_engine::RepairReport) -> String {
     let mut s = format!(
-        "repaired: {} segment files adopted ({} entries; {} taken back from quarantine), {} WAL segments kept\n",
+        "repaired: {} segment files adopted ({} entries; {} taken back from quarantine), {} WAL segments replayed\n",
         r.adopted.len(),
         r.entries,
         r.unquarantined.len(),

@@ -126,7 +126,8 @@ pub struct RepairReport {
     /// (`RecoveryMode::PointInTime`), with the writes lost in each gap after one
     /// ([`WalDamage::lost`]); other modes fail the repair on damage instead.
     pub wal_skipped: Vec<WalDamage>,
-    /// WAL segments present after the repair (replayed above the flushed point, tracked).
+    /// WAL segments the repair replayed (above the flushed point): those present that
+    /// recovery kept.
     pub wal_segments: u64,
     /// Entries in the adopted files.
     pub entries: u64,
@@ -221,6 +222,8 @@ impl Db {
             // files, to tell the store's files from others; recovery depends only on the
             // WAL tracking, which the manifest written below keeps.
             let (last, recovered) = recover(&options, &wal_dir, &tracked)?;
+            let dropped = recovered.report.deleted_segments.len();
+            report.wal_segments = wal_present.len().saturating_sub(dropped) as u64;
             let wal = WalWrites::of(&recovered.batches, last);
             // With a previous manifest: the files it lists, and the largest seqno this
             // store gave durably (`repair_foreign`).
@@ -322,7 +325,6 @@ impl Db {
         // Nothing may read by key until the compaction below has resolved level 0's
         // overlapping files: a point read of an overlapped key may find an older version.
         let db = Db::open(dir, options)?;
-        report.wal_segments = db.core().wal.segment_ids().len() as u64;
         report.wal_skipped.clone_from(&db.open_report().wal_skipped);
         if report.wal_skipped.is_empty() {
             db.compact_all()?;

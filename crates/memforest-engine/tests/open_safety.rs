@@ -782,7 +782,11 @@ fn a_salvage_repair_keeps_what_reads_back_and_sets_the_damaged_wal_segment_aside
             "{}.quarantine",
             damaged.file_name().unwrap().to_str().unwrap()
         );
-        assert_eq!(report.wal_set_aside, std::slice::from_ref(&aside), "{report:?}");
+        assert_eq!(
+            report.wal_set_aside,
+            std::slice::from_ref(&aside),
+            "{report:?}"
+        );
         assert!(fs.read(&wal.join(&aside)).unwrap() == bytes);
         assert!(!fs.exists(&damaged));
         let lost: Vec<u64> = report
@@ -795,7 +799,10 @@ fn a_salvage_repair_keeps_what_reads_back_and_sets_the_damaged_wal_segment_aside
         for round in 0..2 {
             let db = Db::open(dir.path(), options(&fs)).unwrap();
             assert!(db.open_report().wal_skipped.is_empty());
-            assert_eq!(db.open_report().wal_quarantined, std::slice::from_ref(&aside));
+            assert_eq!(
+                db.open_report().wal_quarantined,
+                std::slice::from_ref(&aside)
+            );
             for (i, seqno) in (0..60u32).zip(&seqnos) {
                 let got = db.get(&tenant(), t, &i.to_be_bytes()).unwrap();
                 let want = (!lost.contains(seqno)).then(|| value(i).into_bytes());

@@ -137,7 +137,10 @@ impl RecoveryPlan {
         self.report
             .skipped
             .iter()
-            .filter(|d| !matches!(d.reason, DamageReason::SeqnoGap { expected, found } if found > expected))
+            .filter(|d| match d.reason {
+                DamageReason::SeqnoGap { expected, found } => found <= expected,
+                _ => true,
+            })
             .filter(|d| last.is_none_or(|(id, len)| d.segment != id || d.offset < len))
             .map(|d| d.segment)
             .collect()
