@@ -79,7 +79,9 @@ pub struct RecoveryReport {
     /// read-write open sets them aside, a read-only open leaves them as they are. An empty
     /// or all-zero segment (a crash while it was created) holds no record and is deleted.
     pub set_aside: Vec<u64>,
-    /// `(segment, old length, new length)` when the last segment was truncated.
+    /// `(segment, old length, new length)` when the last segment was truncated (never one
+    /// holding damage `SkipAnyCorrupted` skipped, which is kept whole:
+    /// [`RecoveryPlan::damaged_segments`]).
     pub truncated: Option<(u64, u64, u64)>,
     /// Missing segments whose loss the ledger recorded ([`crate::SegmentLedger::lost`]),
     /// which recovery read past: the segment after them started a new chain.
@@ -126,14 +128,13 @@ pub struct RecoveryPlan {
 }
 
 impl RecoveryPlan {
-    /// The kept segments that still hold damage `SkipAnyCorrupted` skipped: the last one
-    /// only when the damage lies before its valid length (recovery cuts it there). A gap
-    /// forward in sequence numbers does not count: it is found at the first batch after
-    /// damage, often in the next segment, which is whole, and that batch is kept. A batch
-    /// at or below the seqnos already read is dropped, so it counts.
+    /// The segments in which `SkipAnyCorrupted` skipped damage: a read-write open keeps
+    /// them whole (the last one is not cut) and a purge sets them aside. A gap forward in
+    /// sequence numbers does not count: it is found at the first batch after damage, often
+    /// in the next segment, which is whole, and that batch is kept. A batch at or below the
+    /// seqnos already read is dropped, so it counts.
     #[must_use]
     pub fn damaged_segments(&self) -> std::collections::BTreeSet<u64> {
-        let last = self.kept.last().map(|k| (k.id, k.valid_len));
         self.report
             .skipped
             .iter()
@@ -141,7 +142,6 @@ impl RecoveryPlan {
                 DamageReason::SeqnoGap { expected, found } => found <= expected,
                 _ => true,
             })
-            .filter(|d| last.is_none_or(|(id, len)| d.segment != id || d.offset < len))
             .map(|d| d.segment)
             .collect()
     }
@@ -379,7 +379,9 @@ pub fn plan(
         .filter(|i| i.bytes.iter().any(|&b| b != 0) && out.report.deleted_segments.contains(&i.id))
         .map(|i| i.id)
         .collect();
-    if let Some(last) = out.kept.last().filter(|k| k.valid_len != k.file_len) {
+    let damaged = out.damaged_segments();
+    let cut = |k: &&KeptSegment| k.valid_len != k.file_len && !damaged.contains(&k.id);
+    if let Some(last) = out.kept.last().filter(cut) {
         out.report.truncated = Some((last.id, last.file_len, last.valid_len));
     }
     Ok(out)

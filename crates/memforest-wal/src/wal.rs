@@ -92,8 +92,10 @@ pub struct Wal {
 impl Wal {
     /// Opens (or creates) the log in `dir`, recovers it under `options.recovery_mode`, and
     /// makes it ready for appending: the last segment is truncated to the end of its last
-    /// valid record and synced, segments past a point-in-time stop are deleted, and the
-    /// directory is synced, all before this returns.
+    /// valid record and synced (one holding damage `SkipAnyCorrupted` skipped is kept
+    /// whole instead, and appending goes on in a new segment), segments past a
+    /// point-in-time stop are set aside, and the directory is synced, all before this
+    /// returns.
     ///
     /// # Errors
     /// [`WalError::Corruption`] when the mode does not tolerate what it found (naming
@@ -212,6 +214,7 @@ impl Wal {
         drop(files);
 
         let mut stats = WalStats::default();
+        let damaged = plan.damaged_segments();
         let (writer, id) = if read_only {
             (None, plan.kept.last().map_or(0, |k| k.id))
         } else {
@@ -234,7 +237,7 @@ impl Wal {
                 segment::sync_dir(fs, &dir)?;
             }
             match plan.kept.last() {
-                Some(last) => {
+                Some(last) if !damaged.contains(&last.id) => {
                     if let Some(l) = &ledger {
                         Self::record_cut(&**l, &dir, last.id, last.valid_len)?;
                     }
@@ -243,23 +246,26 @@ impl Wal {
                         last.id,
                     )
                 }
-                None => {
+                // Damage a salvage skipped is never cut off, nor appended after: the last
+                // segment is closed as it is (a purge sets it aside once its batches are
+                // flushed) and the log goes on in a new one.
+                kept => {
                     let id = ids.last().map_or(1, |&max| max + 1);
                     let meta = SegmentMeta {
                         segment_id: id,
-                        predecessor_id: 0,
+                        predecessor_id: kept.map_or(0, |k| k.id),
                         predecessor_last_seqno: plan.last_seqno,
                     };
                     stats.segments_created += 1;
                     let writer = segment::create(fs, &dir, &meta)?;
                     if let Some(l) = &ledger {
-                        l.created(id, None).map_err(|e| WalError::io(&dir, e))?;
+                        l.created(id, kept.map(|k| (k.id, k.file_len)))
+                            .map_err(|e| WalError::io(&dir, e))?;
                     }
                     (Some(writer), id)
                 }
             }
         };
-        let damaged = plan.damaged_segments();
         let closed = plan
             .kept
             .iter()
@@ -288,11 +294,6 @@ impl Wal {
             #[cfg(test)]
             fail_next_sync: std::sync::atomic::AtomicBool::new(false),
         };
-        // Appending after skipped damage would leave it in the segment being written, and
-        // every open that does not skip damage would refuse the log: close it instead.
-        if !read_only && damaged.contains(&id) {
-            wal.rotate_damaged()?;
-        }
         let recovered = Recovered {
             batches: plan.batches,
             report: plan.report,
@@ -376,15 +377,7 @@ impl Wal {
     pub fn rotate(&self) -> Result<()> {
         self.check_writable()?;
         let mut active = self.active.lock();
-        self.rotate_locked(&mut active, false)
-            .map_err(|e| self.queue.poison(e))
-    }
-
-    /// [`Wal::rotate`] of an active segment in which recovery skipped damage: it is closed
-    /// as damaged, so a purge sets it aside.
-    fn rotate_damaged(&self) -> Result<()> {
-        let mut active = self.active.lock();
-        self.rotate_locked(&mut active, true)
+        self.rotate_locked(&mut active)
             .map_err(|e| self.queue.poison(e))
     }
 
@@ -483,7 +476,7 @@ impl Wal {
     fn write_group(&self, group: &Group) -> Result<()> {
         let mut active = self.active.lock();
         if active.writer()?.len() >= self.options.segment_size {
-            self.rotate_locked(&mut active, false)?;
+            self.rotate_locked(&mut active)?;
         }
         let before = active.writer()?.len();
         let written = self.write_locked(&mut active, group, before);
@@ -541,12 +534,11 @@ impl Wal {
         Ok(())
     }
 
-    /// Syncs and closes the active segment (`damaged`: recovery skipped damage in it),
-    /// then creates (and syncs) its successor.
+    /// Syncs and closes the active segment, then creates (and syncs) its successor.
     ///
     /// Runs under the I/O lock but not the queue lock: appenders keep queueing meanwhile
     /// and are written as one group afterwards.
-    fn rotate_locked(&self, active: &mut Active, damaged: bool) -> Result<()> {
+    fn rotate_locked(&self, active: &mut Active) -> Result<()> {
         self.sync_active(active, Durability::SyncData)?;
         let meta = SegmentMeta {
             segment_id: active.id + 1,
@@ -563,7 +555,7 @@ impl Wal {
         let closed = Closed {
             id: active.id,
             last_seqno: active.last_written,
-            damaged,
+            damaged: false,
         };
         active.closed.push_back(closed);
         active.writer = Some(writer);
