@@ -212,7 +212,7 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         .tolerated_tail
         .as_ref()
         .map(|d| (d.segment, d.offset));
-    report.wal_skipped = wal_damage::of(&recovered.report, mstate.flushed_seqno);
+    report.wal_skipped = wal_damage::of(&recovered, mstate.flushed_seqno);
     report.wal_quarantined = wal_set_aside(fs, &wal_dir)?;
     if access == Access::ReadOnly {
         // Named as they are now: the next read-write open sets them aside.

@@ -551,22 +551,15 @@ fn a_wal_segment_set_aside_twice_keeps_both_copies() {
     assert!(report.wal_quarantined.contains(&again));
 }
 
-/// A salvage open that cuts the last WAL segment below the length a clean close recorded
-/// as synced records the new length: a crash after it, with a few bytes written and a torn
-/// record left at the end, opens in the default mode (the torn record cut off as a crash
-/// leaves one), not refused as if acknowledged writes were missing.
+/// A point-in-time open that cuts the last WAL segment below the length a clean close
+/// recorded as synced records the new length: a crash after it, with a few bytes written
+/// and a torn record left at the end, opens in the default mode (the torn record cut off
+/// as a crash leaves one), not refused as if acknowledged writes were missing.
+/// (`SkipAnyCorrupted` cuts nothing: `a_salvage_open_keeps_a_damaged_wal_segment_whole_...`.)
 #[test]
 fn a_salvage_open_below_the_synced_length_records_the_new_length() {
-    use memforest_engine::RecoveryMode::{PointInTime, SkipAnyCorrupted};
-    // (mode, damage the last batch (or the second), cut inside it (or flip a byte))
-    for (k, (mode, last, cut)) in [
-        (PointInTime, false, false),
-        (SkipAnyCorrupted, true, false),
-        (SkipAnyCorrupted, true, true),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    // Damage the last batch, or the second.
+    for (k, last) in [false, true].into_iter().enumerate() {
         let fs = FaultStorage::new(20 + k as u64);
         let dir = tempfile::tempdir().unwrap();
         written(&fs, dir.path(), 10, true);
@@ -584,19 +577,8 @@ fn a_salvage_open_below_the_synced_length_records_the_new_length() {
         } else {
             plan.batches.get(1).unwrap()
         };
-        if cut {
-            // Well inside the last record: more is cut than the crash below writes again.
-            let mut f = fs.create(&segment).unwrap();
-            std::io::Write::write_all(&mut f, &whole[..whole.len() - 10]).unwrap();
-            f.sync_data().unwrap();
-        } else {
-            flip(&fs, &segment, usize::try_from(batch.offset).unwrap() + 30);
-        }
-        let salvage = Options {
-            recovery_mode: mode,
-            ..options(&fs)
-        };
-        let db = Db::open(dir.path(), salvage).unwrap();
+        flip(&fs, &segment, usize::try_from(batch.offset).unwrap() + 30);
+        let db = Db::open(dir.path(), point_in_time(&fs)).unwrap();
         db.put(&tenant(), Table::new(3), b"k", b"v", Durability::SyncData)
             .unwrap();
         let served = count(&db);
@@ -611,7 +593,7 @@ fn a_salvage_open_below_the_synced_length_records_the_new_length() {
         f.sync_data().unwrap();
         let db = match Db::open(dir.path(), options(&fs)) {
             Ok(db) => db,
-            Err(e) => panic!("{k} ({mode:?}): {e}"),
+            Err(e) => panic!("{k}: {e}"),
         };
         assert_eq!(count(&db), served, "{k}");
         assert_eq!(db.open_report().wal_torn_tail, Some((id, end)), "{k}");
@@ -827,54 +809,60 @@ fn a_salvage_repair_keeps_what_reads_back_and_sets_the_damaged_wal_segment_aside
     }
 }
 
-/// A salvage open (no repair) that read past damage in the last WAL segment appends to a
-/// new segment, not after the damage; once its writes are flushed, a purge sets the
-/// damaged segment aside instead of deleting it, and the default mode opens the store.
+/// A salvage open (no repair) that read past damage in the last WAL segment keeps that
+/// segment whole, the damage in its middle or at its end or the segment cut short, and
+/// appends to a new segment; damage at the end is reported as the end of the log. Once its
+/// writes are flushed, a purge sets the damaged segment aside instead of deleting it, and
+/// the default mode opens the store.
 #[test]
-fn a_salvage_open_writes_past_a_damaged_wal_segment_and_a_purge_sets_it_aside() {
-    let fs = FaultStorage::new(34);
-    let dir = tempfile::tempdir().unwrap();
-    let wal = dir.path().join(memforest_engine::WAL_DIR);
-    written(&fs, dir.path(), 60, true);
-    let segments = live_wal_segments(&fs, dir.path());
-    let last = segments.last().unwrap().clone();
-    let whole = fs.read(&last).unwrap();
-    let name = last.file_name().unwrap().to_str().unwrap().to_owned();
-    let id = memforest_wal::segment::parse_file_name(&name).unwrap();
-    let image = memforest_wal::recovery::SegmentImage { id, bytes: &whole };
-    let clean = memforest_wal::RecoveryMode::AbsoluteConsistency;
-    let plan = memforest_wal::recovery::plan(&[image], clean, &|_| None, &|_, _| false).unwrap();
-    assert!(plan.batches.len() >= 3);
-    // A batch before the last: whole records follow the damage.
-    flip(
-        &fs,
-        &last,
-        usize::try_from(plan.batches[1].offset).unwrap() + 30,
-    );
-    let damaged = fs.read(&last).unwrap();
-    let salvage = Options {
-        recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
-        ..options(&fs)
-    };
-    let db = Db::open(dir.path(), salvage).unwrap();
-    assert!(db.open_report().is_damaged());
-    assert!(!db.open_report().wal_skipped.is_empty());
-    let served = count(&db);
-    assert!(served < 60);
-    put(&db, 1000);
-    assert_eq!(
-        fs.read(&last).unwrap(),
-        damaged,
-        "appended after the damage"
-    );
-    db.purge().unwrap();
-    db.close().unwrap();
-    let aside = format!("{name}.quarantine");
-    assert!(fs.read(&wal.join(&aside)).unwrap() == damaged);
-    let db = Db::open(dir.path(), options(&fs)).unwrap();
-    assert_eq!(count(&db), served + 1);
-    assert_eq!(db.open_report().wal_quarantined, [aside]);
-    db.close().unwrap();
+fn a_salvage_open_keeps_a_damaged_wal_segment_whole_and_a_purge_sets_it_aside() {
+    // (damage: flip a byte of batch 1, flip a byte of the last batch, cut the last record)
+    for (k, damage) in ["middle", "end", "cut"].into_iter().enumerate() {
+        let fs = FaultStorage::new(34 + k as u64);
+        let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join(memforest_engine::WAL_DIR);
+        written(&fs, dir.path(), 60, true);
+        let last = live_wal_segments(&fs, dir.path()).pop().unwrap();
+        let whole = fs.read(&last).unwrap();
+        let name = last.file_name().unwrap().to_str().unwrap().to_owned();
+        let id = memforest_wal::segment::parse_file_name(&name).unwrap();
+        let image = memforest_wal::recovery::SegmentImage { id, bytes: &whole };
+        let clean = memforest_wal::RecoveryMode::AbsoluteConsistency;
+        let plan =
+            memforest_wal::recovery::plan(&[image], clean, &|_| None, &|_, _| false).unwrap();
+        assert!(plan.batches.len() >= 3);
+        let at = |b: &memforest_wal::RecoveredBatch| usize::try_from(b.offset).unwrap() + 30;
+        match damage {
+            "middle" => flip(&fs, &last, at(&plan.batches[1])),
+            "end" => flip(&fs, &last, at(plan.batches.last().unwrap())),
+            _ => put_file(&fs, &last, &whole[..whole.len() - 10]),
+        }
+        let damaged = fs.read(&last).unwrap();
+        let salvage = Options {
+            recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
+            ..options(&fs)
+        };
+        let db = Db::open(dir.path(), salvage).unwrap();
+        let report = db.open_report().clone();
+        assert!(report.is_damaged(), "{damage}");
+        let at_end = report.wal_skipped.iter().any(|d| d.lost_after.is_some());
+        assert_eq!(at_end, damage != "middle", "{damage}: {report:?}");
+        let served = count(&db);
+        assert!(served < 60, "{damage}");
+        put(&db, 1000);
+        assert!(
+            fs.read(&last).unwrap() == damaged,
+            "{damage}: cut or appended to"
+        );
+        db.purge().unwrap();
+        db.close().unwrap();
+        let aside = format!("{name}.quarantine");
+        assert!(fs.read(&wal.join(&aside)).unwrap() == damaged, "{damage}");
+        let db = Db::open(dir.path(), options(&fs)).unwrap();
+        assert_eq!(count(&db), served + 1, "{damage}");
+        assert_eq!(db.open_report().wal_quarantined, [aside], "{damage}");
+        db.close().unwrap();
+    }
 }
 
 /// The one segment file of a new store holding keys `keys`, written after `burn` writes
