@@ -66,8 +66,8 @@ pub enum TreeError {
         /// The tree id.
         tree: TreeId,
     },
-    /// The key is already in the tree.
-    #[error("tree {tree}: key {key} already present")]
+    /// The key is already in the tree, with another text.
+    #[error("tree {tree}: key {key} already present with another text")]
     DuplicateKey {
         /// The tree.
         tree: TreeId,

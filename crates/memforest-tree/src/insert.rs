@@ -19,12 +19,15 @@ use crate::tree::{check_text, describe, MemTree};
 impl MemTree {
     /// Inserts a leaf: `key` (time range and payload) with its `text` (the fact or cell text,
     /// which is the leaf's summary). Late (out-of-order) keys go to their time position. Every
-    /// node on the path, and every node a split creates, is marked dirty.
+    /// node on the path, and every node a split creates, is marked dirty. Inserting a leaf
+    /// the tree holds already, with the same text, changes nothing: a write retried after
+    /// the records that point to the leaf were lost (a WAL salvage) completes instead of
+    /// failing.
     ///
     /// # Errors
     /// [`TreeError::InvalidTimeRange`], [`TreeError::TextTooLong`],
-    /// [`TreeError::DuplicateKey`]; corruption errors from the pages read on the way down;
-    /// store errors (the tree is then unchanged).
+    /// [`TreeError::DuplicateKey`] (the key is there with another text); corruption errors
+    /// from the pages read on the way down; store errors (the tree is then unchanged).
     pub fn insert<S: NodeStore + ?Sized>(
         &mut self,
         store: &mut S,
@@ -66,6 +69,7 @@ impl MemTree {
             return Err(self.corrupt(step.id, "descent ended above level 1"));
         };
         let pos = match leaves.binary_search_by(|e| e.key.cmp(&key)) {
+            Ok(i) if leaves.get(i).is_some_and(|e| e.text == text) => return Ok(()),
             Ok(_) => return Err(TreeError::DuplicateKey { tree: self.id, key }),
             Err(pos) => pos,
         };

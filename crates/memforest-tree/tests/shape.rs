@@ -152,3 +152,24 @@ fn range_query_reads_few_pages() {
     // 4 levels; 32 consecutive leaves span at most 3 level-1 nodes.
     assert!(reads <= 4 + 2 + 3, "{reads} page reads");
 }
+
+/// A leaf inserted again with the same text changes nothing (not the item count, the
+/// version or a page); with another text it is refused as a duplicate key.
+#[test]
+fn inserting_a_leaf_again_is_a_no_op_with_its_text_and_refused_with_another() {
+    let (mut store, mut t) = tree(4);
+    append(&mut store, &mut t, 0, 20);
+    let key = fact(7, 7);
+    let text = "fact 7";
+    let (items, version) = (t.meta().items, t.meta().version);
+    let writes = store.stats().writes;
+    t.insert(&mut store, key, text).unwrap();
+    assert_eq!((t.meta().items, t.meta().version), (items, version));
+    assert_eq!(store.stats().writes, writes, "no page was written");
+    let err = t.insert(&mut store, key, "another text").unwrap_err();
+    assert!(
+        matches!(err, memforest_tree::TreeError::DuplicateKey { .. }),
+        "{err}"
+    );
+    assert_eq!(t.verify(&store).unwrap().items, 20);
+}

@@ -90,14 +90,10 @@ impl Router<'_, '_> {
             payload,
         };
         let before = tree.dirty().len();
-        match tree.insert(self.st, key, text) {
-            // The leaf is stored though what records it is not: a salvage
-            // (`RecoveryMode::SkipAnyCorrupted`) lost the WAL batch that wrote those
-            // records and kept a later one holding the leaf's page. Adding the message
-            // again completes it.
-            Err(memforest_tree::TreeError::DuplicateKey { .. }) => {}
-            other => other?,
-        }
+        // A leaf already there with this text is kept as it is: a salvage
+        // (`RecoveryMode::SkipAnyCorrupted`) can lose the batch that recorded a message and
+        // keep a later one holding its leaf's page; adding the message again completes it.
+        tree.insert(self.st, key, text)?;
         self.dirtied += tree.dirty().len().saturating_sub(before) as u64;
         if payload.kind == memforest_tree::PayloadKind::Fact {
             self.st.put(Table::Memberships, &member, Vec::new());
