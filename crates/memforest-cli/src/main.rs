@@ -535,12 +535,16 @@ fn repair_text(r: &memforest_engine::RepairReport) -> String {
         ));
     }
     for d in &r.wal_skipped {
-        let what = match (d.seqnos, d.lost) {
-            (Some(_), Some((first, last))) => format!("writes {first}..={last} are lost"),
-            (Some((first, last)), None) => {
+        let what = match (d.seqnos, d.lost, d.lost_after) {
+            (Some(_), Some((first, last)), _) => format!("writes {first}..={last} are lost"),
+            (Some((first, last)), None, _) => {
                 format!("writes {first}..={last} were already in segment files: none lost")
             }
-            (None, _) => format!("skipped: {}", d.reason),
+            (None, _, Some(seqno)) => format!(
+                "{} at the end of the log: the writes after {seqno} it held, if any, are lost",
+                d.reason
+            ),
+            (None, _, None) => format!("skipped: {}", d.reason),
         };
         s.push_str(&format!(
             "  damaged WAL: segment {} at byte offset {}: {what}\n",
