@@ -25,7 +25,7 @@ from memforest._errors import (
     NotFoundError,
 )
 from memforest import _memforest
-from memforest._memforest import Memory, __version__
+from memforest._memforest import Memory, __version__, repair
 from memforest._async import AsyncMemory
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "ModelCallError",
     "NotFoundError",
     "__version__",
+    "repair",
 ]
 
 # A child forked while a store is open must not open stores (see Memory's docstring).

@@ -101,6 +101,37 @@ class PurgeDict(TypedDict):
     bytes_after: int
     wal_segments_removed: int
 
+class WalDamageDict(TypedDict):
+    segment: int
+    offset: int
+    reason: str
+    seqnos: Optional[list[int]]  # [first, last]
+    lost: Optional[list[int]]  # [first, last]
+    lost_after: Optional[int]
+
+class WalGapDict(TypedDict):
+    first: int
+    last: int
+    first_seqno: int
+    last_seqno: int
+
+class RepairDict(TypedDict):
+    adopted: list[str]
+    unquarantined: list[str]
+    unreadable: list[list[str]]  # [file name, why]
+    foreign: list[list[Any]]  # [file name, seqno]
+    previous_manifest: Optional[str]
+    wal_lost: list[int]
+    segments_lost: list[str]
+    wal_gaps: list[WalGapDict]
+    wal_set_aside: list[str]
+    wal_skipped: list[WalDamageDict]
+    wal_segments: int
+    entries: int
+
+def repair(path: Union[str, os.PathLike[str]], *, salvage: bool = False) -> RepairDict:
+    """Rebuild a store no `Memory` opens; `salvage=True` reads past a damaged log."""
+
 Messages = Union[str, MessageDict, Sequence[Union[str, MessageDict]]]
 ExtractedItem = Union[str, dict[str, Any]]
 # A reply of any other type (a `str` included) is a failed model call.

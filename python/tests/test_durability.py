@@ -77,3 +77,46 @@ def test_delete_all_then_purge_erases_the_bytes_from_every_file(store):
     with memforest.Memory(store) as m:
         assert m.search("passport", user_id="bob") == []
         assert any("mornings" in h["text"] for h in m.search("mornings", user_id="alice"))
+
+
+def flip_a_byte_of_the_log(store):
+    """Flips a byte in the middle of the store's newest write-ahead log segment."""
+    wal = os.path.join(store, "wal")
+    newest = sorted(n for n in os.listdir(wal) if n.endswith(".wal"))[-1]
+    path = os.path.join(wal, newest)
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 0x55
+    with open(path, "wb") as f:
+        f.write(data)
+    return newest, bytes(data)
+
+
+def test_a_damaged_log_refuses_and_repair_salvage_keeps_the_rest(store):
+    with memforest.Memory(store) as m:
+        for i in range(12):
+            m.add(exchange(f"My note number {i} is about topic{i}.", "Noted."), user_id="alice")
+    segment, damaged = flip_a_byte_of_the_log(store)
+    with pytest.raises(memforest.CorruptStoreError, match="WAL"):
+        memforest.Memory(store)
+    with pytest.raises(memforest.CorruptStoreError):
+        memforest.repair(store)
+    report = memforest.repair(store, salvage=True)
+    assert report["wal_skipped"], report
+    assert all(d["segment"] == int(segment[:-4]) for d in report["wal_skipped"]), report
+    aside = segment + ".quarantine"
+    assert aside in report["wal_set_aside"], report
+    with open(os.path.join(store, "wal", aside), "rb") as f:
+        assert f.read() == damaged
+    with memforest.Memory(store) as m:
+        assert 0 < m.stats("alice")["messages"] <= 24
+        m.add("I keep bees.", user_id="alice")
+        assert any("bees" in h["text"] for h in m.search("bees", user_id="alice"))
+    with memforest.Memory(store) as m:  # and it stays open-able
+        assert any("bees" in h["text"] for h in m.search("bees", user_id="alice"))
+
+
+def test_repair_refuses_a_directory_that_is_no_store(tmp_path):
+    with pytest.raises(memforest.InvalidInputError):
+        memforest.repair(tmp_path)
+    assert list(tmp_path.iterdir()) == []
