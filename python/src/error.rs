@@ -82,7 +82,15 @@ fn engine_kind(e: &EngineError) -> Kind {
     }
 }
 
-/// `e` as the Python exception of its kind, with its message.
+/// `e` as the Python exception of its kind, with its message; WAL damage names the call
+/// that reads past it.
 pub(crate) fn to_py(e: MemoryError) -> PyErr {
-    kind(&e).err(e.to_string())
+    let hint = match &e {
+        MemoryError::Engine(x) if x.is_wal_damage() => {
+            " (memforest.repair(path, salvage=True) keeps every write that reads back and \
+             reports what is lost)"
+        }
+        _ => "",
+    };
+    kind(&e).err(format!("{e}{hint}"))
 }

@@ -105,28 +105,21 @@ impl CliError {
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
 
 /// Whether `e` (a [`CliError`], a memory-layer or an engine error) is damage in a WAL
-/// segment: a bad record, or a segment missing or shorter than the manifest records.
-/// `memforest repair --salvage` reads past it.
+/// segment ([`memforest_engine::Error::is_wal_damage`], or a damaged `.wal` file `verify`
+/// found), which `memforest repair --salvage` reads past.
 #[must_use]
 pub fn is_wal_damage(e: &(dyn std::error::Error + 'static)) -> bool {
     use memforest::memory::MemoryError;
-    use memforest_engine::Error;
-    let wal_file = |p: &std::path::Path| p.extension().is_some_and(|x| x == "wal");
-    let engine = |x: &Error| match x {
-        Error::Wal(memforest_wal::WalError::Corruption { .. }) => true,
-        Error::Corrupt { path, .. } => wal_file(path),
-        _ => false,
-    };
-    let memory = |m: &MemoryError| matches!(m, MemoryError::Engine(x) if engine(x));
-    if let Some(x) = e.downcast_ref::<Error>() {
-        return engine(x);
+    let memory = |m: &MemoryError| matches!(m, MemoryError::Engine(x) if x.is_wal_damage());
+    if let Some(x) = e.downcast_ref::<memforest_engine::Error>() {
+        return x.is_wal_damage();
     }
     if let Some(m) = e.downcast_ref::<MemoryError>() {
         return memory(m);
     }
     match e.downcast_ref::<CliError>() {
-        Some(CliError::Damage { path, .. }) => wal_file(path),
-        Some(CliError::Engine(x)) => engine(x),
+        Some(CliError::Damage { path, .. }) => path.extension().is_some_and(|x| x == "wal"),
+        Some(CliError::Engine(x)) => x.is_wal_damage(),
         Some(CliError::Memory(m)) => memory(m),
         _ => false,
     }

@@ -203,6 +203,20 @@ impl Error {
         move |source| Self::Io { op, path, source }
     }
 
+    /// Whether this is damage in a WAL segment: a bad record ([`Error::Wal`] with
+    /// `WalError::Corruption`), or a segment missing or shorter than the manifest records
+    /// ([`Error::Corrupt`] naming a `.wal` file). A repair under
+    /// `RecoveryMode::SkipAnyCorrupted` (`memforest repair --salvage`) reads past it.
+    #[must_use]
+    pub fn is_wal_damage(&self) -> bool {
+        match self {
+            Self::Wal(WalError::Corruption { .. }) => true,
+            Self::Corrupt { path, .. } => path.extension().is_some_and(|x| x == "wal"),
+            Self::Background(inner) => inner.is_wal_damage(),
+            _ => false,
+        }
+    }
+
     /// An [`Error::Corrupt`].
     pub(crate) fn corrupt(
         path: impl Into<PathBuf>,
