@@ -79,8 +79,9 @@ pub struct OpenReport {
     /// Damaged WAL regions this open read past (`RecoveryMode::SkipAnyCorrupted`) or
     /// stopped at (`RecoveryMode::PointInTime`), with the writes each gap after one lost
     /// ([`WalDamage::lost`]). The other modes refuse to open instead. A read-write open
-    /// closes a damaged segment and sets it aside when its writes are flushed, never
-    /// deletes it: [`crate::Db::purge`], or [`crate::Db::repair`], which does so itself.
+    /// keeps a damaged segment whole (appending to a new one); the purge after its writes
+    /// are flushed sets it aside instead of deleting it (a flush, [`crate::Db::purge`], or
+    /// [`crate::Db::repair`], which purges itself).
     pub wal_skipped: Vec<WalDamage>,
     /// `(segment id, byte offset)` of a damaged last WAL record cut off as a torn write
     /// (a crash during an append whose sync had not returned). Not damage: damage before
