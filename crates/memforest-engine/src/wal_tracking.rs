@@ -51,6 +51,10 @@ impl SegmentLedger for ManifestLedger {
         self.0.lock().state().wal.get(&id).copied().flatten()
     }
 
+    fn last_tracked(&self) -> Option<u64> {
+        self.0.lock().state().wal.keys().next_back().copied()
+    }
+
     fn lost(&self, first: u64, last: u64) -> bool {
         recorded_lost(self.0.lock().state(), first, last)
     }

@@ -48,6 +48,13 @@ pub trait SegmentLedger: Send + Sync + Debug {
     /// damage there is not a torn tail to cut.
     fn synced_len(&self, id: u64) -> Option<u64>;
 
+    /// The largest segment id the ledger tracks, present or not; `None` when it tracks none
+    /// (or does not track ids). A segment the log creates at open gets an id above it, so
+    /// it never takes the id of a tracked segment that went missing.
+    fn last_tracked(&self) -> Option<u64> {
+        None
+    }
+
     /// Whether the loss of every segment `first..=last` was recorded (they were live, went
     /// missing, and their writes were given up). Recovery then reads the segment after
     /// them as the start of a new chain instead of refusing its predecessor mismatch

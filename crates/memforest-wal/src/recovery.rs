@@ -65,7 +65,9 @@ impl SegmentDamage {
 /// What recovery found and did besides returning batches.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecoveryReport {
-    /// `TolerateCorruptedTail`: the damaged tail that was cut off, if any.
+    /// `TolerateCorruptedTail`, `SkipAnyCorrupted`: the damaged tail that was cut off, if
+    /// any (a torn last append: in the last segment, after the last valid record, past
+    /// the synced length).
     pub tolerated_tail: Option<SegmentDamage>,
     /// `PointInTime`: the first damage, where recovery stopped, if any.
     pub stopped_at: Option<SegmentDamage>,
@@ -129,10 +131,11 @@ pub struct RecoveryPlan {
 
 impl RecoveryPlan {
     /// The segments in which `SkipAnyCorrupted` skipped damage: a read-write open keeps
-    /// them whole (the last one is not cut) and a purge sets them aside. A gap forward in
-    /// sequence numbers does not count: it is found at the first batch after damage, often
-    /// in the next segment, which is whole, and that batch is kept. A batch at or below the
-    /// seqnos already read is dropped, so it counts.
+    /// them whole (the last one is not cut) and a purge sets them aside. What damage
+    /// before a segment shows in it does not count: a gap forward in sequence numbers at
+    /// its first batch after the damage (that batch is kept), and a predecessor mismatch
+    /// in its metadata. A batch at or below the seqnos already read is dropped, so it
+    /// counts.
     #[must_use]
     pub fn damaged_segments(&self) -> std::collections::BTreeSet<u64> {
         self.report
@@ -140,6 +143,7 @@ impl RecoveryPlan {
             .iter()
             .filter(|d| match d.reason {
                 DamageReason::SeqnoGap { expected, found } => found <= expected,
+                DamageReason::PredecessorMismatch { .. } => false,
                 _ => true,
             })
             .map(|d| d.segment)
@@ -316,18 +320,22 @@ pub fn plan(
                 reason,
             };
             damaged_at = Some(offset);
+            // Damage a crash during an append leaves: in the last segment, no valid record
+            // after it, and not before the synced length (cutting it loses no synced byte).
+            let torn_tail = || {
+                let valid_after = events.iter().skip(j).any(Event::is_valid_record);
+                let was_synced = synced_len.is_some_and(|len| offset < len || valid_len < len);
+                is_last && !valid_after && !was_synced
+            };
             match mode {
                 RecoveryMode::AbsoluteConsistency => return Err(found.into_error()),
-                RecoveryMode::TolerateCorruptedTail => {
-                    let valid_after = events.iter().skip(j).any(Event::is_valid_record);
-                    // Cutting here would lose bytes that were synced.
-                    let was_synced = synced_len.is_some_and(|len| offset < len || valid_len < len);
-                    if !is_last || valid_after || was_synced {
-                        return Err(found.into_error());
-                    }
+                RecoveryMode::TolerateCorruptedTail | RecoveryMode::SkipAnyCorrupted
+                    if torn_tail() =>
+                {
                     out.report.tolerated_tail = Some(found);
                     break;
                 }
+                RecoveryMode::TolerateCorruptedTail => return Err(found.into_error()),
                 RecoveryMode::PointInTime => {
                     out.report.stopped_at = Some(found);
                     stop = true;

@@ -250,7 +250,8 @@ impl Wal {
                 // segment is closed as it is (a purge sets it aside once its batches are
                 // flushed) and the log goes on in a new one.
                 kept => {
-                    let id = ids.last().map_or(1, |&max| max + 1);
+                    let tracked = ledger.as_ref().and_then(|l| l.last_tracked());
+                    let id = ids.last().copied().max(tracked).map_or(1, |max| max + 1);
                     let meta = SegmentMeta {
                         segment_id: id,
                         predecessor_id: kept.map_or(0, |k| k.id),
