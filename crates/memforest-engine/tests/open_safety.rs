@@ -287,11 +287,7 @@ fn a_wal_segment_shorter_than_its_synced_length_refuses_naming_it() {
             other => panic!("read_only {read_only}: expected a refusal, got {other:?}"),
         }
     }
-    let salvage = Options {
-        recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
-        ..options(&fs)
-    };
-    let db = Db::open(dir.path(), salvage).unwrap();
+    let db = Db::open(dir.path(), salvage(&fs)).unwrap();
     assert!(db.open_report().is_damaged());
     assert!(!db.open_report().wal_missing.is_empty());
     db.close().unwrap();
@@ -498,6 +494,14 @@ fn live_wal_segments(fs: &FaultStorage, dir: &std::path::Path) -> Vec<std::path:
 fn point_in_time(fs: &FaultStorage) -> Options {
     Options {
         recovery_mode: memforest_engine::RecoveryMode::PointInTime,
+        ..options(fs)
+    }
+}
+
+/// [`options`] with salvage recovery (`memforest repair --salvage`).
+fn salvage(fs: &FaultStorage) -> Options {
+    Options {
+        recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
         ..options(fs)
     }
 }
@@ -754,11 +758,7 @@ fn a_salvage_repair_keeps_what_reads_back_and_sets_the_damaged_wal_segment_aside
         flip(&fs, &damaged, len / 2);
         let bytes = fs.read(&damaged).unwrap();
         assert!(Db::open(dir.path(), options(&fs)).is_err(), "{flushed}");
-        let salvage = Options {
-            recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
-            ..options(&fs)
-        };
-        let report = Db::repair(dir.path(), salvage).unwrap();
+        let report = Db::repair(dir.path(), salvage(&fs)).unwrap();
         assert!(!report.wal_skipped.is_empty(), "{report:?}");
         let aside = format!(
             "{}.quarantine",
@@ -838,11 +838,7 @@ fn a_salvage_open_keeps_a_damaged_wal_segment_whole_and_a_purge_sets_it_aside() 
             _ => put_file(&fs, &last, &whole[..whole.len() - 10]),
         }
         let damaged = fs.read(&last).unwrap();
-        let salvage = Options {
-            recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
-            ..options(&fs)
-        };
-        let db = Db::open(dir.path(), salvage).unwrap();
+        let db = Db::open(dir.path(), salvage(&fs)).unwrap();
         let report = db.open_report().clone();
         assert!(report.is_damaged(), "{damage}");
         let at_end = report.wal_skipped.iter().any(|d| d.lost_after.is_some());
@@ -883,11 +879,7 @@ fn a_salvage_open_cuts_a_torn_tail_as_the_default_mode_does() {
     let end = bytes.len() as u64;
     bytes.extend_from_slice(&[0x17; 21]);
     put_file(&fs, &last, &bytes);
-    let salvage = Options {
-        recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
-        ..options(&fs)
-    };
-    let db = Db::open(dir.path(), salvage).unwrap();
+    let db = Db::open(dir.path(), salvage(&fs)).unwrap();
     assert_eq!(
         db.open_report().wal_torn_tail,
         Some((segment_id(&last), end))
@@ -913,11 +905,7 @@ fn a_salvage_open_s_new_wal_segment_is_tracked_even_where_a_missing_one_was() {
     fs.remove_file(&newest).unwrap();
     let len = usize::try_from(fs.file_len(&damaged).unwrap()).unwrap();
     flip(&fs, &damaged, len / 2);
-    let salvage = || Options {
-        recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
-        ..options(&fs)
-    };
-    let db = Db::open(dir.path(), salvage()).unwrap();
+    let db = Db::open(dir.path(), salvage(&fs)).unwrap();
     assert_eq!(db.open_report().wal_missing, [segment_id(&newest)]);
     for i in 1000..1010 {
         put(&db, i);
@@ -926,7 +914,7 @@ fn a_salvage_open_s_new_wal_segment_is_tracked_even_where_a_missing_one_was() {
     let new = live_wal_segments(&fs, dir.path()).pop().unwrap();
     assert!(segment_id(&new) > segment_id(&newest), "{new:?}");
     fs.remove_file(&new).unwrap();
-    let db = Db::open(dir.path(), salvage()).unwrap();
+    let db = Db::open(dir.path(), salvage(&fs)).unwrap();
     assert_eq!(db.open_report().wal_missing, [segment_id(&new)]);
     db.close().unwrap();
 }
@@ -944,11 +932,7 @@ fn a_salvage_repair_sets_aside_only_the_segment_holding_the_damage() {
     let damaged = &segments[segments.len() - 2];
     let len = usize::try_from(fs.file_len(damaged).unwrap()).unwrap();
     flip(&fs, damaged, len - 20);
-    let salvage = Options {
-        recovery_mode: memforest_engine::RecoveryMode::SkipAnyCorrupted,
-        ..options(&fs)
-    };
-    let report = Db::repair(dir.path(), salvage).unwrap();
+    let report = Db::repair(dir.path(), salvage(&fs)).unwrap();
     let name = damaged.file_name().unwrap().to_str().unwrap();
     assert_eq!(
         report.wal_set_aside,
