@@ -79,9 +79,11 @@ pub struct OpenReport {
     /// Damaged WAL regions this open read past (`RecoveryMode::SkipAnyCorrupted`) or
     /// stopped at (`RecoveryMode::PointInTime`), with the writes each gap after one lost
     /// ([`WalDamage::lost`]). The other modes refuse to open instead. A read-write open
-    /// keeps a damaged segment whole (appending to a new one); the purge after its writes
-    /// are flushed sets it aside instead of deleting it (a flush, [`crate::Db::purge`], or
-    /// [`crate::Db::repair`], which purges itself).
+    /// keeps a segment whose own bytes hold the damage whole (appending to a new one); the
+    /// purge after its writes are flushed sets it aside instead of deleting it (a flush,
+    /// [`crate::Db::purge`], or [`crate::Db::repair`], which purges itself). Damage that
+    /// only shows in a segment (a predecessor mismatch in its metadata, a gap before its
+    /// first batch) leaves that segment as it is.
     pub wal_skipped: Vec<WalDamage>,
     /// `(segment id, byte offset)` of a damaged last WAL record cut off as a torn write
     /// (a crash during an append whose sync had not returned). Not damage: damage before

@@ -388,6 +388,11 @@ pub fn plan(
         .map(|i| i.id)
         .collect();
     let damaged = out.damaged_segments();
+    // A segment kept whole keeps its torn tail too: it is damage read past, not cut.
+    let kept_whole = |t: &mut SegmentDamage| damaged.contains(&t.segment);
+    if let Some(torn) = out.report.tolerated_tail.take_if(kept_whole) {
+        out.report.skipped.push(torn);
+    }
     let cut = |k: &&KeptSegment| k.valid_len != k.file_len && !damaged.contains(&k.id);
     if let Some(last) = out.kept.last().filter(cut) {
         out.report.truncated = Some((last.id, last.file_len, last.valid_len));

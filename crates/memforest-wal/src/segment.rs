@@ -33,6 +33,22 @@ pub fn parse_file_name(name: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// The id of the segment after `id` in `dir`.
+///
+/// # Errors
+/// [`WalError::Io`] when `id` is the largest id (a file named with it, another program's,
+/// would otherwise wrap the log around to id 0).
+pub(crate) fn next_id(dir: &Path, id: u64) -> Result<u64> {
+    id.checked_add(1).ok_or_else(|| {
+        WalError::io(
+            path(dir, id),
+            io::Error::other(
+                "no segment id follows this one; move the file out of the WAL directory",
+            ),
+        )
+    })
+}
+
 /// Path of segment `id` in `dir`.
 #[must_use]
 pub fn path(dir: &Path, id: u64) -> PathBuf {

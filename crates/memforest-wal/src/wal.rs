@@ -251,7 +251,10 @@ impl Wal {
                 // flushed) and the log goes on in a new one.
                 kept => {
                     let tracked = ledger.as_ref().and_then(|l| l.last_tracked());
-                    let id = ids.last().copied().max(tracked).map_or(1, |max| max + 1);
+                    let id = match ids.last().copied().max(tracked) {
+                        Some(max) => segment::next_id(&dir, max)?,
+                        None => 1,
+                    };
                     let meta = SegmentMeta {
                         segment_id: id,
                         predecessor_id: kept.map_or(0, |k| k.id),
@@ -542,7 +545,7 @@ impl Wal {
     fn rotate_locked(&self, active: &mut Active) -> Result<()> {
         self.sync_active(active, Durability::SyncData)?;
         let meta = SegmentMeta {
-            segment_id: active.id + 1,
+            segment_id: segment::next_id(&self.dir, active.id)?,
             predecessor_id: active.id,
             predecessor_last_seqno: active.last_written,
         };
