@@ -891,6 +891,51 @@ fn a_salvage_open_cuts_a_torn_tail_as_the_default_mode_does() {
     db.close().unwrap();
 }
 
+/// A torn append after damage in the same last segment stays with the segment, which a
+/// salvage keeps whole: it is reported as damage read past at the end of the log, not as
+/// a torn tail that was cut.
+#[test]
+fn a_torn_tail_in_a_segment_kept_whole_is_reported_as_damage() {
+    let fs = FaultStorage::new(43);
+    let dir = tempfile::tempdir().unwrap();
+    written(&fs, dir.path(), 60, true);
+    let last = live_wal_segments(&fs, dir.path()).pop().unwrap();
+    let len = usize::try_from(fs.file_len(&last).unwrap()).unwrap();
+    flip(&fs, &last, len / 2);
+    let mut bytes = fs.read(&last).unwrap();
+    bytes.extend_from_slice(&[0x17; 21]);
+    put_file(&fs, &last, &bytes);
+    let db = Db::open(dir.path(), salvage(&fs)).unwrap();
+    let report = db.open_report().clone();
+    db.close().unwrap();
+    assert_eq!(report.wal_torn_tail, None, "{report:?}");
+    assert!(
+        report.wal_skipped.last().unwrap().lost_after.is_some(),
+        "{report:?}"
+    );
+    assert!(fs.read(&last).unwrap() == bytes, "the segment was cut");
+}
+
+/// A file named with the largest segment id beside a damaged last segment leaves no id for
+/// the segment a salvage open starts: the open fails naming it, without a panic.
+#[test]
+fn a_wal_file_with_the_largest_id_fails_a_salvage_open_by_name() {
+    let fs = FaultStorage::new(44);
+    let dir = tempfile::tempdir().unwrap();
+    written(&fs, dir.path(), 60, true);
+    let last = live_wal_segments(&fs, dir.path()).pop().unwrap();
+    let len = usize::try_from(fs.file_len(&last).unwrap()).unwrap();
+    flip(&fs, &last, len / 2);
+    let name = memforest_wal::segment::file_name(u64::MAX);
+    put_file(
+        &fs,
+        &dir.path().join(memforest_engine::WAL_DIR).join(&name),
+        b"junk",
+    );
+    let err = Db::open(dir.path(), salvage(&fs)).map(drop).unwrap_err();
+    assert!(err.to_string().contains(&name), "{err}");
+}
+
 /// The segment a salvage open starts after a damaged last one never takes the id of a
 /// tracked segment that went missing: the manifest keeps tracking it, so losing it later
 /// is reported, not silent.
