@@ -85,12 +85,11 @@ fn engine_kind(e: &EngineError) -> Kind {
 /// `e` as the Python exception of its kind, with its message; WAL damage names the call
 /// that reads past it.
 pub(crate) fn to_py(e: MemoryError) -> PyErr {
-    let hint = match &e {
-        MemoryError::Engine(x) if x.is_wal_damage() => {
-            " (memforest.repair(path, salvage=True) keeps every write that reads back and \
-             reports what is lost)"
-        }
-        _ => "",
+    let hint = if e.is_wal_damage() {
+        " (memforest.repair(path, salvage=True) keeps every write that reads back and reports \
+         what is lost)"
+    } else {
+        ""
     };
     kind(&e).err(format!("{e}{hint}"))
 }

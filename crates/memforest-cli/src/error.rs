@@ -109,18 +109,16 @@ pub type Result<T, E = CliError> = std::result::Result<T, E>;
 /// found), which `memforest repair --salvage` reads past.
 #[must_use]
 pub fn is_wal_damage(e: &(dyn std::error::Error + 'static)) -> bool {
-    use memforest::memory::MemoryError;
-    let memory = |m: &MemoryError| matches!(m, MemoryError::Engine(x) if x.is_wal_damage());
     if let Some(x) = e.downcast_ref::<memforest_engine::Error>() {
         return x.is_wal_damage();
     }
-    if let Some(m) = e.downcast_ref::<MemoryError>() {
-        return memory(m);
+    if let Some(m) = e.downcast_ref::<memforest::memory::MemoryError>() {
+        return m.is_wal_damage();
     }
     match e.downcast_ref::<CliError>() {
         Some(CliError::Damage { path, .. }) => path.extension().is_some_and(|x| x == "wal"),
         Some(CliError::Engine(x)) => x.is_wal_damage(),
-        Some(CliError::Memory(m)) => memory(m),
+        Some(CliError::Memory(m)) => m.is_wal_damage(),
         _ => false,
     }
 }

@@ -106,3 +106,14 @@ pub enum MemoryError {
         seqno: u64,
     },
 }
+
+impl MemoryError {
+    /// Whether this is damage in a WAL segment
+    /// ([`memforest_engine::Error::is_wal_damage`]), which a salvage repair
+    /// (`memforest repair --salvage`, `Db::repair` with `RecoveryMode::SkipAnyCorrupted`)
+    /// reads past.
+    #[must_use]
+    pub fn is_wal_damage(&self) -> bool {
+        matches!(self, Self::Engine(e) if e.is_wal_damage())
+    }
+}
