@@ -4,6 +4,8 @@ callables as the embedder and the summarizer."""
 import _thread
 import http.server
 import json
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -322,3 +324,25 @@ def test_ctrl_c_interrupts_a_flush_waiting_on_a_slow_model(store):
         release.set()
         m.flush()
         assert [r["text"] for r in m.get_all(user_id="alice")] == ["Alice bought a kayak."]
+
+
+REENTER = """
+import sys, memforest
+def embed(texts):
+    m.search("paris", user_id="alice")  # re-enters until Python's recursion limit
+    return [[1.0, 0.0] for _ in texts]
+m = memforest.Memory(sys.argv[1], embedder=embed, summarizer="none")
+m.add("I live in Paris.", user_id="alice")  # embedded on a background worker
+try:
+    m.flush()
+except memforest.ModelCallError as e:
+    print("raised", "RecursionError" in str(e))
+"""
+
+
+def test_a_callable_that_reenters_without_end_on_a_worker_raises_instead_of_crashing(store):
+    # In a child process: a stack overflow would kill it (SIGSEGV), not fail an assert.
+    r = subprocess.run([sys.executable, "-c", REENTER, str(store)], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "raised True", r.stdout[-2000:] + r.stderr[-2000:]

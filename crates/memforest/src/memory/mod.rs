@@ -419,6 +419,7 @@ impl Runtime {
             let s = Arc::clone(&shared);
             let spawned = std::thread::Builder::new()
                 .name("mf-scheduler".into())
+                .stack_size(crate::memory::pool::STACK_SIZE)
                 .spawn(move || scheduler::run(&s))
                 .map_err(io)?;
             Some(spawned)

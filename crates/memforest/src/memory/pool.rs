@@ -24,6 +24,13 @@ pub struct Pool {
     depth: Arc<AtomicU64>,
 }
 
+/// The stack of each pool worker and of the scheduler thread, in bytes: a main thread's
+/// on Linux (8 MiB), so a model callable run there (a Python extractor or embedder, which
+/// may call back into the store) recurses as deep as on the thread that called, and ends
+/// in the language's own recursion error rather than a stack overflow. Reserved address
+/// space; pages are committed only as the stack grows.
+pub(crate) const STACK_SIZE: usize = 8 << 20;
+
 impl Pool {
     /// Starts `size` workers named `name-N`, behind a queue of at most `queue` waiting
     /// jobs (`None`: no bound).
@@ -43,6 +50,7 @@ impl Pool {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("{name}-{i}"))
+                    .stack_size(STACK_SIZE)
                     .spawn(move || {
                         for job in rx {
                             // A job that panics must not take its worker and its count
