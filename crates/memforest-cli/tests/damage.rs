@@ -92,27 +92,34 @@ fn a_lost_current_is_refused_by_ingest_and_repaired() {
 
 #[test]
 fn a_directory_that_is_not_a_store_is_never_initialised_or_touched() {
-    let dir = tempfile::tempdir().unwrap();
-    let user = dir.path().join("mine");
-    std::fs::create_dir(&user).unwrap();
-    for name in [
+    let names = [
         "00000000000000000001.sst",
         "MANIFEST-000001",
         "00000000000000000002.sst.tmp",
         "notes.txt",
-    ] {
-        std::fs::write(user.join(name), format!("the user's own {name}")).unwrap();
+    ];
+    // All of them, then each alone: a user's file named like a manifest is not what an
+    // interrupted creation leaves, and is never removed.
+    let sets = std::iter::once(&names[..]).chain(names.chunks(1));
+    for set in sets {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("mine");
+        std::fs::create_dir(&user).unwrap();
+        for name in set {
+            std::fs::write(user.join(name), format!("the user's own {name}")).unwrap();
+        }
+        let before = snapshot(&user);
+        let users = user.to_str().unwrap();
+        let err = fails(&["ingest", "--db", users, "--format", "jsonl", &sessions()]);
+        assert!(err.contains("not a MemForest store"), "{set:?}: {err}");
+        let last = set.last().unwrap();
+        assert!(err.contains(last), "names what it found: {err}");
+        assert_eq!(
+            snapshot(&user),
+            before,
+            "{set:?}: nothing created, changed or deleted"
+        );
     }
-    let before = snapshot(&user);
-    let users = user.to_str().unwrap();
-    let err = fails(&["ingest", "--db", users, "--format", "jsonl", &sessions()]);
-    assert!(err.contains("not a MemForest store"), "{err}");
-    assert!(err.contains("notes.txt"), "names what it found: {err}");
-    assert_eq!(
-        snapshot(&user),
-        before,
-        "nothing created, changed or deleted"
-    );
 }
 
 #[test]
@@ -191,9 +198,36 @@ fn a_damaged_manifest_snapshot_refuses_instead_of_hiding_the_data() {
         let err = fails(&[cmd, "--db", &dbs]);
         let snapshot = err.contains("first record") || err.contains("byte offset 0");
         assert!(snapshot && err.contains("MANIFEST"), "{cmd}: {err}");
+        assert_rebuild_hint(&err);
     }
     ok(&["repair", "--db", &dbs]);
     assert!(finds_miso(&dbs));
+}
+
+/// The hint a refusal for damage in `CURRENT`, a manifest or a segment file ends with.
+fn assert_rebuild_hint(err: &str) {
+    assert!(err.contains("hint: `memforest verify --db DIR`"), "{err}");
+    assert!(
+        err.contains("`memforest repair --db DIR` rebuilds"),
+        "{err}"
+    );
+    assert!(!err.contains("--salvage"), "{err}");
+}
+
+/// A flipped byte in a segment file: `verify` names the file and offset and the repair
+/// that mends it, at its cost (the file set aside, kept).
+#[test]
+fn a_damaged_segment_file_is_reported_with_the_repair_that_mends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, dbs) = store(dir.path(), true);
+    let segment = db.join(names_with(&db, ".sst").pop().unwrap());
+    let mut bytes = std::fs::read(&segment).unwrap();
+    let at = bytes.len() / 3;
+    bytes[at] ^= 0x55;
+    std::fs::write(&segment, &bytes).unwrap();
+    let err = fails(&["verify", "--db", &dbs]);
+    assert!(err.contains(segment.to_str().unwrap()), "{err}");
+    assert_rebuild_hint(&err);
 }
 
 /// A WAL segment file past the last one that holds no valid segment header (junk, a stray

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use memforest_io::Storage;
 use memforest_sst::{BoxedSource, MergeIterator, ScanOptions};
+use memforest_wal::format::RecordType;
 use memforest_wal::{Durability, Wal, WalOptions};
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -427,9 +428,24 @@ fn unfinished_creation(fs: &dyn Storage, dir: &Path, name: &str) -> Result<bool>
     Ok(match manifest::replay(&bytes, id) {
         Ok(r) => r.state.segments.is_empty() && r.state.wal.is_empty(),
         // A torn or empty first record: the creation's snapshot never became durable.
-        Err((0, _)) => true,
+        Err((0, _)) => torn_first_record(&bytes, id),
         Err(_) => false,
     })
+}
+
+/// Whether `bytes`, manifest `id` whose first record does not read, can be what a torn
+/// write of that record left: nothing but zeros, or a header of this manifest as far as
+/// the bytes go (a `Full` or `First` type byte, then `id`'s bytes; `docs/format/wal.md`).
+/// Other bytes under a manifest's name (a file of the user's) are no creation of ours, and
+/// the directory is refused rather than the file removed.
+fn torn_first_record(bytes: &[u8], id: u64) -> bool {
+    if bytes.iter().all(|&b| b == 0) {
+        return true;
+    }
+    let starts = [RecordType::Full.to_byte(), RecordType::First.to_byte()];
+    let kind = bytes.get(6).is_none_or(|t| starts.contains(t));
+    let log = bytes.get(7..).unwrap_or_default();
+    kind && log.iter().zip(id.to_le_bytes()).all(|(&a, b)| a == b)
 }
 
 /// Opens every segment file the manifest lists (with a cache: those the directory holds,
@@ -608,5 +624,46 @@ pub(crate) fn vanished(e: &Error) -> bool {
             reason.starts_with("WAL segment recorded") || reason == crate::version::MISSING_SEGMENT
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every cut of a creation's first manifest record is an unfinished creation, removed
+    /// when a store is created there; a user's file under a manifest's name is not.
+    #[test]
+    fn only_a_cut_of_its_own_first_record_is_an_unfinished_creation() {
+        let storage = memforest_io::default_storage();
+        let made = tempfile::tempdir().unwrap();
+        let state = ManifestState {
+            next_file_id: 2,
+            ..ManifestState::default()
+        };
+        drop(Manifest::create(&storage, made.path(), 1, state).unwrap());
+        let name = manifest::file_name(1);
+        let whole = std::fs::read(made.path().join(&name)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(&name);
+        let cuts = (0..=whole.len()).map(|n| whole[..n].to_vec());
+        for bytes in cuts.chain([vec![0; 40]]) {
+            std::fs::write(&path, &bytes).unwrap();
+            assert!(
+                unfinished_creation(&*storage, dir.path(), &name).unwrap(),
+                "{bytes:?}"
+            );
+        }
+        let mut other_id = whole.clone();
+        other_id[7] ^= 1;
+        for bytes in [b"my notes".to_vec(), b"\0\0\0\0\0\0\x07".to_vec(), other_id] {
+            std::fs::write(&path, &bytes).unwrap();
+            assert!(
+                !unfinished_creation(&*storage, dir.path(), &name).unwrap(),
+                "{bytes:?}"
+            );
+            let err = creatable(&*storage, dir.path()).unwrap_err();
+            assert!(matches!(err, Error::NotAStore { .. }), "{err}");
+        }
     }
 }
