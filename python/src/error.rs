@@ -1,7 +1,7 @@
 //! Rust errors as the exception classes of `memforest/_errors.py`.
 
 use memforest::MemoryError;
-use memforest_engine::Error as EngineError;
+use memforest_engine::{Error as EngineError, RepairHint};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -82,14 +82,20 @@ fn engine_kind(e: &EngineError) -> Kind {
     }
 }
 
-/// `e` as the Python exception of its kind, with its message; WAL damage names the call
-/// that reads past it.
+/// `e` as the Python exception of its kind, with its message; damage on disk names the
+/// repair that mends it (`MemoryError::repair_hint`).
 pub(crate) fn to_py(e: MemoryError) -> PyErr {
-    let hint = if e.is_wal_damage() {
-        " (memforest.repair(path, salvage=True) keeps every write that reads back and reports \
-         what is lost)"
-    } else {
-        ""
+    let hint = match e.repair_hint() {
+        Some(RepairHint::Salvage) => {
+            " (memforest.repair(path, salvage=True) keeps every write that reads back and \
+             reports what is lost)"
+        }
+        Some(RepairHint::Rebuild) => {
+            " (memforest.repair(path) rebuilds the store from the files that read back and \
+             the write-ahead log; a segment file that does not read back whole is set aside, \
+             kept on disk but no longer read)"
+        }
+        None => "",
     };
     kind(&e).err(format!("{e}{hint}"))
 }

@@ -116,6 +116,20 @@ def test_a_damaged_log_refuses_and_repair_salvage_keeps_the_rest(store):
         assert any("bees" in h["text"] for h in m.search("bees", user_id="alice"))
 
 
+def test_a_cut_segment_file_refuses_naming_repair_and_its_cost(store):
+    with memforest.Memory(store) as m:
+        m.add("I keep bees.", user_id="alice")
+        m.purge()  # the memories are now in a segment file
+    segment = sorted(n for n in os.listdir(store) if n.endswith(".sst"))[-1]
+    path = os.path.join(store, segment)
+    os.truncate(path, os.path.getsize(path) // 2)
+    with pytest.raises(memforest.CorruptStoreError) as e:
+        memforest.Memory(store)
+    message = str(e.value)
+    assert segment in message and "memforest.repair(path) rebuilds" in message, message
+    assert "salvage" not in message and "no longer read" in message, message
+
+
 def test_repair_refuses_a_directory_that_is_no_store(tmp_path):
     with pytest.raises(memforest.InvalidInputError):
         memforest.repair(tmp_path)

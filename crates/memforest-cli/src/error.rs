@@ -1,6 +1,7 @@
 //! [`CliError`]: every failure of the library-like modules of the CLI, each naming the file
 //! (and line/column or byte offset) it is about.
 
+use memforest_engine::RepairHint;
 use std::path::PathBuf;
 
 /// A CLI failure. `main` prints it and exits non-zero.
@@ -104,21 +105,24 @@ impl CliError {
 /// Result alias of the CLI modules.
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
 
-/// Whether `e` (a [`CliError`], a memory-layer or an engine error) is damage in a WAL
-/// segment ([`memforest_engine::Error::is_wal_damage`], or a damaged `.wal` file `verify`
-/// found), which `memforest repair --salvage` reads past.
+/// What a repair does about `e` (a [`CliError`], a memory-layer or an engine error) when
+/// it is damage on disk ([`memforest_engine::Error::repair_hint`]; a damaged file `verify`
+/// or `wal check` found: a `.wal` file takes a salvage, any other a rebuild).
 #[must_use]
-pub fn is_wal_damage(e: &(dyn std::error::Error + 'static)) -> bool {
+pub fn repair_hint(e: &(dyn std::error::Error + 'static)) -> Option<RepairHint> {
     if let Some(x) = e.downcast_ref::<memforest_engine::Error>() {
-        return x.is_wal_damage();
+        return x.repair_hint();
     }
     if let Some(m) = e.downcast_ref::<memforest::memory::MemoryError>() {
-        return m.is_wal_damage();
+        return m.repair_hint();
     }
     match e.downcast_ref::<CliError>() {
-        Some(CliError::Damage { path, .. }) => path.extension().is_some_and(|x| x == "wal"),
-        Some(CliError::Engine(x)) => x.is_wal_damage(),
-        Some(CliError::Memory(m)) => m.is_wal_damage(),
-        _ => false,
+        Some(CliError::Damage { path, .. }) if path.extension().is_some_and(|x| x == "wal") => {
+            Some(RepairHint::Salvage)
+        }
+        Some(CliError::Damage { .. }) => Some(RepairHint::Rebuild),
+        Some(CliError::Engine(x)) => x.repair_hint(),
+        Some(CliError::Memory(m)) => m.repair_hint(),
+        _ => None,
     }
 }

@@ -18,7 +18,7 @@ use memforest_cli::records::{self, Listed};
 use memforest_cli::store::{self, EmbedArgs, ModelArgs};
 use memforest_cli::{add, demo, eval, forget, ingest, profile, retrieve, search, serve, stats};
 use memforest_cli::{verify, versions, walcmd, when};
-use memforest_engine::TenantId;
+use memforest_engine::{RepairHint, TenantId};
 use serde::Serialize;
 
 /// The allocator of the binary's Rust code (the bundled C libraries, SQLite and zstd, keep
@@ -1036,12 +1036,19 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", message(&e));
-            if e.chain().any(memforest_cli::error::is_wal_damage) {
-                eprintln!(
+            match e.chain().find_map(memforest_cli::error::repair_hint) {
+                Some(RepairHint::Salvage) => eprintln!(
                     "hint: `memforest repair --salvage --db DIR` keeps every write that \
                      reads back, reports what is lost and sets the damaged WAL segment aside \
                      (docs/durability.md, Repair)"
-                );
+                ),
+                Some(RepairHint::Rebuild) => eprintln!(
+                    "hint: `memforest verify --db DIR` lists the damage; `memforest repair \
+                     --db DIR` rebuilds the store from the files that read back and the WAL, \
+                     and sets a segment file that does not read back whole aside (kept as \
+                     .quarantine, its writes no longer read; docs/durability.md, Repair)"
+                ),
+                None => {}
             }
             ExitCode::FAILURE
         }

@@ -193,6 +193,21 @@ fn listing(found: &[String]) -> String {
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What `memforest repair` (`Db::repair`) does about a kind of damage
+/// ([`Error::repair_hint`]), so a refusal can tell the user which repair mends it and at
+/// what cost (docs/durability.md, Repair).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepairHint {
+    /// Damage in the WAL: a salvage repair keeps every write that reads back, reports
+    /// what is lost, and sets the damaged segment aside.
+    Salvage,
+    /// Damage in `CURRENT`, a manifest or a segment file: a repair rebuilds the manifest
+    /// from the files that read back whole and the WAL, and sets a segment file that does
+    /// not read back whole aside (kept on disk as `.quarantine`; the writes only it held
+    /// are no longer read).
+    Rebuild,
+}
+
 impl Error {
     /// An [`Error::Io`] for `op` on `path`.
     pub(crate) fn io(
@@ -203,17 +218,23 @@ impl Error {
         move |source| Self::Io { op, path, source }
     }
 
-    /// Whether this is damage in a WAL segment: a bad record ([`Error::Wal`] with
-    /// `WalError::Corruption`), or a segment missing or shorter than the manifest records
-    /// ([`Error::Corrupt`] naming a `.wal` file). A repair under
-    /// `RecoveryMode::SkipAnyCorrupted` (`memforest repair --salvage`) reads past it.
+    /// What a repair does about this error, when it is damage on disk that one mends:
+    /// [`RepairHint::Salvage`] for damage in a WAL segment (a bad record, [`Error::Wal`]
+    /// with `WalError::Corruption`, or a segment missing or shorter than the manifest
+    /// records, [`Error::Corrupt`] naming a `.wal` file), which only a repair under
+    /// `RecoveryMode::SkipAnyCorrupted` (`memforest repair --salvage`) reads past;
+    /// [`RepairHint::Rebuild`] for damage in `CURRENT`, a manifest or a segment file
+    /// ([`Error::Corrupt`] naming another file, [`SstError::Corrupt`]); `None` otherwise.
     #[must_use]
-    pub fn is_wal_damage(&self) -> bool {
+    pub fn repair_hint(&self) -> Option<RepairHint> {
         match self {
-            Self::Wal(WalError::Corruption { .. }) => true,
-            Self::Corrupt { path, .. } => path.extension().is_some_and(|x| x == "wal"),
-            Self::Background(inner) => inner.is_wal_damage(),
-            _ => false,
+            Self::Wal(WalError::Corruption { .. }) => Some(RepairHint::Salvage),
+            Self::Corrupt { path, .. } if path.extension().is_some_and(|x| x == "wal") => {
+                Some(RepairHint::Salvage)
+            }
+            Self::Corrupt { .. } | Self::Sst(SstError::Corrupt { .. }) => Some(RepairHint::Rebuild),
+            Self::Background(inner) => inner.repair_hint(),
+            _ => None,
         }
     }
 

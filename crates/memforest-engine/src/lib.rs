@@ -64,7 +64,7 @@ mod wal_tracking;
 pub use batch::WriteBatch;
 pub use compaction::CompactionPri;
 pub use db::Db;
-pub use error::{Error, Result};
+pub use error::{Error, RepairHint, Result};
 pub use input::{check_len, check_name, InputError};
 pub use key::{Table, TenantId};
 pub use memforest_io::{default_storage, Storage};

@@ -108,12 +108,13 @@ pub enum MemoryError {
 }
 
 impl MemoryError {
-    /// Whether this is damage in a WAL segment
-    /// ([`memforest_engine::Error::is_wal_damage`]), which a salvage repair
-    /// (`memforest repair --salvage`, `Db::repair` with `RecoveryMode::SkipAnyCorrupted`)
-    /// reads past.
+    /// What a repair does about this error, when it is damage on disk
+    /// ([`memforest_engine::Error::repair_hint`]).
     #[must_use]
-    pub fn is_wal_damage(&self) -> bool {
-        matches!(self, Self::Engine(e) if e.is_wal_damage())
+    pub fn repair_hint(&self) -> Option<memforest_engine::RepairHint> {
+        match self {
+            Self::Engine(e) => e.repair_hint(),
+            _ => None,
+        }
     }
 }
