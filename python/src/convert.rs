@@ -2,7 +2,7 @@
 //! with `datetime` objects, and the `datetime` arguments.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDateTime, PyDict, PyList, PyTzInfo};
 use pyo3::IntoPyObjectExt;
@@ -59,8 +59,8 @@ fn json_to_py<'py>(py: Python<'py>, v: &Value, time: bool) -> PyResult<Bound<'py
 /// `tzinfo`, or one whose `utcoffset()` is `None`) read as UTC.
 ///
 /// # Errors
-/// `TypeError` for anything but a `datetime` (naming the type it got); the `datetime`'s
-/// own errors (e.g. `OverflowError` out of its range in UTC).
+/// `TypeError` for anything but a `datetime` (naming the type it got); `ValueError` naming
+/// `what` for one out of the `datetime` range once in UTC (year 1 or 9999 with an offset).
 pub(crate) fn time(value: &Bound<'_, PyAny>, what: &str) -> PyResult<DateTime<Utc>> {
     if !value.is_instance_of::<PyDateTime>() {
         return Err(PyTypeError::new_err(format!(
@@ -75,7 +75,15 @@ pub(crate) fn time(value: &Bound<'_, PyAny>, what: &str) -> PyResult<DateTime<Ut
         let naive = value.call_method("replace", (), Some(&kwargs))?;
         return Ok(naive.extract::<NaiveDateTime>()?.and_utc());
     }
-    let utc = value.call_method1("astimezone", (PyTzInfo::utc(py)?,))?;
+    let utc = value
+        .call_method1("astimezone", (PyTzInfo::utc(py)?,))
+        .map_err(|e| {
+            if e.is_instance_of::<PyOverflowError>(py) {
+                PyValueError::new_err(format!("{what}: out of range in UTC ({e})"))
+            } else {
+                e
+            }
+        })?;
     utc.extract::<DateTime<Utc>>()
 }
 

@@ -59,7 +59,7 @@ pub(crate) fn parse(
 /// Message `i` of the argument.
 fn one(item: &Bound<'_, PyAny>, i: usize) -> PyResult<Message> {
     if let Ok(text) = item.cast::<PyString>() {
-        return Ok(Message::user(text.extract::<String>()?));
+        return Ok(Message::user(string(text, &format!("messages[{i}]"))?));
     }
     let Ok(dict) = item.cast::<PyDict>() else {
         return Err(PyTypeError::new_err(format!(
@@ -102,14 +102,14 @@ fn required(dict: &Bound<'_, PyDict>, key: &str, i: usize) -> PyResult<String> {
 ///
 /// # Errors
 /// `TypeError` naming the message and key for anything but a `str` (a content list of
-/// OpenAI-style parts included: only text strings are taken); `UnicodeEncodeError` for a
-/// lone surrogate.
+/// OpenAI-style parts included: only text strings are taken); `ValueError` naming them for
+/// a lone surrogate ([`string`]).
 fn text(dict: &Bound<'_, PyDict>, key: &str, i: usize) -> PyResult<Option<String>> {
     let Some(value) = optional(dict, key)? else {
         return Ok(None);
     };
-    if value.is_instance_of::<PyString>() {
-        return value.extract().map(Some);
+    if let Ok(value) = value.cast::<PyString>() {
+        return string(value, &format!("messages[{i}].{key}")).map(Some);
     }
     let parts = if key == "content" && value.is_instance_of::<PyList>() {
         " (only text strings are accepted: join the text parts of a content list into one \
@@ -121,6 +121,17 @@ fn text(dict: &Bound<'_, PyDict>, key: &str, i: usize) -> PyResult<Option<String
         "messages[{i}].{key}: expected str, got {}{parts}",
         value.get_type().name()?
     )))
+}
+
+/// `value` as UTF-8.
+///
+/// # Errors
+/// `ValueError` naming `what` for a string that has none (a lone surrogate), with the
+/// codec's message.
+fn string(value: &Bound<'_, PyString>, what: &str) -> PyResult<String> {
+    value
+        .extract()
+        .map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
 }
 
 fn optional<'py>(dict: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {

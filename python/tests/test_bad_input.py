@@ -74,16 +74,44 @@ def test_inputs_over_the_limits_raise_invalid_input(mem, call):
 
 
 @pytest.mark.parametrize(
-    "call",
+    "call, named",
     [
-        lambda m: m.add("lone \ud800 surrogate", user_id="alice"),
-        lambda m: m.add("hi", user_id="al\udcffice"),
-        lambda m: m.add({"role": "user", "content": "x\udfff"}, user_id="alice"),
-        lambda m: m.search("q\ud800", user_id="alice"),
+        (lambda m: m.add("lone \ud800 surrogate", user_id="alice"), "messages[0]: "),
+        (lambda m: m.add("hi", user_id="al\udcffice"), ""),
+        (lambda m: m.add(["ok", {"role": "user", "content": "x\udfff"}], user_id="alice"),
+         "messages[1].content: "),
+        (lambda m: m.add({"role": "user", "content": "x", "name": "\ud800"}, user_id="alice"),
+         "messages[0].name: "),
+        (lambda m: m.search("q\ud800", user_id="alice"), ""),
     ],
 )
-def test_lone_surrogates_raise_unicode_errors(mem, call):
-    with pytest.raises(UnicodeEncodeError):
+def test_lone_surrogates_raise_value_errors_naming_the_message(mem, call, named):
+    with pytest.raises(ValueError) as e:
+        call(mem)
+    assert str(e.value).startswith(named) and "surrogate" in str(e.value), str(e.value)
+    assert mem.get_all(user_id="alice") == []
+
+
+EAST = dt.timezone(dt.timedelta(hours=5))
+WEST = dt.timezone(dt.timedelta(hours=-5))
+
+
+@pytest.mark.parametrize(
+    "call, what",
+    [
+        (lambda m: m.add("x", user_id="alice",
+                         timestamp=dt.datetime(1, 1, 1, 1, tzinfo=EAST)), "timestamp"),
+        (lambda m: m.add({"role": "user", "content": "x",
+                          "timestamp": dt.datetime(9999, 12, 31, 23, tzinfo=WEST)}, user_id="alice"),
+         "messages[0].timestamp"),
+        (lambda m: m.search("x", user_id="alice",
+                            since=dt.datetime(9999, 12, 31, 23, tzinfo=WEST)), "since"),
+        (lambda m: m.get_all(user_id="alice",
+                             until=dt.datetime(1, 1, 1, 1, tzinfo=EAST)), "until"),
+    ],
+)
+def test_a_datetime_out_of_range_in_utc_raises_value_error_naming_it(mem, call, what):
+    with pytest.raises(ValueError, match=rf"^{re.escape(what)}: out of range in UTC"):
         call(mem)
     assert mem.get_all(user_id="alice") == []
 
