@@ -137,8 +137,19 @@ impl Memory {
         py: Python<'_>,
         f: impl FnOnce(&memforest::Memory) -> Result<T, MemoryError> + Send,
     ) -> PyResult<T> {
+        self.with_interrupts(py, true, f)
+    }
+
+    /// [`Memory::with`]; with `here` false, an interrupt raised in a model called on any
+    /// thread is raised (for a call that waited on the background pool: `add(wait=True)`).
+    fn with_interrupts<T: Send>(
+        &self,
+        py: Python<'_>,
+        here: bool,
+        f: impl FnOnce(&memforest::Memory) -> Result<T, MemoryError> + Send,
+    ) -> PyResult<T> {
         let out = self.run(py, f);
-        if let Some(interrupt) = self.failures.take_interrupt(true) {
+        if let Some(interrupt) = self.failures.take_interrupt(here) {
             return Err(interrupt);
         }
         Ok(out?)
@@ -265,8 +276,11 @@ impl Memory {
     ///
     /// With a model extractor or embedder (``"openai"`` or a Python callable), ``add``
     /// returns once the messages are durable and the model runs in the background
-    /// (``memories`` is then empty, ``flush()`` waits for it), unless ``wait=True``. The
-    /// default extractor always runs within the call.
+    /// (``memories`` is then empty, ``flush()`` waits for it), unless ``wait=True``: then
+    /// it returns after the model answered, a failed call counted in ``pending`` (retried
+    /// in the background, named by ``flush()``), and a ``KeyboardInterrupt`` or
+    /// ``SystemExit`` in the callable raised by ``add`` itself (the messages stay stored).
+    /// The default extractor always runs within the call.
     ///
     /// Raises ``InvalidInputError`` for a bad user, session or agent name or a message
     /// over the limits (nothing stored), ``TypeError``/``ValueError`` for malformed
@@ -294,7 +308,10 @@ impl Memory {
             agent: agent_id,
             wait,
         };
-        let added = self.with(py, |m| m.add_with(&user_id, &session, &messages, &options))?;
+        // With `wait`, the pool's model calls were this call's: their interrupts are its.
+        let added = self.with_interrupts(py, !wait, |m| {
+            m.add_with(&user_id, &session, &messages, &options)
+        })?;
         convert::to_py(py, &added)
     }
 

@@ -346,3 +346,14 @@ def test_a_callable_that_reenters_without_end_on_a_worker_raises_instead_of_cras
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "raised True", r.stdout[-2000:] + r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("exception", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_in_a_callable_add_waited_on_is_raised_by_that_add(store, exception):
+    def extract(messages):
+        raise exception("stop")
+
+    with memforest.Memory(store, extractor=extract, embedder="none", summarizer="none") as m:
+        with pytest.raises(exception):
+            m.add(exchange("I bought a kayak.", "Nice boat!"), user_id="alice", wait=True)
+        assert m.stats("alice")["messages"] == 2  # the messages stay stored
