@@ -22,7 +22,7 @@ with memforest.Memory(path) as memory:  # offline defaults: no model server, no 
               else f"until {hit['valid_until']:%Y-%m-%d}")  # Berlin current, Paris until April
     print(memory.context("Where does Alice live?", user_id="alice", max_tokens=200))
     memory.delete_all(user_id="alice")
-    memory.purge()  # the bytes leave every file
+    memory.purge()  # their bytes leave every file (the user id stays: the delete's bounds)
 
 with memforest.Memory(path) as memory:  # durable: a reopen gives the same answers
     print("after delete_all and reopen:", len(memory.get_all(user_id="alice")), "memories")
