@@ -61,8 +61,10 @@ fn usage(dir: &Path) -> Result<(u64, u64), MemoryError> {
 impl Memory {
     /// Purges: after it returns (with no snapshot held and no concurrent writer, query or
     /// `verify`, which read at snapshots of their own), no file in the directory holds a
-    /// value deleted or overwritten before the call. Needs the
-    /// summarizer to succeed for the dirty nodes (it waits for them).
+    /// value deleted or overwritten before the call. A range delete stays, with the key
+    /// bounds it names: after [`Memory::delete_user`], the user's name is still in one
+    /// segment file. Needs the summarizer to succeed for the dirty nodes (it waits for
+    /// them).
     ///
     /// # Errors
     /// [`MemoryError::Engine`] for flush, compaction, WAL or directory errors; the memory
