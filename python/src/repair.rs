@@ -12,7 +12,13 @@ use crate::{convert, error, fork};
 /// Rebuilds the manifest of the store at ``path`` from the segment files and the
 /// write-ahead log present, opens it, compacts it and closes it (``memforest repair`` on
 /// the command line; ``docs/durability.md``, Repair). Deletes no data: what it cannot use
-/// is renamed aside and reported.
+/// is renamed aside and reported. It adopts every segment file that reads back whole,
+/// those an open set aside as ``.quarantine`` included: a segment file of another store
+/// copied into the directory is set aside as ``.foreign`` only when the log or the
+/// previous manifest proves it foreign, and is otherwise adopted, its records then read
+/// as this store's, so move files you did not put there out of the directory first. A
+/// segment file that does not read back whole stays set aside: the writes only it held
+/// are no longer read.
 ///
 /// ``salvage=True`` reads past damage in the write-ahead log, which every open (and a
 /// repair without it) refuses with ``CorruptStoreError``: it keeps every write that reads
