@@ -435,15 +435,16 @@ fn unfinished_creation(fs: &dyn Storage, dir: &Path, name: &str) -> Result<bool>
 
 /// Whether `bytes`, manifest `id` whose first record does not read, can be what a torn
 /// write of that record left: nothing but zeros, or a header of this manifest as far as
-/// the bytes go (a `Full` or `First` type byte, then `id`'s bytes; `docs/format/wal.md`).
-/// Other bytes under a manifest's name (a file of the user's) are no creation of ours, and
-/// the directory is refused rather than the file removed.
+/// the bytes go, its type byte included (a `Full` or `First` record, then `id`'s bytes;
+/// `docs/format/wal.md`). Other bytes under a manifest's name (a file of the user's, or a
+/// cut before the type byte, which cannot be told from one) are no creation of ours: the
+/// directory is refused rather than the file removed.
 fn torn_first_record(bytes: &[u8], id: u64) -> bool {
     if bytes.iter().all(|&b| b == 0) {
         return true;
     }
     let starts = [RecordType::Full.to_byte(), RecordType::First.to_byte()];
-    let kind = bytes.get(6).is_none_or(|t| starts.contains(t));
+    let kind = bytes.get(6).is_some_and(|t| starts.contains(t));
     let log = bytes.get(7..).unwrap_or_default();
     kind && log.iter().zip(id.to_le_bytes()).all(|(&a, b)| a == b)
 }
@@ -631,8 +632,9 @@ pub(crate) fn vanished(e: &Error) -> bool {
 mod tests {
     use super::*;
 
-    /// Every cut of a creation's first manifest record is an unfinished creation, removed
-    /// when a store is created there; a user's file under a manifest's name is not.
+    /// Every cut of a creation's first manifest record that holds its type byte is an
+    /// unfinished creation, removed when a store is created there; a user's file under a
+    /// manifest's name is not, nor is a shorter cut (it cannot be told from one).
     #[test]
     fn only_a_cut_of_its_own_first_record_is_an_unfinished_creation() {
         let storage = memforest_io::default_storage();
@@ -646,8 +648,8 @@ mod tests {
         let whole = std::fs::read(made.path().join(&name)).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(&name);
-        let cuts = (0..=whole.len()).map(|n| whole[..n].to_vec());
-        for bytes in cuts.chain([vec![0; 40]]) {
+        let cuts = (7..=whole.len()).map(|n| whole[..n].to_vec());
+        for bytes in cuts.chain([Vec::new(), vec![0; 40]]) {
             std::fs::write(&path, &bytes).unwrap();
             assert!(
                 unfinished_creation(&*storage, dir.path(), &name).unwrap(),
@@ -656,7 +658,8 @@ mod tests {
         }
         let mut other_id = whole.clone();
         other_id[7] ^= 1;
-        for bytes in [b"my notes".to_vec(), b"\0\0\0\0\0\0\x07".to_vec(), other_id] {
+        let short = whole[..6].to_vec();
+        for bytes in [b"my notes".to_vec(), b"junk".to_vec(), short, other_id] {
             std::fs::write(&path, &bytes).unwrap();
             assert!(
                 !unfinished_creation(&*storage, dir.path(), &name).unwrap(),
