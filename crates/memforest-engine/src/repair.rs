@@ -174,7 +174,8 @@ impl Db {
     /// directory of a store on an object store, [`Error::ForeignDirectory`] with it for a
     /// directory of another store (both before anything changes); [`Error::Io`];
     /// [`Error::InvalidArgument`] for an empty `dir` path or a directory
-    /// holding no segment file, no manifest and no WAL (nothing to repair; without
+    /// holding no segment file that reads back whole, no manifest that reads and no WAL
+    /// (nothing to repair; without
     /// `options.remote` refused before the lock file is made); the open's errors (WAL
     /// damage the recovery mode refuses).
     pub fn repair(dir: impl AsRef<Path>, options: Options) -> Result<RepairReport> {
@@ -410,8 +411,10 @@ fn free_name(names: &[String], name: &str) -> String {
 }
 
 /// What a repair of a directory with no store's files answers.
-const NOTHING_TO_REPAIR: Error =
-    Error::InvalidArgument("nothing to repair: no segment file, no WAL segment and no manifest");
+const NOTHING_TO_REPAIR: Error = Error::InvalidArgument(
+    "nothing to repair: no segment file that reads back whole, no WAL segment and no \
+     manifest that reads",
+);
 
 /// Whether `dir` holds a file a repair starts from: a segment file (set aside or not), a
 /// manifest or a WAL segment.
