@@ -52,6 +52,7 @@ class AsyncMemory:
     close = _in_thread("close")
 
     async def __aenter__(self):
+        self._memory.__enter__()  # ClosedError once closed
         return self
 
     async def __aexit__(self, exc_type, exc, tb):

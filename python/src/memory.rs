@@ -630,8 +630,16 @@ impl Memory {
         &self.path
     }
 
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
+    /// The `Memory` itself; ``ClosedError`` once closed (a ``with`` block would run
+    /// against a closed store and fail at its first call).
+    fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        let this = slf.borrow();
+        this.same_process()?;
+        if this.closed(slf.py()) {
+            return Err(Failure::Closed.into());
+        }
+        drop(this);
+        Ok(slf)
     }
 
     /// Closes the store unless already closed.

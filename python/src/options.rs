@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use memforest::memory::options::MAX_POOL;
 use memforest::memory::summarize::HeaderOnlySummarizer;
 use memforest::{MemoryOptions, Options};
 use memforest_engine::Durability;
@@ -79,7 +80,7 @@ impl PyOptions<'_> {
     ///
     /// # Errors
     /// `TypeError`/`ValueError` for a bad option; `InvalidInputError` for a pool or batch
-    /// of 0, an `"openai"` model without `llm_url` or its model name, or a client that
+    /// of 0, a pool over `MAX_POOL` (1024), an `"openai"` model without `llm_url` or its model name, or a client that
     /// cannot be built.
     pub(crate) fn build(&self) -> PyResult<Options> {
         for (name, value) in [
@@ -90,6 +91,11 @@ impl PyOptions<'_> {
             if value == Some(0) {
                 return Err(Kind::InvalidInput.err(format!("{name} must be at least 1")));
             }
+        }
+        if let Some(pool) = self.pool.filter(|&p| p > MAX_POOL) {
+            return Err(Kind::InvalidInput.err(format!(
+                "pool may have at most {MAX_POOL} workers, got {pool}"
+            )));
         }
         let mut o = Options::default();
         let m = &mut o.memory;

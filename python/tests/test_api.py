@@ -1,5 +1,6 @@
 """Every method of memforest.Memory, with the offline defaults."""
 
+import asyncio
 import datetime as dt
 
 import pytest
@@ -155,6 +156,18 @@ def test_close_twice_and_use_after_close_raise(store):
         m.search("anything", user_id="alice")
     with pytest.raises(memforest.ClosedError):
         m.add("hello", user_id="alice")
+    with pytest.raises(memforest.ClosedError):
+        with m:
+            pass
+
+    async def enter_closed():
+        a = memforest.AsyncMemory(store)
+        await a.close()
+        async with a:
+            pass
+
+    with pytest.raises(memforest.ClosedError):
+        asyncio.run(enter_closed())
 
 
 def test_context_manager_closes_and_tolerates_an_explicit_close(store):
