@@ -47,6 +47,7 @@ class AsyncMemory:
     history = _in_thread("history")
     profile = _in_thread("profile")
     stats = _in_thread("stats")
+    open_report = _in_thread("open_report")
     purge = _in_thread("purge")
     flush = _in_thread("flush")
     close = _in_thread("close")

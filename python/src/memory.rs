@@ -542,6 +542,18 @@ impl Memory {
         convert::to_py(py, &profile)
     }
 
+    /// What opening the store found and did: ``{"quarantined": [str], "unlisted":
+    /// [{"name", "garbage", "reason"}], "manifest_torn_tail": int | None, "wal_missing":
+    /// [int], "wal_quarantined": [str], "wal_skipped": [dict], "wal_torn_tail": [segment,
+    /// offset] | None}`` (``docs/durability.md``). Data may be missing from what the store
+    /// serves when ``quarantined``, ``wal_missing``, ``wal_quarantined`` or ``wal_skipped``
+    /// is not empty: the open set those files aside (never deleted) or read past them;
+    /// ``memforest.repair`` takes back the segment files that read back whole.
+    fn open_report<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let report = self.with(py, |m| Ok(m.open_report().clone()))?;
+        convert::to_py(py, &report)
+    }
+
     /// Counts for the user: ``{"sessions", "messages", "memories", "trees",
     /// "dirty_summaries", "pending_extractions", "failed_extractions"}``.
     #[pyo3(signature = (user_id))]

@@ -130,6 +130,23 @@ def test_a_cut_segment_file_refuses_naming_repair_and_its_cost(store):
     assert "salvage" not in message and "no longer read" in message, message
 
 
+def test_the_open_report_names_a_stray_segment_file_the_open_set_aside(store):
+    with memforest.Memory(store) as m:
+        m.add("I keep bees.", user_id="alice")
+        assert m.open_report()["quarantined"] == []
+    stray = "00000000000000009999.sst"
+    with open(os.path.join(store, stray), "wb") as f:
+        f.write(b"not a segment file")
+    with memforest.Memory(store) as m:
+        report = m.open_report()
+        assert report["quarantined"] == [stray + ".quarantine"], report
+        [unlisted] = report["unlisted"]
+        assert unlisted["name"] == stray and not unlisted["garbage"], report
+        assert any("bees" in h["text"] for h in m.search("bees", user_id="alice"))
+    with open(os.path.join(store, stray + ".quarantine"), "rb") as f:
+        assert f.read() == b"not a segment file"  # set aside, not deleted
+
+
 def test_repair_refuses_a_directory_that_is_no_store(tmp_path):
     with pytest.raises(memforest.InvalidInputError):
         memforest.repair(tmp_path)
