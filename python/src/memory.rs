@@ -564,8 +564,9 @@ impl Memory {
 
     /// Rewrites the store's files without the bytes of deleted records (after ``delete``
     /// or ``delete_all``, for erasure). The ``user_id`` of a ``delete_all`` stays: it
-    /// bounds the range delete that keeps the user's older writes hidden. Returns ``{"files_before", "bytes_before",
-    /// "files_after", "bytes_after", "wal_segments_removed"}``.
+    /// bounds the range delete that keeps the user's older writes hidden. Returns
+    /// ``{"files_before", "bytes_before", "files_after", "bytes_after",
+    /// "wal_segments_removed"}``.
     fn purge<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.with(py, memforest::Memory::purge)?;
         let out = PyDict::new(py);

@@ -1,8 +1,9 @@
 //! [`CliError`]: every failure of the library-like modules of the CLI, each naming the file
 //! (and line/column or byte offset) it is about.
 
-use memforest_engine::RepairHint;
 use std::path::PathBuf;
+
+use memforest_engine::RepairHint;
 
 /// A CLI failure. `main` prints it and exits non-zero.
 #[derive(Debug, thiserror::Error)]
