@@ -3,7 +3,7 @@
 import datetime
 import os
 from types import TracebackType
-from typing import Any, Callable, Literal, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Callable, Literal, Optional, Sequence, TypedDict, Union
 
 __version__: str
 
@@ -146,7 +146,10 @@ class RepairDict(TypedDict):
 def repair(path: Union[str, os.PathLike[str]], *, salvage: bool = False) -> RepairDict:
     """Rebuild a store no `Memory` opens; `salvage=True` reads past a damaged log."""
 
-Messages = Union[str, MessageDict, Sequence[Union[str, MessageDict]]]
+# A list or a tuple (other sequences are refused with TypeError).
+Messages = Union[
+    str, MessageDict, list[Union[str, MessageDict]], tuple[Union[str, MessageDict], ...]
+]
 ExtractedItem = Union[str, dict[str, Any]]
 # A reply of any other type (a `str` included) is a failed model call.
 Extractor = Callable[
@@ -184,7 +187,7 @@ class Memory:
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
         timestamp: Optional[datetime.datetime] = None,
-        metadata: Optional[Mapping[str, str]] = None,
+        metadata: Optional[dict[str, str]] = None,
         wait: bool = False,
     ) -> AddedDict: ...
     def search(
@@ -302,7 +305,7 @@ class AsyncMemory:
         run_id: Optional[str] = None,
         session_id: Optional[str] = None,
         timestamp: Optional[datetime.datetime] = None,
-        metadata: Optional[Mapping[str, str]] = None,
+        metadata: Optional[dict[str, str]] = None,
         wait: bool = False,
     ) -> AddedDict: ...
     async def search(
