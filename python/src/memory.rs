@@ -67,7 +67,8 @@ impl From<Failure> for PyErr {
 ///   reply (a ``str`` included) is a failed call, as an exception in the callable is: the
 ///   work stays queued and is retried, and ``flush()`` names the last failure. A
 ///   ``KeyboardInterrupt`` or ``SystemExit`` in a callable is raised again by the call
-///   waiting on it (``flush()`` for background work).
+///   that ran it on its own thread, else by ``flush()`` (background work, the model calls
+///   ``add(wait=True)`` waits for included).
 /// * ``summarizer``: ``"extractive"`` (default), ``"openai"``, ``"none"`` (headers only), or
 ///   a callable ``fn(texts: list[str]) -> str`` summarizing a tree node's children.
 /// * ``embedder``: ``"static"`` (default), ``"openai"``, ``"none"`` (lexical search only),
@@ -137,19 +138,8 @@ impl Memory {
         py: Python<'_>,
         f: impl FnOnce(&memforest::Memory) -> Result<T, MemoryError> + Send,
     ) -> PyResult<T> {
-        self.with_interrupts(py, true, f)
-    }
-
-    /// [`Memory::with`]; with `here` false, an interrupt raised in a model called on any
-    /// thread is raised (for a call that waited on the background pool: `add(wait=True)`).
-    fn with_interrupts<T: Send>(
-        &self,
-        py: Python<'_>,
-        here: bool,
-        f: impl FnOnce(&memforest::Memory) -> Result<T, MemoryError> + Send,
-    ) -> PyResult<T> {
         let out = self.run(py, f);
-        if let Some(interrupt) = self.failures.take_interrupt(here) {
+        if let Some(interrupt) = self.failures.take_interrupt(true) {
             return Err(interrupt);
         }
         Ok(out?)
@@ -278,9 +268,9 @@ impl Memory {
     /// returns once the messages are durable and the model runs in the background
     /// (``memories`` is then empty, ``flush()`` waits for it), unless ``wait=True``: then
     /// it returns after the model answered, a failed call counted in ``pending`` (retried
-    /// in the background, named by ``flush()``), and a ``KeyboardInterrupt`` or
-    /// ``SystemExit`` in the callable raised by ``add`` itself (the messages stay stored).
-    /// The default extractor always runs within the call.
+    /// in the background; ``flush()`` names the failure, and raises a ``KeyboardInterrupt``
+    /// or ``SystemExit`` the callable raised). The default extractor always runs within
+    /// the call.
     ///
     /// Raises ``InvalidInputError`` for a bad user, session or agent name or a message
     /// over the limits (nothing stored), ``TypeError``/``ValueError`` for malformed
@@ -308,10 +298,7 @@ impl Memory {
             agent: agent_id,
             wait,
         };
-        // With `wait`, the pool's model calls were this call's: their interrupts are its.
-        let added = self.with_interrupts(py, !wait, |m| {
-            m.add_with(&user_id, &session, &messages, &options)
-        })?;
+        let added = self.with(py, |m| m.add_with(&user_id, &session, &messages, &options))?;
         convert::to_py(py, &added)
     }
 
