@@ -53,7 +53,8 @@ class AsyncMemory:
     close = _in_thread("close")
 
     async def __aenter__(self):
-        self._memory.__enter__()  # ClosedError once closed
+        # ClosedError once closed; in a thread, as it waits for a close in progress.
+        await asyncio.to_thread(self._memory.__enter__)
         return self
 
     async def __aexit__(self, exc_type, exc, tb):

@@ -95,7 +95,7 @@ pub(crate) fn to_py(e: MemoryError) -> PyErr {
              the write-ahead log; a segment file that does not read back whole is set aside, \
              kept on disk but no longer read)"
         }
-        None => "",
+        _ => "",
     };
     kind(&e).err(format!("{e}{hint}"))
 }

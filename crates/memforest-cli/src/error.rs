@@ -79,6 +79,9 @@ pub enum CliError {
         offset: u64,
         /// What is wrong.
         reason: String,
+        /// The repair that mends it, if one does
+        /// ([`memforest_engine::Error::repair_hint`]).
+        hint: Option<RepairHint>,
     },
     /// A bad command-line value (unknown tenant, empty store, ...).
     #[error("{0}")]
@@ -107,8 +110,8 @@ impl CliError {
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
 
 /// What a repair does about `e` (a [`CliError`], a memory-layer or an engine error) when
-/// it is damage on disk ([`memforest_engine::Error::repair_hint`]; a damaged file `verify`
-/// or `wal check` found: a `.wal` file takes a salvage, any other a rebuild).
+/// it is damage on disk ([`memforest_engine::Error::repair_hint`], also behind the damage
+/// `verify` and `wal check` report).
 #[must_use]
 pub fn repair_hint(e: &(dyn std::error::Error + 'static)) -> Option<RepairHint> {
     if let Some(x) = e.downcast_ref::<memforest_engine::Error>() {
@@ -118,10 +121,7 @@ pub fn repair_hint(e: &(dyn std::error::Error + 'static)) -> Option<RepairHint> 
         return m.repair_hint();
     }
     match e.downcast_ref::<CliError>() {
-        Some(CliError::Damage { path, .. }) if path.extension().is_some_and(|x| x == "wal") => {
-            Some(RepairHint::Salvage)
-        }
-        Some(CliError::Damage { .. }) => Some(RepairHint::Rebuild),
+        Some(CliError::Damage { hint, .. }) => *hint,
         Some(CliError::Engine(x)) => x.repair_hint(),
         Some(CliError::Memory(m)) => m.repair_hint(),
         _ => None,

@@ -1048,7 +1048,7 @@ fn main() -> ExitCode {
                      and sets a segment file that does not read back whole aside (kept as \
                      .quarantine, its writes no longer read; docs/durability.md, Repair)"
                 ),
-                None => {}
+                _ => {}
             }
             ExitCode::FAILURE
         }

@@ -16,6 +16,7 @@ use crate::error::{CliError, Result};
 use crate::location::StoreArgs;
 
 fn damage(dir: &Path, e: memforest_engine::Error) -> CliError {
+    let hint = e.repair_hint();
     match e {
         memforest_engine::Error::Corrupt {
             path,
@@ -25,6 +26,7 @@ fn damage(dir: &Path, e: memforest_engine::Error) -> CliError {
             path,
             offset,
             reason,
+            hint,
         },
         memforest_engine::Error::Sst(SstError::Corrupt {
             path,
@@ -34,6 +36,7 @@ fn damage(dir: &Path, e: memforest_engine::Error) -> CliError {
             path,
             offset,
             reason: reason.to_owned(),
+            hint,
         },
         memforest_engine::Error::Wal(WalError::Corruption {
             segment,
@@ -43,6 +46,7 @@ fn damage(dir: &Path, e: memforest_engine::Error) -> CliError {
             path: memforest_wal::segment::path(&dir.join(WAL_DIR), segment),
             offset,
             reason: reason.to_string(),
+            hint,
         },
         other => CliError::Engine(other),
     }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use memforest_engine::batch::Op;
-use memforest_engine::{key, WAL_DIR};
+use memforest_engine::{key, RepairHint, WAL_DIR};
 use memforest_wal::recovery::{plan, RecoveryPlan, SegmentImage};
 use memforest_wal::{RecoveryMode, WalError};
 use serde::Serialize;
@@ -64,6 +64,7 @@ pub fn check(dir: &Path) -> Result<(RecoveryPlan, usize)> {
             path: memforest_wal::segment::path(dir, segment),
             offset,
             reason: reason.to_string(),
+            hint: Some(RepairHint::Salvage),
         }),
         Err(e) => Err(CliError::Engine(e.into())),
     }

@@ -197,6 +197,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// ([`Error::repair_hint`]), so a refusal can tell the user which repair mends it and at
 /// what cost (docs/durability.md, Repair).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RepairHint {
     /// Damage in the WAL: a salvage repair keeps every write that reads back, reports
     /// what is lost, and sets the damaged segment aside.
@@ -207,6 +208,26 @@ pub enum RepairHint {
     /// are no longer read).
     Rebuild,
 }
+
+impl RepairHint {
+    /// The repair that mends damage in the store file at `path` by its name: a WAL segment
+    /// (`.wal`), `CURRENT`, a manifest (`MANIFEST-*`) or a segment file (`.sst`).
+    #[must_use]
+    pub(crate) fn of_file(path: &std::path::Path) -> Option<Self> {
+        let name = path.file_name()?.to_str()?;
+        if name.ends_with(".wal") {
+            Some(Self::Salvage)
+        } else if name == "CURRENT" || name.starts_with("MANIFEST-") || name.ends_with(".sst") {
+            Some(Self::Rebuild)
+        } else {
+            None
+        }
+    }
+}
+
+/// The reason of the [`Error::Corrupt`] for a WAL batch that reads whole but holds an
+/// engine op this version does not know.
+pub(crate) const UNKNOWN_OP: &str = "unknown engine op in a WAL batch";
 
 impl Error {
     /// An [`Error::Io`] for `op` on `path`.
@@ -224,15 +245,18 @@ impl Error {
     /// records, [`Error::Corrupt`] naming a `.wal` file), which only a repair under
     /// `RecoveryMode::SkipAnyCorrupted` (`memforest repair --salvage`) reads past;
     /// [`RepairHint::Rebuild`] for damage in `CURRENT`, a manifest or a segment file
-    /// ([`Error::Corrupt`] naming another file, [`SstError::Corrupt`]); `None` otherwise.
+    /// ([`Error::Corrupt`] naming one, [`SstError::Corrupt`]); `None` otherwise (an object
+    /// store's objects and binding file, which a repair reads first and refuses alike; a
+    /// WAL batch with an unknown op, which no repair reads past).
     #[must_use]
     pub fn repair_hint(&self) -> Option<RepairHint> {
         match self {
             Self::Wal(WalError::Corruption { .. }) => Some(RepairHint::Salvage),
-            Self::Corrupt { path, .. } if path.extension().is_some_and(|x| x == "wal") => {
-                Some(RepairHint::Salvage)
-            }
-            Self::Corrupt { .. } | Self::Sst(SstError::Corrupt { .. }) => Some(RepairHint::Rebuild),
+            // A batch that reads whole but holds an op this version does not know fails a
+            // salvage repair too.
+            Self::Corrupt { reason, .. } if reason == UNKNOWN_OP => None,
+            Self::Corrupt { path, .. } => RepairHint::of_file(path),
+            Self::Sst(SstError::Corrupt { .. }) => Some(RepairHint::Rebuild),
             Self::Background(inner) => inner.repair_hint(),
             _ => None,
         }
@@ -249,5 +273,41 @@ impl Error {
             offset,
             reason: reason.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damage_names_the_repair_that_mends_it_only_where_one_does() {
+        let corrupt = |path: &str, reason: &str| Error::corrupt(path, 0, reason);
+        let hint = |path: &str| corrupt(path, "checksum mismatch").repair_hint();
+        assert_eq!(
+            hint("db/wal/00000000000000000003.wal"),
+            Some(RepairHint::Salvage)
+        );
+        for rebuilt in [
+            "db/CURRENT",
+            "db/MANIFEST-000004",
+            "db/00000000000000000009.sst",
+        ] {
+            assert_eq!(hint(rebuilt), Some(RepairHint::Rebuild), "{rebuilt}");
+        }
+        // An object store's objects and binding file, the store directory itself (a range
+        // tombstone that does not decode), a set-aside file: no repair reads past them.
+        for other in [
+            "db/REMOTE_STORE",
+            "bucket/manifest/00000000000000000012",
+            "db",
+            "db/wal/00000000000000000003.wal.quarantine",
+        ] {
+            assert_eq!(hint(other), None, "{other}");
+        }
+        let unknown_op = corrupt("db/wal/00000000000000000003.wal", UNKNOWN_OP);
+        assert_eq!(unknown_op.repair_hint(), None);
+        let background = Error::Background(Arc::new(corrupt("db/CURRENT", "bad")));
+        assert_eq!(background.repair_hint(), Some(RepairHint::Rebuild));
     }
 }

@@ -235,11 +235,7 @@ pub(crate) fn recover(dir: &Path, options: &Options, access: Access) -> Result<R
         for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
             if seqno > mstate.flushed_seqno && apply_entry(&mem, e, seqno).is_none() {
                 let path = memforest_wal::segment::path(&wal_dir, b.segment);
-                return Err(Error::corrupt(
-                    path,
-                    b.offset,
-                    "unknown engine op in a WAL batch",
-                ));
+                return Err(Error::corrupt(path, b.offset, crate::error::UNKNOWN_OP));
             }
         }
     }

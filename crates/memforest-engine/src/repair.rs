@@ -369,11 +369,7 @@ fn check_ops(recovered: &memforest_wal::Recovered, wal_dir: &Path, flushed: u64)
         for (seqno, e) in (b.first_seqno..).zip(b.batch.entries()) {
             if seqno > flushed && Op::from_byte(e.kind).is_none() {
                 let path = memforest_wal::segment::path(wal_dir, b.segment);
-                return Err(Error::corrupt(
-                    path,
-                    b.offset,
-                    "unknown engine op in a WAL batch",
-                ));
+                return Err(Error::corrupt(path, b.offset, crate::error::UNKNOWN_OP));
             }
         }
     }
@@ -413,7 +409,9 @@ fn free_name(names: &[String], name: &str) -> String {
 /// What a repair of a directory with no store's files answers.
 const NOTHING_TO_REPAIR: Error = Error::InvalidArgument(
     "nothing to repair: no segment file that reads back whole, no WAL segment and no \
-     manifest that reads",
+     CURRENT naming a manifest that reads (a MANIFEST-* file shorter than a record header is \
+     what a crash during a store's creation can leave: remove it, and the next open creates \
+     the store)",
 );
 
 /// Whether `dir` holds a file a repair starts from: a segment file (set aside or not), a
